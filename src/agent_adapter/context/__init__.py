@@ -1,0 +1,58 @@
+"""Context compression: shrink the messages sent to a model, under fixed safety invariants."""
+
+from agent_adapter.context.engine import compress, compress_for, compress_for_sync
+from agent_adapter.context.invariants import enforce_invariants
+from agent_adapter.context.policy import CompressionLimits, CompressionPolicy
+from agent_adapter.context.report import CompressionReport, SkipReason, StepFailure, StepReport
+from agent_adapter.context.steps import (
+    BaseCompressionStep,
+    CompressionStep,
+    CutLongMessages,
+    MyOwnStep,
+    RemoveDuplicates,
+    RemoveOldMessages,
+    ShrinkToolResults,
+    StepContext,
+)
+from agent_adapter.context.stores import MemoryStore, ToolResultStore, recall_tool
+from agent_adapter.context.tokens import TokenCounter, TokenMeter, estimate_tokens, tiktoken_counter
+from agent_adapter.context.units import (
+    Protection,
+    Unit,
+    carries_approval_state,
+    has_approval_marker,
+    split_units,
+)
+
+__all__ = [
+    "BaseCompressionStep",
+    "CompressionLimits",
+    "CompressionPolicy",
+    "CompressionReport",
+    "CompressionStep",
+    "CutLongMessages",
+    "MemoryStore",
+    "MyOwnStep",
+    "Protection",
+    "RemoveDuplicates",
+    "RemoveOldMessages",
+    "ShrinkToolResults",
+    "SkipReason",
+    "StepContext",
+    "StepFailure",
+    "StepReport",
+    "TokenCounter",
+    "TokenMeter",
+    "ToolResultStore",
+    "Unit",
+    "carries_approval_state",
+    "compress",
+    "compress_for",
+    "compress_for_sync",
+    "enforce_invariants",
+    "estimate_tokens",
+    "has_approval_marker",
+    "recall_tool",
+    "split_units",
+    "tiktoken_counter",
+]

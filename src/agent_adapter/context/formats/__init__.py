@@ -1,0 +1,26 @@
+"""Compress any framework's message list: convert it to Message, compress, convert back."""
+
+from agent_adapter.context.engine import compress_for, compress_for_sync
+from agent_adapter.context.formats._base import Conversion, Converter, Pinned
+from agent_adapter.context.formats._registry import (
+    FORMATS,
+    FormatName,
+    convert,
+    detect_format,
+    register_format,
+    registered_names,
+)
+
+__all__ = [
+    "FORMATS",
+    "Conversion",
+    "Converter",
+    "FormatName",
+    "Pinned",
+    "compress_for",
+    "compress_for_sync",
+    "convert",
+    "detect_format",
+    "register_format",
+    "registered_names",
+]

@@ -1,0 +1,127 @@
+"""The format registry: convert, detect_format, register_format."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeAlias
+
+from agent_adapter.context.formats._base import Conversion, Converter, Pinned
+from agent_adapter.context.formats.anthropic import AnthropicConverter
+from agent_adapter.context.formats.openai import OpenAIChatConverter
+from agent_adapter.errors import ConfigError
+from agent_adapter.messages import Message
+
+__all__ = [
+    "FORMATS",
+    "FormatName",
+    "convert",
+    "detect_format",
+    "register_format",
+    "registered_names",
+]
+
+FormatName: TypeAlias = Literal[
+    "auto", "agent_adapter", "langchain", "openai", "anthropic", "gemini"
+]
+
+_CONVERTERS: dict[str, Converter[Any]] = {
+    "openai": OpenAIChatConverter(),
+    "anthropic": AnthropicConverter(),
+}
+_BUILT_IN = frozenset({"auto", "agent_adapter", *_CONVERTERS})
+FORMATS: tuple[str, ...] = ("agent_adapter", *_CONVERTERS)
+_REGISTERED: dict[str, tuple[Converter[Any], Callable[[Sequence[Any]], bool] | None]] = {}
+
+
+def register_format(
+    name: str,
+    converter: Converter[Any],
+    *,
+    detect: Callable[[Sequence[Any]], bool] | None = None,
+) -> None:
+    """Make format=name use converter; with detect, "auto" finds it too.
+
+    Integrations call this when they are imported, so context never imports a framework.
+    Registering the same converter class again (a module reload) replaces it.
+
+    Raises:
+        ConfigError: the name is empty or built in, the converter is not a Converter, detect
+            is not callable, or another converter already has the name.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError("register_format: name must be a non-empty str")
+    if name in _BUILT_IN:
+        raise ConfigError(f"register_format: {name!r} is a built-in format")
+    if not isinstance(converter, Converter):
+        raise ConfigError(f"register_format: {type(converter).__name__} is not a Converter")
+    if detect is not None and not callable(detect):
+        raise ConfigError("register_format: detect must be callable")
+    old = _REGISTERED.get(name)
+    if old is not None and type(old[0]).__qualname__ != type(converter).__qualname__:
+        raise ConfigError(
+            f"register_format: {name!r} is already registered to {type(old[0]).__name__}"
+        )
+    _REGISTERED[name] = (converter, detect)
+
+
+def registered_names() -> list[str]:
+    """Names of the registered formats, in registration order."""
+    return list(_REGISTERED)
+
+
+def detect_format(messages: Sequence[Any]) -> str:
+    """The format of a message list; plain {"role", "content": str} dicts count as openai.
+
+    Raises:
+        ConfigError: the items mix formats or are not messages of any known format.
+    """
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise ConfigError(f"messages must be a list, got {type(messages).__name__}")
+    for name, (_, detect) in _REGISTERED.items():
+        if detect is not None and detect(messages):
+            return name
+    if messages and all(isinstance(m, Message) for m in messages):
+        return "agent_adapter"
+    sure: set[str] = set()
+    for i, item in enumerate(messages):
+        kinds = {name: conv.kind(item) for name, conv in _CONVERTERS.items()}
+        if not any(kinds.values()):
+            raise ConfigError(
+                f"messages[{i}] ({type(item).__name__}) is not a message of any known format "
+                f"{FORMATS}"
+            )
+        sure.update(name for name, k in kinds.items() if k == "sure")
+    if len(sure) > 1:
+        raise ConfigError(f"messages mix formats: {sorted(sure)}")
+    return sure.pop() if sure else "openai"
+
+
+def convert(
+    messages: Sequence[Any], format: FormatName | str = "auto", *, pinned: Pinned | None = None
+) -> Conversion[Any]:
+    """A Conversion: .messages to compress, .back(compressed) for the native list.
+
+    pinned(native) marks messages no step may change or remove.
+
+    Raises:
+        ConfigError: unknown format, agent_adapter (no conversion needed), or an item that is
+            not a message of the format.
+        MissingDependency: a framework format needs its library to build new messages.
+    """
+    if not isinstance(messages, list):
+        if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+            raise ConfigError(f"messages must be a list, got {type(messages).__name__}")
+        messages = list(messages)
+    if pinned is not None and not callable(pinned):
+        raise ConfigError("pinned must be callable: pinned(native) -> bool")
+    name = detect_format(messages) if format == "auto" else format
+    if name == "agent_adapter":
+        raise ConfigError(
+            "format 'agent_adapter': these are already Message objects; no conversion needed "
+            "(pass them to compress() directly)"
+        )
+    converter = _CONVERTERS.get(name) or (_REGISTERED.get(name) or (None,))[0]
+    if converter is None:
+        known = [*FORMATS, *_REGISTERED]
+        raise ConfigError(f"unknown format {name!r}; known: {known}")
+    return Conversion(messages, converter, pinned)

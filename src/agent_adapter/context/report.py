@@ -1,0 +1,120 @@
+"""CompressionReport: what one compression did, in counts only (never message text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+__all__ = ["CompressionReport", "SkipReason", "StepFailure", "StepReport"]
+
+SkipReason: TypeAlias = Literal["", "under_threshold", "under_target", "nothing_to_compress"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepFailure:
+    """A step that raised and was skipped (on_step_error="skip"); no exception text.
+
+    Attributes:
+        step: the step's name.
+        error_type: the exception's class name, e.g. ``"ModelTimeout"``.
+    """
+
+    step: str
+    error_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepReport:
+    """One step's effect: tokens before and after, and message counts."""
+
+    step: str
+    tokens_before: int
+    tokens_after: int
+    messages_removed: int
+    messages_changed: int
+    messages_added: int
+    changes_reverted: int
+    seconds: float
+
+    @property
+    def tokens_saved(self) -> int:
+        """``tokens_before - tokens_after``."""
+        return self.tokens_before - self.tokens_after
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionReport:
+    """What one compression did; counts only, never message text.
+
+    Attributes:
+        tokens_before / tokens_after: the list's tokens with the policy's counter.
+        threshold_tokens / target_tokens: the limits used.
+        messages_before / messages_after: list lengths.
+        messages_removed / messages_changed / messages_added: against the input.
+        protected_tokens: tokens of the messages no step may touch; when it is over the
+            target, no step can reach it.
+        skipped: why nothing ran ("" when steps ran).
+        steps: per-step reports, in order of running.
+        failures: steps that raised and were skipped.
+        if_still_too_long: the action taken after the steps ("" when none was needed).
+        summary_cost_usd: what steps' model calls cost, in USD.
+        seconds: wall time of the whole compression.
+    """
+
+    tokens_before: int
+    tokens_after: int
+    threshold_tokens: int
+    target_tokens: int
+    messages_before: int
+    messages_after: int
+    messages_removed: int = 0
+    messages_changed: int = 0
+    messages_added: int = 0
+    protected_tokens: int = 0
+    skipped: SkipReason = ""
+    steps: tuple[StepReport, ...] = ()
+    failures: tuple[StepFailure, ...] = ()
+    if_still_too_long: str = ""
+    summary_cost_usd: float = 0.0
+    seconds: float = 0.0
+
+    @property
+    def reached_target(self) -> bool:
+        """True when the result is at or under the target."""
+        return self.tokens_after <= self.target_tokens
+
+    @property
+    def tokens_saved(self) -> int:
+        """``tokens_before - tokens_after``."""
+        return self.tokens_before - self.tokens_after
+
+    def explain(self) -> str:
+        """One plain sentence on the outcome, for logs and the CLI."""
+        if self.skipped == "under_threshold":
+            return (
+                f"{self.tokens_before} tokens is at or under the threshold "
+                f"{self.threshold_tokens}: nothing was changed."
+            )
+        if self.skipped == "under_target":
+            return f"{self.tokens_before} tokens is already under the target: nothing changed."
+        if self.reached_target:
+            return (
+                f"Compressed {self.tokens_before} -> {self.tokens_after} tokens "
+                f"(target {self.target_tokens})."
+            )
+        why = (
+            f"the protected messages (system prompt, latest user message, newest turn) alone "
+            f"are {self.protected_tokens} tokens"
+            if self.protected_tokens > self.target_tokens
+            else "the steps found nothing more they were allowed to remove"
+        )
+        action = {
+            "keep": " It was returned over the target (if_still_too_long='keep').",
+            "cut": " The biggest protected texts were cut head-and-tail (if_still_too_long='cut').",
+        }.get(self.if_still_too_long, "")
+        if self.if_still_too_long.startswith("step:"):
+            action = f" if_still_too_long ran {self.if_still_too_long[5:]}."
+        return (
+            f"Target {self.target_tokens} NOT reached: {self.tokens_after} tokens left, because "
+            f"{why}.{action}"
+        )

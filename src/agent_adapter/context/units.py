@@ -1,0 +1,226 @@
+"""Units (what is kept, changed or removed together) and Protection (what no step may touch).
+
+A tool round, an assistant message with tool calls plus every result answering them (parallel
+calls included), is one unit: providers reject a call without all its results or a result
+without its call (OpenAI Chat Completions: "messages with role 'tool' must be a response to a
+preceding message with 'tool_calls'"; Anthropic Messages: each ``tool_use`` must be answered
+by a ``tool_result`` in the next user message). Every other message is a unit of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent_adapter.messages import Message, OpaquePart, ThinkingPart
+
+__all__ = [
+    "Protection",
+    "Unit",
+    "carries_approval_state",
+    "has_approval_marker",
+    "split_units",
+]
+
+# Tool names that ask a human to confirm (Google ADK's adk_request_confirmation, LangGraph
+# HITL "request_confirmation", generic approve/permission tools).
+_CONFIRM_NAME = re.compile(r"request[_-]?confirmation|approv|permission", re.IGNORECASE)
+_MAX_DEPTH = 8
+
+
+def has_approval_marker(native: Any) -> bool:
+    """True when a native message (any format) holds an approval or confirmation item.
+
+    Looks for an item ``type`` naming an approval (OpenAI Responses ``mcp_approval_request`` /
+    ``mcp_approval_response``), an MCP ``approval_request_id``, or a request-confirmation
+    function name (Google ADK ``adk_request_confirmation``), in dicts, lists and plain or
+    pydantic objects. Strings are never scanned, so large tool outputs cost nothing.
+    """
+    return _marker(native, 0)
+
+
+def _marker(value: Any, depth: int) -> bool:
+    if depth > _MAX_DEPTH or value is None or isinstance(value, str | bytes | int | float):
+        return False
+    if isinstance(value, Mapping):
+        kind = value.get("type")
+        if isinstance(kind, str) and "approval" in kind.lower():
+            return True
+        if "approval_request_id" in value:
+            return True
+        name = value.get("name")
+        if isinstance(name, str) and _CONFIRM_NAME.search(name):
+            return True
+        return any(_marker(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_marker(v, depth + 1) for v in value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        try:
+            return _marker(dump(), depth + 1)
+        except Exception:  # a broken model is not an approval
+            return False
+    attrs = getattr(value, "__dict__", None)
+    return isinstance(attrs, dict) and _marker(attrs, depth + 1)
+
+
+def carries_approval_state(message: Message) -> bool:
+    """True for a tool result recording an approval or policy decision, or approval raw items.
+
+    That is: a ``tool`` message whose ``name`` is a confirmation or approval tool, or any
+    message whose ``extras`` or opaque parts hold an approval marker
+    (:func:`has_approval_marker`). Dropping or summarizing these would let the agent repeat an
+    action the user refused, or lose the record that it was allowed.
+    """
+    if message.role == "tool" and message.name and _CONFIRM_NAME.search(message.name):
+        return True
+    if any(_CONFIRM_NAME.search(call.name) for call in message.tool_calls):
+        return True
+    if message.extras and has_approval_marker(dict(message.extras)):
+        return True
+    if isinstance(message.content, str):
+        return False
+    return any(isinstance(p, OpaquePart) and has_approval_marker(p.data) for p in message.content)
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Messages that are kept, changed or removed together; ``messages[start:stop]``.
+
+    Attributes:
+        start: index of the first message in the list it was split from.
+        stop: one past the last message.
+        messages: the messages themselves.
+        protected: True when no step may change or remove any of them.
+    """
+
+    start: int
+    stop: int
+    messages: tuple[Message, ...]
+    protected: bool = False
+
+    @property
+    def is_tool_round(self) -> bool:
+        """True for an assistant message with tool calls and its results."""
+        return any(m.tool_calls for m in self.messages)
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+def _reasoning_only(message: Message) -> bool:
+    """An assistant message with thinking parts and nothing else (no text, no calls)."""
+    if message.role != "assistant" or message.tool_calls or isinstance(message.content, str):
+        return False
+    return bool(message.content) and all(isinstance(p, ThinkingPart) for p in message.content)
+
+
+def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """(start, stop) of each unit, in order.
+
+    A round runs from an assistant message with calls to the last message answering one of
+    them; a result that comes late pulls everything between into the round, so the pair can
+    never be split. An assistant message holding only reasoning joins the unit after it (a
+    Responses ``reasoning`` item must be followed by the item it belongs to). Results whose
+    call is nowhere are units of their own (callers validate).
+    """
+    owner: dict[str, int] = {}  # call id -> index of the latest assistant message making it
+    last_answer: dict[int, int] = {}
+    for i, m in enumerate(messages):
+        for call in m.tool_calls:
+            owner[call.id] = i  # ids may be reused later in a conversation (tau-bench does)
+        if m.role == "tool" and m.tool_call_id is not None:
+            j = owner.get(m.tool_call_id)
+            if j is not None:
+                last_answer[j] = i
+    bounds: list[tuple[int, int]] = []
+    i, n = 0, len(messages)
+    while i < n:
+        stop = i + 1
+        k = i
+        while k < stop:  # grow to a fixpoint over everything that starts inside the unit
+            end = last_answer.get(k)
+            if end is not None and end >= stop:
+                stop = end + 1
+            if k + 1 == stop < n and _reasoning_only(messages[k]):
+                stop += 1
+            k += 1
+        bounds.append((i, stop))
+        i = stop
+    return bounds
+
+
+class Protection:
+    """Which messages no step may change or remove, fixed on the input of one compression.
+
+    Protected: system messages, pinned messages, rounds carrying approval state, the latest
+    user message and the last unit (the newest turn, including a pending tool round). A unit
+    with one protected message is protected whole.
+
+    Args:
+        messages: the input of the compression.
+        pinned: ``pinned(message) -> bool`` marks more messages to protect.
+        protect_newest_turn: protect the latest user message and the last unit (default);
+            ``False`` only for last-resort passes (``if_still_too_long`` given a step).
+    """
+
+    __slots__ = ("_ids", "_pinned_ids", "_refs")
+
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        pinned: Callable[[Message], bool] | None = None,
+        *,
+        protect_newest_turn: bool = True,
+    ) -> None:
+        marked = [False] * len(messages)
+        pinned_ids: set[int] = set()
+        latest_user = -1
+        for i, m in enumerate(messages):
+            if m.role == "user":
+                latest_user = i
+            if m.role == "system" or carries_approval_state(m):
+                marked[i] = True
+            if pinned is not None and pinned(m):
+                marked[i] = True
+                pinned_ids.add(id(m))
+        if latest_user >= 0 and protect_newest_turn:
+            marked[latest_user] = True
+        bounds = _bounds(messages)
+        ids: set[int] = set()
+        for n, (start, stop) in enumerate(bounds):
+            newest = protect_newest_turn and n == len(bounds) - 1
+            if newest or any(marked[start:stop]):
+                ids.update(id(m) for m in messages[start:stop])
+        self._ids = ids
+        self._pinned_ids = pinned_ids
+        self._refs = list(messages)  # keep ids valid while this object lives
+
+    def is_protected(self, message: Message) -> bool:
+        """True when no step may change or remove ``message``."""
+        return id(message) in self._ids
+
+    def is_pinned(self, message: Message) -> bool:
+        """True when ``message`` was marked by the caller's ``pinned``."""
+        return id(message) in self._pinned_ids
+
+    def protected(self, messages: Iterable[Message]) -> list[Message]:
+        """The protected ones among ``messages``, in order."""
+        return [m for m in messages if id(m) in self._ids]
+
+
+def split_units(messages: Sequence[Message], protection: Protection | None = None) -> list[Unit]:
+    """``messages`` as units in order; ``protected`` follows ``protection``.
+
+    Args:
+        messages: the messages to split.
+        protection: defaults to ``Protection(messages)``.
+    """
+    prot = protection if protection is not None else Protection(messages)
+    units: list[Unit] = []
+    for start, stop in _bounds(messages):
+        chunk = tuple(messages[start:stop])
+        units.append(Unit(start, stop, chunk, any(prot.is_protected(m) for m in chunk)))
+    return units
