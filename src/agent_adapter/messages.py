@@ -13,16 +13,17 @@ naming the field; a list given as ``content`` or ``tool_calls`` is stored as a t
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from agent_adapter.errors import ConfigError
 
 __all__ = [
     "ROLES",
+    "FrozenDict",
     "FilePart",
     "ImagePart",
     "Message",
@@ -37,15 +38,45 @@ __all__ = [
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
+class FrozenDict(dict[str, Any]):
+    """A read-only dict: vendor extras that no one can change after construction.
+
+    Unlike ``MappingProxyType`` it pickles and deep-copies (LangGraph checkpoints do both).
+    """
+
+    __slots__ = ()
+
+    def _readonly(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise TypeError("message extras are read-only; build a new Message instead")
+
+    __setitem__ = __delitem__ = _readonly
+    clear = pop = popitem = setdefault = update = _readonly
+    __ior__ = _readonly
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset(self.items()))
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict:
+        return FrozenDict(copy.deepcopy(dict(self), memo))
+
+
+_EMPTY: Mapping[str, Any] = FrozenDict()
 
 
 def _frozen_extras(value: Any, where: str) -> Mapping[str, Any]:
     if value is None:
         return _EMPTY
+    if isinstance(value, FrozenDict):
+        return value
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where}: extras must be a mapping, got {type(value).__name__}")
-    return MappingProxyType(dict(value)) if value else _EMPTY
+    return FrozenDict(value) if value else _EMPTY
 
 
 @dataclass(frozen=True, slots=True)
