@@ -34,7 +34,9 @@ async def test_hard_trim_never_starts_with_a_tool_result() -> None:
         Message("assistant", "a3"),
     ]
     for keep_first in (0, 1):
-        out, _ = await compress(msgs, _policy(10, RemoveOldMessages(keep_first=keep_first, keep_last=0)))
+        out, _ = await compress(
+            msgs, _policy(10, RemoveOldMessages(keep_first=keep_first, keep_last=0))
+        )
         assert out[0].role == "user"
         assert pairing_problems(out) == []
         assert msgs[5] in out  # the latest user message
@@ -74,8 +76,14 @@ async def test_system_and_latest_user_never_removed_changed_or_moved() -> None:
         calls("c1"),
         result("c1", "big " * 3000),
     ]
-    out, report = await compress(msgs, _policy(50, CutLongMessages(max_tokens_per_message=10),
-                                                RemoveOldMessages(keep_first=0, keep_last=0)))
+    out, report = await compress(
+        msgs,
+        _policy(
+            50,
+            CutLongMessages(max_tokens_per_message=10),
+            RemoveOldMessages(keep_first=0, keep_last=0),
+        ),
+    )
     assert out[0] is system
     assert latest in out
     assert [m for m in out if m is system or m is latest] == [system, latest]
@@ -106,7 +114,10 @@ def test_cut_never_leaves_a_lone_surrogate_or_replacement_char() -> None:
     [
         ("not a list", "messages must be a list"),
         ([Message("user", "x"), {"role": "user"}], "messages[1]"),
-        ([Message("user", "x"), Message("tool", "r", tool_call_id="nope")], "messages[1].tool_call_id"),
+        (
+            [Message("user", "x"), Message("tool", "r", tool_call_id="nope")],
+            "messages[1].tool_call_id",
+        ),
     ],
 )
 async def test_bad_input_names_index_and_field(bad: object, needle: str) -> None:
@@ -121,8 +132,13 @@ def test_unknown_role_is_a_config_error() -> None:
 
 
 async def test_caller_list_and_messages_never_mutated() -> None:
-    msgs = [Message("user", "q " * 400), calls("c1"), result("c1", "r " * 4000),
-            Message("user", "again"), Message("assistant", "done")]
+    msgs = [
+        Message("user", "q " * 400),
+        calls("c1"),
+        result("c1", "r " * 4000),
+        Message("user", "again"),
+        Message("assistant", "done"),
+    ]
     before = list(msgs)
     snapshot = copy.deepcopy(msgs)
     out, _ = await compress(msgs, _policy(100))

@@ -27,10 +27,17 @@ def _policy(target: int, step: object, **kw: object) -> CompressionPolicy:
 
 
 async def test_cut_long_messages_cuts_oldest_first_and_only_as_needed() -> None:
-    msgs = [Message("user", "task"), Message("assistant", "A" * 4000),
-            Message("assistant", "B" * 4000), Message("user", "q"), Message("assistant", "ok")]
+    msgs = [
+        Message("user", "task"),
+        Message("assistant", "A" * 4000),
+        Message("assistant", "B" * 4000),
+        Message("user", "q"),
+        Message("assistant", "ok"),
+    ]
     total = estimate_tokens(msgs)
-    out, report = await compress(msgs, _policy(total - 500, CutLongMessages(max_tokens_per_message=100)))
+    out, report = await compress(
+        msgs, _policy(total - 500, CutLongMessages(max_tokens_per_message=100))
+    )
     assert out[1] is not msgs[1] and out[1].text.startswith("A" * 100)
     assert "characters cut" in out[1].text
     assert out[2] is msgs[2]  # the target was reached before the newer one
@@ -38,25 +45,46 @@ async def test_cut_long_messages_cuts_oldest_first_and_only_as_needed() -> None:
 
 
 async def test_cut_keeps_tool_calls_and_the_end_when_asked() -> None:
-    msgs = [Message("user", "task"), calls("c1", text="T" * 2000 + "END"), result("c1"),
-            Message("user", "q"), Message("assistant", "ok")]
-    out, _ = await compress(msgs, _policy(50, CutLongMessages(max_tokens_per_message=20, keep="end")))
+    msgs = [
+        Message("user", "task"),
+        calls("c1", text="T" * 2000 + "END"),
+        result("c1"),
+        Message("user", "q"),
+        Message("assistant", "ok"),
+    ]
+    out, _ = await compress(
+        msgs, _policy(50, CutLongMessages(max_tokens_per_message=20, keep="end"))
+    )
     assert out[1].tool_calls == msgs[1].tool_calls and out[1].text.endswith("END")
 
 
 async def test_remove_old_messages_keeps_edges_and_rounds() -> None:
-    msgs = [Message("user", "task " * 100), Message("assistant", "a1 " * 100), calls("c1"),
-            result("c1", "r " * 100), Message("user", "q2 " * 100), Message("assistant", "a2"),
-            Message("user", "q3"), Message("assistant", "a3")]
+    msgs = [
+        Message("user", "task " * 100),
+        Message("assistant", "a1 " * 100),
+        calls("c1"),
+        result("c1", "r " * 100),
+        Message("user", "q2 " * 100),
+        Message("assistant", "a2"),
+        Message("user", "q3"),
+        Message("assistant", "a3"),
+    ]
     out, _ = await compress(msgs, _policy(10, RemoveOldMessages(keep_first=1, keep_last=2)))
     assert out == [msgs[0], msgs[6], msgs[7]]
     assert pairing_problems(out) == []
 
 
 async def test_remove_duplicates_drops_the_older_copy() -> None:
-    msgs = [Message("user", "task"), calls("c1", text="look"), result("c1", "same " * 100),
-            Message("user", "again"), calls("c2", text="look"), result("c2", "same " * 100),
-            Message("user", "last"), Message("assistant", "done")]
+    msgs = [
+        Message("user", "task"),
+        calls("c1", text="look"),
+        result("c1", "same " * 100),
+        Message("user", "again"),
+        calls("c2", text="look"),
+        result("c2", "same " * 100),
+        Message("user", "last"),
+        Message("assistant", "done"),
+    ]
     out, report = await compress(msgs, _policy(estimate_tokens(msgs) - 10, RemoveDuplicates()))
     assert msgs[1] not in out and msgs[2] not in out and msgs[4] in out
     assert report.reached_target
@@ -70,12 +98,22 @@ async def test_remove_duplicates_similar_needs_a_scorer() -> None:
 async def test_shrink_tool_results_saves_and_recalls_under_the_owner_scope() -> None:
     store = MemoryStore()
     big = "line\n" * 2000
-    msgs = [Message("user", "task"), calls("c1"), result("c1", big), Message("assistant", "a"),
-            Message("user", "q"), calls("c2"), result("c2", big), Message("assistant", "b"),
-            Message("user", "q3"), Message("assistant", "c")]
+    msgs = [
+        Message("user", "task"),
+        calls("c1"),
+        result("c1", big),
+        Message("assistant", "a"),
+        Message("user", "q"),
+        calls("c2"),
+        result("c2", big),
+        Message("assistant", "b"),
+        Message("user", "q3"),
+        Message("assistant", "c"),
+    ]
     ctx = RunContext(thread_id="t1")
-    step = ShrinkToolResults(bigger_than_tokens=100, older_than_turns=3, save_to=store,
-                             save_for_seconds=60)
+    step = ShrinkToolResults(
+        bigger_than_tokens=100, older_than_turns=3, save_to=store, save_for_seconds=60
+    )
     out, report = await compress(msgs, _policy(10, step), ctx=ctx)
     assert out[2] is not msgs[2] and "recall_context(id=" in out[2].text
     assert out[6] is msgs[6]  # within the newest three turns (assistant messages 5, 7, 9)
@@ -99,8 +137,12 @@ async def test_memory_store_expiry() -> None:
 
 
 async def test_my_own_step_sync_async_and_bad_output() -> None:
-    msgs = [Message("user", "a " * 400), Message("assistant", "b " * 400), Message("user", "q"),
-            Message("assistant", "ok")]
+    msgs = [
+        Message("user", "a " * 400),
+        Message("assistant", "b " * 400),
+        Message("user", "q"),
+        Message("assistant", "ok"),
+    ]
 
     def drop_first_two(ms: list[Message]) -> list[Message]:
         return ms[2:]
@@ -122,9 +164,15 @@ async def test_failing_step_is_skipped_and_reported_without_text() -> None:
     def boom(ms: list[Message]) -> list[Message]:
         raise RuntimeError("secret customer data")
 
-    msgs = [Message("user", "x " * 400), Message("assistant", "y " * 400), Message("user", "q"),
-            Message("assistant", "ok")]
-    policy = CompressionPolicy(target_tokens=10, steps=[MyOwnStep(fn=boom), RemoveOldMessages(keep_last=2)])
+    msgs = [
+        Message("user", "x " * 400),
+        Message("assistant", "y " * 400),
+        Message("user", "q"),
+        Message("assistant", "ok"),
+    ]
+    policy = CompressionPolicy(
+        target_tokens=10, steps=[MyOwnStep(fn=boom), RemoveOldMessages(keep_last=2)]
+    )
     out, report = await compress(msgs, policy)
     assert [f.error_type for f in report.failures] == ["RuntimeError"]
     assert "secret" not in repr(report)
@@ -134,9 +182,15 @@ async def test_failing_step_is_skipped_and_reported_without_text() -> None:
 async def test_if_still_too_long_cut_and_raise() -> None:
     from agent_adapter.errors import ModelContextOverflow
 
-    msgs = [Message("system", "s"), Message("user", "fix it"), calls("c1"),
-            result("c1", "x" * 100_000)]
-    out, report = await compress(msgs, CompressionPolicy(target_tokens=2000, if_still_too_long="cut"))
+    msgs = [
+        Message("system", "s"),
+        Message("user", "fix it"),
+        calls("c1"),
+        result("c1", "x" * 100_000),
+    ]
+    out, report = await compress(
+        msgs, CompressionPolicy(target_tokens=2000, if_still_too_long="cut")
+    )
     assert report.if_still_too_long == "cut" and report.reached_target
     assert out[3].tool_call_id == "c1" and "characters cut" in out[3].text
     assert out[0] is msgs[0] and out[1] is msgs[1] and out[2] is msgs[2]

@@ -38,10 +38,21 @@ def test_a_tool_round_with_parallel_calls_is_one_unit() -> None:
 
 
 def test_reused_call_ids_bind_to_the_nearest_call() -> None:
-    msgs = [Message("user", "q"), calls("x"), result("x"), Message("user", "q2"), calls("x"),
-            result("x"), Message("user", "q3")]
+    msgs = [
+        Message("user", "q"),
+        calls("x"),
+        result("x"),
+        Message("user", "q2"),
+        calls("x"),
+        result("x"),
+        Message("user", "q3"),
+    ]
     assert [(u.start, u.stop) for u in split_units(msgs)] == [
-        (0, 1), (1, 3), (3, 4), (4, 6), (6, 7)
+        (0, 1),
+        (1, 3),
+        (3, 4),
+        (4, 6),
+        (6, 7),
     ]
 
 
@@ -52,8 +63,13 @@ def test_reasoning_only_message_joins_the_next_unit() -> None:
 
 
 def test_late_result_pulls_everything_between_into_the_round() -> None:
-    msgs = [Message("user", "q"), calls("x"), Message("assistant", "thinking aloud"),
-            result("x"), Message("user", "q2")]
+    msgs = [
+        Message("user", "q"),
+        calls("x"),
+        Message("assistant", "thinking aloud"),
+        result("x"),
+        Message("user", "q2"),
+    ]
     assert [(u.start, u.stop) for u in split_units(msgs)] == [(0, 1), (1, 4), (4, 5)]
 
 
@@ -131,21 +147,36 @@ def test_guard_system_prompt_shortening() -> None:
     shorter = msgs[0].with_text("rules")
     longer = msgs[0].with_text("long rules " * 20)
     assert enforce_invariants(msgs, [shorter, *msgs[1:]], p, step="t")[0] is msgs[0]
-    ok = enforce_invariants(msgs, [shorter, *msgs[1:]], p, step="t",
-                            allow_system_prompt_shortening=True)
+    ok = enforce_invariants(
+        msgs, [shorter, *msgs[1:]], p, step="t", allow_system_prompt_shortening=True
+    )
     assert ok[0] is shorter
-    assert enforce_invariants(msgs, [longer, *msgs[1:]], p, step="t",
-                              allow_system_prompt_shortening=True)[0] is msgs[0]
-    assert enforce_invariants(msgs, msgs[1:], p, step="t",
-                              allow_system_prompt_shortening=True)[0] is msgs[0]
+    assert (
+        enforce_invariants(
+            msgs, [longer, *msgs[1:]], p, step="t", allow_system_prompt_shortening=True
+        )[0]
+        is msgs[0]
+    )
+    assert (
+        enforce_invariants(msgs, msgs[1:], p, step="t", allow_system_prompt_shortening=True)[0]
+        is msgs[0]
+    )
     pinned = Protection(msgs, pinned=lambda m: m.role == "system")
-    assert enforce_invariants(msgs, [shorter, *msgs[1:]], pinned, step="t",
-                              allow_system_prompt_shortening=True)[0] is msgs[0]
+    assert (
+        enforce_invariants(
+            msgs, [shorter, *msgs[1:]], pinned, step="t", allow_system_prompt_shortening=True
+        )[0]
+        is msgs[0]
+    )
 
 
 def test_guard_keeps_the_opening_user_turn() -> None:
-    msgs = [Message("user", "task"), Message("assistant", "a1"), Message("user", "q2"),
-            Message("assistant", "a2")]
+    msgs = [
+        Message("user", "task"),
+        Message("assistant", "a1"),
+        Message("user", "q2"),
+        Message("assistant", "a2"),
+    ]
     p = Protection(msgs)
     assert enforce_invariants(msgs, msgs[1:], p, step="t")[0] is msgs[0]
 

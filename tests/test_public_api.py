@@ -1,0 +1,98 @@
+"""The documented public names exist, and nothing undocumented leaks from __all__."""
+
+from __future__ import annotations
+
+import inspect
+
+import agent_adapter
+import agent_adapter.context as context
+import agent_adapter.context.formats as formats
+
+# agent_adapter.context names of ../shared/spec/002 that this issue builds
+SPEC_CONTEXT = {
+    "SkipReason",
+    "TokenCounter",
+    "BaseCompressionStep",
+    "CompressionLimits",
+    "CompressionPolicy",
+    "CompressionReport",
+    "CompressionStep",
+    "CutLongMessages",
+    "MyOwnStep",
+    "Protection",
+    "RemoveDuplicates",
+    "RemoveOldMessages",
+    "ShrinkToolResults",
+    "StepContext",
+    "StepFailure",
+    "TokenMeter",
+    "Unit",
+    "carries_approval_state",
+    "compress_for",
+    "compress_for_sync",
+    "enforce_invariants",
+    "estimate_tokens",
+    "has_approval_marker",
+    "recall_tool",
+    "split_units",
+}
+SPEC_FORMATS = {
+    "FORMATS",
+    "FormatName",
+    "Pinned",
+    "Conversion",
+    "convert",
+    "detect_format",
+    "register_format",
+    "registered_names",
+    "compress_for",
+    "compress_for_sync",
+}
+ERRORS = {
+    "ConfigError",
+    "ToolUsageError",
+    "MissingDependency",
+    "ModelError",
+    "ModelTimeout",
+    "ModelOutputInvalid",
+    "ModelContextOverflow",
+}
+
+
+def test_spec_names_are_exported() -> None:
+    assert set(context.__all__) >= SPEC_CONTEXT
+    assert set(formats.__all__) >= SPEC_FORMATS
+    assert set(agent_adapter.__all__) >= ERRORS
+    for module in (agent_adapter, context, formats):
+        for name in module.__all__:
+            assert hasattr(module, name), f"{module.__name__}.{name}"
+        assert len(set(module.__all__)) == len(module.__all__)
+
+
+def test_error_hierarchy() -> None:
+    for sub in ("ModelTimeout", "ModelOutputInvalid", "ModelContextOverflow"):
+        assert issubclass(getattr(agent_adapter, sub), agent_adapter.ModelError)
+
+
+def test_signatures_match_the_spec() -> None:
+    sig = inspect.signature(context.compress_for)
+    assert list(sig.parameters) == [
+        "messages",
+        "policy",
+        "format",
+        "pinned",
+        "model_max_tokens",
+        "ctx",
+    ]
+    assert sig.parameters["format"].default == "auto"
+    sig = inspect.signature(context.enforce_invariants)
+    assert list(sig.parameters) == [
+        "before",
+        "after",
+        "protection",
+        "step",
+        "allow_system_prompt_shortening",
+    ]
+    assert list(inspect.signature(formats.convert).parameters) == ["messages", "format", "pinned"]
+    assert list(inspect.signature(context.split_units).parameters) == ["messages", "protection"]
+    assert formats.FORMATS[0] == "agent_adapter"
