@@ -23,8 +23,8 @@ from agent_adapter.errors import ConfigError
 
 __all__ = [
     "ROLES",
-    "FrozenDict",
     "FilePart",
+    "FrozenDict",
     "ImagePart",
     "Message",
     "OpaquePart",
@@ -37,6 +37,7 @@ __all__ = [
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
+
 
 class FrozenDict(dict[str, Any]):
     """A read-only dict: vendor extras that no one can change after construction.
