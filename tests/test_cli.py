@@ -1,0 +1,360 @@
+"""The agent-adapter CLI on real traces: compress, inspect, exit codes and errors."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_adapter.cli import _pairing_problems, main
+from agent_adapter.context import estimate_tokens
+from agent_adapter.context.formats import convert
+from agent_adapter.traces import load_trace
+
+PYTEST_6197 = "mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-6197.traj.json"
+REQUESTS_1142 = "mini-swe-agent-gemini3pro/trajs/psf__requests-1142.traj.json"
+CLAUDE_SESSION = "claude-code-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+TAU_BENCH = "tau-bench/gpt-4o-airline.json"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``agent-adapter argv``."""
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_one_line_error(err: str, *words: str) -> None:
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("agent-adapter: error: ")
+    for word in words:
+        assert word in lines[0]
+
+
+# --------------------------------------------------------------------------------------------
+# compress
+
+
+def test_compress_mini_swe_agent_writes_valid_openai_list(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "compressed.json"
+    code, stdout, _ = run(capsys, "compress", data_dir / PYTEST_6197, "--target", "32k", "-o", out)
+
+    assert code == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert isinstance(written, list) and written
+    assert all(
+        isinstance(m, dict) and m["role"] in {"system", "user", "assistant", "tool"}
+        for m in written
+    )
+    assert any(m.get("tool_calls") for m in written)
+    assert _pairing_problems(written, "openai") == []
+    assert estimate_tokens(convert(written, "openai").messages) < 32000
+    original = load_trace(data_dir / PYTEST_6197)
+    assert len(written) < len(original.messages)
+    for text in (
+        "pytest-dev__pytest-6197",
+        "mini-swe-agent",
+        "openai",
+        "target 32,000",
+        "shrink_tool_results",
+        "remove_old_messages",
+        "Compressed ",
+        "tool pairing  OK",
+        f"written to {out}",
+    ):
+        assert text in stdout
+
+
+def test_compress_json_report(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, _ = run(capsys, "compress", data_dir / PYTEST_6197, "--target", "32000", "--json")
+
+    assert code == 0
+    report = json.loads(stdout)
+    assert report["reached_target"] is True
+    assert report["target_tokens"] == 32000
+    assert report["tokens_after"] <= 32000 < report["tokens_before"]
+    assert report["explain"].startswith("Compressed")
+    assert report["steps"][0]["step"] == "remove_duplicates"
+    assert report["pairing_problems"] == []
+    assert report["source"] == "mini-swe-agent"
+
+
+def test_compress_not_reached_exit_code_depends_on_strict(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = data_dir / REQUESTS_1142
+    code, stdout, _ = run(capsys, "compress", path, "--target", "32k", "--strict")
+    assert code == 1
+    assert "NOT reached" in stdout
+    assert "protected" in stdout
+
+    code, stdout, _ = run(capsys, "compress", path, "--target", "32k")
+    assert code == 0
+    assert "NOT reached" in stdout
+
+
+def test_compress_raise_when_still_too_long_exits_1(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "compress", data_dir / REQUESTS_1142, "--if-still-too-long", "raise")
+    assert code == 1
+    assert_one_line_error(err, "target not reached")
+
+
+def test_compress_claude_code_to_anthropic_jsonl(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x.jsonl"
+    code, stdout, _ = run(capsys, "compress", data_dir / CLAUDE_SESSION, "-o", out)
+
+    assert code == 0
+    assert "claude-code" in stdout and "anthropic" in stdout
+    lines = out.read_text(encoding="utf-8").splitlines()
+    written = [json.loads(line) for line in lines]
+    assert all(isinstance(m, dict) and m["role"] in {"user", "assistant"} for m in written)
+    assert written[0]["role"] == "user"
+    assert all(a["role"] != b["role"] for a, b in itertools.pairwise(written))
+    assert _pairing_problems(written, "anthropic") == []
+    assert estimate_tokens(convert(written, "anthropic").messages) <= 32000
+    again = load_trace(out)  # a JSONL file of messages reads back as anthropic
+    assert (again.format, again.source, len(again.messages)) == ("anthropic", "jsonl", len(lines))
+
+
+def test_compress_percent_limits_and_steps(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stdout, _ = run(
+        capsys,
+        "compress",
+        data_dir / PYTEST_6197,
+        "--threshold",
+        "80%",
+        "--target",
+        "50%",
+        "--model-max-tokens",
+        "100k",
+        "--steps",
+        "dedup,remove_old",
+        "--json",
+    )
+    assert code == 0
+    report = json.loads(stdout)
+    assert (report["threshold_tokens"], report["target_tokens"]) == (80000, 50000)
+    assert [s["step"] for s in report["steps"]] == ["remove_duplicates", "remove_old_messages"]
+    assert report["reached_target"] is True
+
+
+def test_compress_under_threshold_changes_nothing(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "same.json"
+    code, stdout, _ = run(capsys, "compress", data_dir / TAU_BENCH, "--index", "3", "-o", out)
+    assert code == 0
+    assert "nothing was changed" in stdout
+    assert (
+        json.loads(out.read_text(encoding="utf-8"))
+        == load_trace(data_dir / TAU_BENCH, index=3).messages
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# bad input: exit 2 with one line, never a traceback
+
+
+def test_percent_without_model_max_tokens(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stdout, err = run(capsys, "compress", data_dir / PYTEST_6197, "--target", "60%")
+    assert code == 2
+    assert stdout == ""
+    assert_one_line_error(err, "--target", "--model-max-tokens")
+
+
+def test_percent_mixed_with_count(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        capsys,
+        "compress",
+        data_dir / PYTEST_6197,
+        "--threshold",
+        "90%",
+        "--target",
+        "32k",
+        "--model-max-tokens",
+        "200k",
+    )
+    assert code == 2
+    assert_one_line_error(err, "percent")
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope.json"
+    code, _, err = run(capsys, "compress", missing)
+    assert code == 2
+    assert_one_line_error(err, str(missing))
+
+
+def test_json_object_that_is_no_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "a.json"
+    path.write_text('{"a": 1}', encoding="utf-8")
+    code, _, err = run(capsys, "compress", path)
+    assert code == 2
+    assert_one_line_error(err, str(path), "unknown trace shape")
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--target", "lots"], ["--target", "token count"]),
+        (["--target", "0"], ["--target"]),
+        (["--target", "40k", "--threshold", "30k"], ["target_tokens"]),
+        (["--steps", "dedup,magic"], ["magic", "remove_old"]),
+        (["--counter", "bogus"], ["--counter"]),
+        (["--no-such-option"], ["--no-such-option"]),
+    ],
+)
+def test_bad_options(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], argv: list[str], words: list[str]
+) -> None:
+    code, _, err = run(capsys, "compress", data_dir / PYTEST_6197, *argv)
+    assert code == 2
+    assert_one_line_error(err, *words)
+
+
+def test_broken_pairing_in_input_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "orphan.json"
+    messages = [
+        {"role": "user", "content": "hi " * 50},
+        {"role": "tool", "tool_call_id": "call_x", "content": "result " * 50},
+    ]
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    code, _, err = run(capsys, "compress", path, "--target", "10")
+    assert code == 2
+    assert_one_line_error(err, "call_x")
+
+
+def test_unwritable_output(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "no" / "such" / "dir.json"
+    code, _, err = run(capsys, "compress", data_dir / PYTEST_6197, "-o", out)
+    assert code == 2
+    assert_one_line_error(err, "cannot write", str(out))
+
+
+# --------------------------------------------------------------------------------------------
+# inspect
+
+
+def test_inspect_claude_code(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, _ = run(capsys, "inspect", data_dir / CLAUDE_SESSION)
+    assert code == 0
+    for text in (
+        "Tokens per role",
+        "assistant",
+        "tool round",
+        "What is protected and why",
+        "latest user message",
+        "last unit",
+        "protected total:",
+        "more units",
+    ):
+        assert text in stdout
+    role_rows = [line for line in stdout.splitlines() if "│ tool " in line or "│ user " in line]
+    assert len(role_rows) >= 2
+
+
+def test_inspect_tau_bench_exact_counter(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stdout, _ = run(
+        capsys, "inspect", data_dir / TAU_BENCH, "--index", "3", "--counter", "o200k"
+    )
+    assert code == 0
+    assert "gpt-4o-airline[3]" in stdout
+    assert "yes (system)" in stdout
+    assert "yes (latest user message, last unit)" in stdout
+    for role in ("system", "user", "assistant", "tool", "total"):
+        assert f"│ {role}" in stdout
+
+
+def test_inspect_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "inspect", tmp_path / "missing.jsonl")
+    assert code == 2
+    assert_one_line_error(err, "no such file")
+
+
+def test_no_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys)
+    assert code == 2
+    assert "compress" in out + err and "inspect" in out + err
+    assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------------------------------
+# _pairing_problems
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+CALL2 = {"id": "c2", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+
+
+def openai_round(*results: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL, CALL2]},
+        *({"role": "tool", "tool_call_id": r, "content": "ok"} for r in results),
+    ]
+
+
+def test_openai_pairing() -> None:
+    done = [{"role": "assistant", "content": "done"}]
+    assert _pairing_problems([*openai_round("c1", "c2"), *done], "openai") == []
+    assert _pairing_problems(openai_round(), "openai") == []  # pending newest turn
+    missing = _pairing_problems([*openai_round("c2"), *done], "openai")
+    assert missing == ["messages[1]: tool call 'c1' (bash) has no result before messages[3]"]
+    assert _pairing_problems(openai_round("c1"), "openai") == [
+        "messages[1]: tool call 'c2' (bash) has no result (end of the conversation)"
+    ]
+    orphan = [{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "z"}]
+    assert _pairing_problems(orphan, "openai") == [
+        "messages[1]: tool result 'z' follows no assistant tool call"
+    ]
+    wrong = _pairing_problems([*openai_round("c1", "c2", "c3"), *done], "openai")
+    assert wrong == ["messages[4]: tool result 'c3' answers no call of messages[1]"]
+    twice = _pairing_problems([*openai_round("c1", "c2", "c1"), *done], "openai")
+    assert "a second time" in twice[0]
+
+
+def test_anthropic_pairing() -> None:
+    use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}
+    text = {"type": "text", "text": "and"}
+    ask = {"role": "user", "content": "go"}
+    call = {"role": "assistant", "content": [use]}
+    assert (
+        _pairing_problems([ask, call, {"role": "user", "content": [result, text]}], "anthropic")
+        == []
+    )
+    assert _pairing_problems([ask, call], "anthropic") == []  # pending newest turn
+    assert _pairing_problems([ask, call, {"role": "user", "content": "no"}], "anthropic") == [
+        "messages[1]: tool_use 't1' (Read) is not answered in messages[2]"
+    ]
+    orphan = _pairing_problems([ask, {"role": "user", "content": [result]}], "anthropic")
+    assert orphan == [
+        "messages[1].content[0]: tool_result 't1' answers no tool_use of the previous message"
+    ]
+    late = _pairing_problems([ask, call, {"role": "user", "content": [text, result]}], "anthropic")
+    assert late == ["messages[2].content[1]: tool_result comes after other content blocks"]
+
+
+def test_pairing_unknown_format() -> None:
+    with pytest.raises(ValueError, match="gemini"):
+        _pairing_problems([], "gemini")
