@@ -186,3 +186,37 @@ def test_guard_rejects_non_lists() -> None:
         enforce_invariants([], "nope", Protection([]), step="t")
     with pytest.raises(ConfigError, match=r"\[1\]"):
         enforce_invariants([], [Message("user", "a"), "b"], Protection([]), step="t")
+
+
+def test_guard_keeps_a_user_or_tool_turn_before_a_call_turn() -> None:
+    # Gemini: "function call turn comes immediately after a user turn or after a function
+    # response turn"; dropping the user turn between a model text turn and a call turn is
+    # reverted
+    msgs = [
+        Message("user", "task"),
+        Message("assistant", "thinking"),
+        Message("user", "go on"),
+        calls("c1"),
+        result("c1"),
+        Message("user", "last"),
+        Message("assistant", "done"),
+    ]
+    p = Protection(msgs)
+    out = enforce_invariants(msgs, [msgs[0], msgs[1], *msgs[3:]], p, step="t")
+    assert out == msgs
+    # dropping both the model text turn and the user turn is fine
+    out = enforce_invariants(msgs, [msgs[0], *msgs[3:]], p, step="t")
+    assert out == [msgs[0], *msgs[3:]]
+
+
+def test_langchain_hitl_rejection_carries_approval_state() -> None:
+    rejected = Message(
+        "tool",
+        "User rejected the tool call for `rm` with id c1",
+        tool_call_id="c1",
+        extras={"is_error": True},
+    )
+    assert carries_approval_state(rejected)
+    assert not carries_approval_state(
+        Message("tool", "User rejected the tool call for `rm`", tool_call_id="c1")
+    )

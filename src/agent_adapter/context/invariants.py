@@ -176,8 +176,57 @@ def _guard(
             slot[lead] = before[lead]
             reverted += 1
             result = _emit(slot, placeable)
+    reverted += _keep_call_turns_after_user_turns(before, slot, placeable, bounds)
+    if reverted:
+        result = _emit(slot, placeable)
     removed = sum(s is None for s in slot)
     return result, GuardStats(removed, changed, n_added, reverted)
+
+
+def _keep_call_turns_after_user_turns(
+    before: Sequence[Message],
+    slot: list[Message | None],
+    added: dict[int, list[Message]],
+    bounds: list[tuple[int, int]],
+) -> int:
+    """Restore units so that no kept assistant message with tool calls comes right after an
+    assistant message when, in the input, a user or tool message stood before it.
+
+    Gemini rejects it ("Please ensure that function call turn comes immediately after a user
+    turn or after a function response turn"); Bedrock's Converse API too. Returns how many
+    messages were put back.
+    """
+    unit_of = [0] * len(before)
+    for u, (start, stop) in enumerate(bounds):
+        for j in range(start, stop):
+            unit_of[j] = u
+    restored = 0
+    again = True
+    while again:
+        again = False
+        prev: Message | None = None
+        for j, m in enumerate(slot):
+            if added.get(j):
+                prev = added[j][-1]
+            if m is None:
+                continue
+            if (
+                m.tool_calls
+                and prev is not None
+                and prev.role == "assistant"
+                and j > 0
+                and before[j - 1].role in ("user", "tool")
+                and slot[j - 1] is None
+            ):
+                start, stop = bounds[unit_of[j - 1]]
+                for k in range(start, stop):
+                    if slot[k] is None:
+                        slot[k] = before[k]
+                        restored += 1
+                again = True
+                break
+            prev = m
+    return restored
 
 
 def _emit(slot: list[Message | None], added: dict[int, list[Message]]) -> list[Message]:
@@ -207,7 +256,9 @@ def enforce_invariants(
     ``allow_system_prompt_shortening``, an unpinned system message may get shorter content in
     place (nothing else about it may change, and it is never removed). One more rule keeps
     every provider's opening-turn requirement: when the input's first non-system message is a
-    user message, the output opens on a user message too (the original one is kept if needed).
+    user message, the output opens on a user message too (the original one is kept if needed);
+    and an assistant message with tool calls that followed a user or tool message still does
+    (Gemini and Bedrock reject a call turn right after another model turn).
 
     A changed message is a new object standing where an original is missing, with the same
     role and call ids; it may differ only in its text parts (thinking parts, signatures,

@@ -28,6 +28,7 @@ __all__ = [
 # HITL "request_confirmation", generic approve/permission tools).
 _CONFIRM_NAME = re.compile(r"request[_-]?confirmation|approv|permission", re.IGNORECASE)
 _MAX_DEPTH = 8
+_HITL_REJECTION = "User rejected the tool call for `"
 
 
 def has_approval_marker(native: Any) -> bool:
@@ -69,13 +70,19 @@ def _marker(value: Any, depth: int) -> bool:
 def carries_approval_state(message: Message) -> bool:
     """True for a tool result recording an approval or policy decision, or approval raw items.
 
-    That is: a ``tool`` message whose ``name`` is a confirmation or approval tool, or any
+    That is: a ``tool`` message whose ``name`` is a confirmation or approval tool, an error
+    result recording a human rejection (LangChain ``HumanInTheLoopMiddleware`` writes
+    ``"User rejected the tool call for `<name>` ..."``), or any
     message whose ``extras`` or opaque parts hold an approval marker
     (:func:`has_approval_marker`). Dropping or summarizing these would let the agent repeat an
     action the user refused, or lose the record that it was allowed.
     """
-    if message.role == "tool" and message.name and _CONFIRM_NAME.search(message.name):
-        return True
+    if message.role == "tool":
+        if message.name and _CONFIRM_NAME.search(message.name):
+            return True
+        # LangChain's HumanInTheLoopMiddleware records a rejection only as an error result
+        if message.extras.get("is_error") is True and message.text.startswith(_HITL_REJECTION):
+            return True
     if any(_CONFIRM_NAME.search(call.name) for call in message.tool_calls):
         return True
     if message.extras and has_approval_marker(dict(message.extras)):
@@ -122,8 +129,10 @@ def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
 
     A round runs from an assistant message with calls to the last message answering one of
     them; a result that comes late pulls everything between into the round, so the pair can
-    never be split. An assistant message holding only reasoning joins the unit after it (a
-    Responses ``reasoning`` item must be followed by the item it belongs to). Results whose
+    never be split. An assistant message holding only reasoning joins the assistant messages
+    right after it (a Responses ``reasoning`` item must stay with the output items of its
+    response: "Item of type 'function_call' was provided without its required 'reasoning'
+    item"). Results whose
     call is nowhere are units of their own (callers validate).
     """
     owner: dict[str, int] = {}  # call id -> index of the latest assistant message making it
@@ -144,8 +153,11 @@ def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
             end = last_answer.get(k)
             if end is not None and end >= stop:
                 stop = end + 1
-            if k + 1 == stop < n and _reasoning_only(messages[k]):
-                stop += 1
+            if _reasoning_only(messages[k]):
+                # the reasoning item belongs to every output item of its response: the
+                # assistant messages right after it
+                while stop < n and (stop == k + 1 or messages[stop].role == "assistant"):
+                    stop += 1
             k += 1
         bounds.append((i, stop))
         i = stop
@@ -188,6 +200,21 @@ class Protection:
                 pinned_ids.add(id(m))
         if latest_user >= 0 and protect_newest_turn:
             marked[latest_user] = True
+            # Anthropic extended thinking: within the current tool loop, the thinking block of
+            # the turn's opening assistant message must be sent back ("Expected `thinking` or
+            # `redacted_thinking`, but found `tool_use`"), so that message is protected.
+            opener = next(
+                (
+                    k
+                    for k in range(latest_user + 1, len(messages))
+                    if messages[k].role == "assistant"
+                ),
+                None,
+            )
+            if opener is not None and any(
+                isinstance(p, ThinkingPart) for p in messages[opener].parts
+            ):
+                marked[opener] = True
         bounds = _bounds(messages)
         ids: set[int] = set()
         for n, (start, stop) in enumerate(bounds):

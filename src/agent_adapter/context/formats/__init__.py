@@ -10,6 +10,7 @@ from agent_adapter.context.formats._registry import (
     register_format,
     registered_names,
 )
+from agent_adapter.context.formats.acceptance import Violation, check, strip_reserved
 
 __all__ = [
     "FORMATS",
@@ -17,10 +18,13 @@ __all__ = [
     "Converter",
     "FormatName",
     "Pinned",
+    "Violation",
+    "check",
     "compress_for",
     "compress_for_sync",
     "convert",
     "detect_format",
     "register_format",
     "registered_names",
+    "strip_reserved",
 ]

@@ -50,6 +50,17 @@ class Converter(ABC, Generic[T]):
     def dump(self, message: Message) -> T:
         """A new native for a message that no native produced (a summary, a note)."""
 
+    def bind(self, natives: Sequence[Any]) -> Converter[T]:
+        """The converter to use for one conversion of ``natives`` (default: ``self``); a
+        converter whose new natives depend on the input's kind returns a bound copy (openai:
+        Responses items for a Responses list; gemini: Content objects for Content input)."""
+        return self
+
+    def finish(self, natives: list[T]) -> list[T]:
+        """Repairs spanning several natives once back() built them (default: none; anthropic
+        merges adjacent same-role messages). Returns ``natives`` itself when nothing changes."""
+        return natives
+
     def load_all(self, natives: Sequence[Any]) -> tuple[list[Message], list[tuple[int, int]]]:
         """Every native loaded: the messages and each native's (start, stop) among them."""
         messages: list[Message] = []
@@ -79,6 +90,7 @@ class Conversion(Generic[T]):
         pinned: Pinned | None = None,
     ) -> None:
         self._natives = natives
+        converter = converter.bind(natives)
         self._converter = converter
         self.format = converter.name
         self.messages, self._ranges = converter.load_all(natives)
@@ -118,4 +130,4 @@ class Conversion(Generic[T]):
             for g in range(start + 1, stop):  # added inside a native's span go after it
                 out.extend(conv.dump(m) for m in added.get(g, ()))
         out.extend(conv.dump(m) for m in added.get(len(self.messages), ()))
-        return out
+        return conv.finish(out)

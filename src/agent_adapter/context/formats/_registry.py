@@ -7,6 +7,8 @@ from typing import Any, Literal, TypeAlias
 
 from agent_adapter.context.formats._base import Conversion, Converter, Pinned
 from agent_adapter.context.formats.anthropic import AnthropicConverter
+from agent_adapter.context.formats.gemini import GeminiConverter
+from agent_adapter.context.formats.langchain import LangChainConverter
 from agent_adapter.context.formats.openai import OpenAIChatConverter
 from agent_adapter.errors import ConfigError
 from agent_adapter.messages import Message
@@ -25,8 +27,10 @@ FormatName: TypeAlias = Literal[
 ]
 
 _CONVERTERS: dict[str, Converter[Any]] = {
+    "langchain": LangChainConverter(),
     "openai": OpenAIChatConverter(),
     "anthropic": AnthropicConverter(),
+    "gemini": GeminiConverter(),
 }
 _BUILT_IN = frozenset({"auto", "agent_adapter", *_CONVERTERS})
 FORMATS: tuple[str, ...] = ("agent_adapter", *_CONVERTERS)

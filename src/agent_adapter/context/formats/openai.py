@@ -1,20 +1,49 @@
-"""OpenAI Chat Completions message dicts (``openai`` format).
+"""OpenAI messages (``openai`` format): Chat Completions dicts and Responses API items.
 
-Shapes follow the Chat Completions API reference (``messages``): roles ``system``,
-``developer``, ``user``, ``assistant``, ``tool``; ``content`` a string, ``None`` or a list of
-parts (``text``, ``image_url``, ``input_audio``, ``file``, ``refusal``); assistant
-``tool_calls`` of type ``function`` (``function.name``, ``function.arguments`` as JSON text)
-or ``custom`` (``custom.name``, ``custom.input``); ``tool`` messages answer by
-``tool_call_id``. Keys with no slot ride in ``Message.extras``.
+One converter handles both APIs and dispatches per item:
+
+* **Chat Completions** (API reference, *Create chat completion* ``messages``): roles ``system``,
+  ``developer``, ``user``, ``assistant``, ``tool``; ``content`` a string, ``None`` or a list of
+  parts (``text``, ``image_url``, ``input_audio``, ``file``, ``refusal``); assistant
+  ``tool_calls`` of type ``function`` (``function.name``, ``function.arguments`` as JSON text)
+  or ``custom`` (``custom.name``, ``custom.input``); ``tool`` messages answer by
+  ``tool_call_id``. ``developer`` loads as a ``system`` message with ``extras["role"]``.
+* **Responses** (API reference, *Create a model response* ``input`` items): any dict with a
+  ``type``, or an "easy input message" ``{"role", "content": [{"type": "input_text"...}]}``.
+  One item is one message; see :mod:`agent_adapter.context.formats.responses`.
+
+A plain ``{"role", "content": str}`` dict is valid in both APIs and loads the same either way.
+A list mixing Chat-only dicts (``tool_calls``, ``role: "tool"``, ``text``/``image_url`` parts)
+with Responses-only items cannot be sent to either API: :meth:`OpenAIChatConverter.load_all`
+raises :class:`~agent_adapter.errors.ConfigError` ("mix").
+
+**The reserved carrier.** ``dump`` must be lossless for a message of *any* format
+(``load(dump(m)) == m``): an Anthropic thinking signature, a Gemini ``thought_signature`` in
+``ToolCall.extras``, ``cache_control`` on an image, LangChain ids in ``Message.extras``. What
+the target format has no slot for rides in one reserved key, :data:`RESERVED_KEY`
+(``"_agent_adapter"``), on the dumped native: dump renders every field the format documents,
+loads the result back, and records in the carrier only what came back different (field-level
+patches of parts, tool calls and the message) plus the parts with no rendering at all (e.g.
+a thinking part in a chat message) at their index. ``load`` applies the carrier, so the round
+trip is exact. Neither OpenAI nor Anthropic accepts unknown keys (a request carrying one is
+rejected with "Unknown parameter" / "Extra inputs are not permitted"), so the carrier is for
+round trips through another format: :func:`~agent_adapter.context.formats.acceptance.check` reports
+it (rule ``reserved_key``) and :func:`~agent_adapter.context.formats.acceptance.strip_reserved`
+removes it before sending. Natives that came back unchanged or rebuilt from a native never get
+the key; only ``dump`` adds it, and only when something has no slot. The carrier helpers here
+are shared with :mod:`agent_adapter.context.formats.anthropic`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields, replace
 from typing import Any
 
+from agent_adapter.context.formats import responses as _resp
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._patch import is_text_block, patch_text_blocks
+from agent_adapter.context.formats.responses import data_url, split_data_url
 from agent_adapter.errors import ConfigError
 from agent_adapter.messages import (
     FilePart,
@@ -23,14 +52,221 @@ from agent_adapter.messages import (
     OpaquePart,
     Part,
     TextPart,
+    ThinkingPart,
     ToolCall,
 )
 
-__all__ = ["OpenAIChatConverter"]
+__all__ = ["RESERVED_KEY", "OpenAIChatConverter"]
+
+#: The key of the carrier a dumped native uses for what its format has no slot for.
+RESERVED_KEY = "_agent_adapter"
 
 _CHAT_ROLES = {"system", "developer", "user", "assistant", "tool"}
 _KNOWN_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name"}
 _SURE_PARTS = {"image_url", "input_audio", "refusal", "file"}
+#: Part types that load as typed parts (chat) or make a dict a Responses item: an opaque part
+#: of one of these types has no chat rendering.
+_CHAT_TYPED_PARTS = frozenset(
+    {"text", "image_url", "file", "input_text", "output_text", "input_image", "input_file"}
+)
+#: Chat message keys of the API reference that ``Message`` has no field for.
+_CHAT_EXTRA_KEYS = frozenset({"refusal", "audio", "function_call"})
+
+
+# --------------------------------------------------------------------------------------------
+# the reserved carrier (shared by every dict format)
+
+
+def split_carrier(native: Any) -> tuple[Any, Mapping[str, Any] | None]:
+    """``native`` without :data:`RESERVED_KEY`, and the carrier (``None`` when absent)."""
+    if isinstance(native, Mapping) and RESERVED_KEY in native:
+        carrier = native[RESERVED_KEY]
+        rest = {k: v for k, v in native.items() if k != RESERVED_KEY}
+        return rest, carrier if isinstance(carrier, Mapping) else None
+    return native, None
+
+
+def _field_values(obj: Any) -> dict[str, Any]:
+    """A part's, call's or message's fields (``extras`` as a plain dict, ``kind`` left out)."""
+    return {
+        f.name: dict(getattr(obj, f.name)) if f.name == "extras" else getattr(obj, f.name)
+        for f in fields(obj)
+        if f.name != "kind"
+    }
+
+
+def _diff(want: Any, got: Any) -> dict[str, Any]:
+    """The fields of ``want`` whose values differ in ``got`` (same dataclass)."""
+    have = _field_values(got)
+    return {k: v for k, v in _field_values(want).items() if have.get(k) != v}
+
+
+_PART_CLASSES: dict[str, type[Part]] = {
+    "text": TextPart,
+    "image": ImagePart,
+    "file": FilePart,
+    "thinking": ThinkingPart,
+    "opaque": OpaquePart,
+}
+
+
+def _part_to_dict(part: Part) -> dict[str, Any]:
+    return {"kind": part.kind, **_field_values(part)}
+
+
+def _part_from_dict(raw: Any) -> Part:
+    if not isinstance(raw, Mapping) or raw.get("kind") not in _PART_CLASSES:
+        raise ConfigError(f"{RESERVED_KEY}: not a part: {raw!r:.80}")
+    cls = _PART_CLASSES[raw["kind"]]
+    try:
+        return cls(**{k: v for k, v in raw.items() if k != "kind"})
+    except TypeError as exc:
+        raise ConfigError(f"{RESERVED_KEY}: not a {raw['kind']} part") from exc
+
+
+def _call_to_dict(call: ToolCall) -> dict[str, Any]:
+    return _field_values(call)
+
+
+def apply_carrier(loaded: Message, carrier: Mapping[str, Any]) -> Message:
+    """``loaded`` (a native loaded without its carrier) with the carrier's fields restored.
+
+    Raises:
+        ConfigError: the carrier holds something that is not a part or a field.
+    """
+    content: str | tuple[Part, ...]
+    kind = carrier.get("content")
+    if kind == "str":
+        content = loaded.text
+    elif isinstance(loaded.content, str) and kind != "parts":
+        content = loaded.content
+    else:
+        parts = list(loaded.parts)
+        for i, raw in carrier.get("insert", ()):
+            parts.insert(int(i), _part_from_dict(raw))
+        for i, patch in carrier.get("parts", ()):
+            if 0 <= int(i) < len(parts):
+                parts[int(i)] = _patched(parts[int(i)], patch)
+        content = tuple(parts)
+    calls = list(loaded.tool_calls)
+    if "calls" in carrier:
+        try:
+            calls = [ToolCall(**raw) for raw in carrier["calls"]]
+        except TypeError as exc:
+            raise ConfigError(f"{RESERVED_KEY}: bad tool calls") from exc
+    for i, patch in carrier.get("tool_calls", ()):
+        if 0 <= int(i) < len(calls):
+            calls[int(i)] = _patched(calls[int(i)], patch)
+    changes: dict[str, Any] = dict(carrier.get("message", {}))
+    try:
+        return replace(loaded, content=content, tool_calls=tuple(calls), **changes)
+    except TypeError as exc:
+        raise ConfigError(f"{RESERVED_KEY}: bad message fields {sorted(changes)}") from exc
+
+
+def _patched(obj: Any, patch: Any) -> Any:
+    try:
+        return replace(obj, **patch)
+    except TypeError as exc:
+        raise ConfigError(f"{RESERVED_KEY}: a patch does not fit {type(obj).__name__}") from exc
+
+
+def _carrier(
+    message: Message,
+    native: Any,
+    rendered: Sequence[int],
+    load_one: Callable[[Any], Message | None],
+) -> dict[str, Any] | None:
+    """What ``native`` (rendered from ``message``) needs to load back as ``message``; ``None``
+    when the rendering does not line up with ``message`` at all."""
+    try:
+        loaded = load_one(native)
+    except ConfigError:
+        return None
+    if loaded is None:
+        return None
+    carrier: dict[str, Any] = {}
+    wanted, loaded_fields = _field_values(message), _field_values(loaded)
+    changed = {
+        name: wanted[name]
+        for name in ("role", "name", "tool_call_id", "extras")
+        if wanted[name] != loaded_fields[name]
+    }
+    if changed:
+        carrier["message"] = changed
+    if isinstance(message.content, str):
+        if not isinstance(loaded.content, str):
+            carrier["content"] = "str"
+    else:
+        if isinstance(loaded.content, str):
+            carrier["content"] = "parts"
+        got = loaded.parts
+        if len(got) != len(rendered):
+            return None
+        at = set(rendered)
+        inserts = [[i, _part_to_dict(p)] for i, p in enumerate(message.content) if i not in at]
+        patches: list[list[Any]] = []
+        for k, i in enumerate(rendered):
+            part = message.content[i]
+            if type(part) is not type(got[k]):
+                return None
+            diff = _diff(part, got[k])
+            if diff:
+                patches.append([i, diff])
+        if inserts:
+            carrier["insert"] = inserts
+        if patches:
+            carrier["parts"] = patches
+    if len(message.tool_calls) == len(loaded.tool_calls):
+        call_patches = [
+            [i, d]
+            for i, (call, got_call) in enumerate(
+                zip(message.tool_calls, loaded.tool_calls, strict=True)
+            )
+            if (d := _diff(call, got_call))
+        ]
+        if call_patches:
+            carrier["tool_calls"] = call_patches
+    else:
+        carrier["calls"] = [_call_to_dict(c) for c in message.tool_calls]
+    try:
+        if apply_carrier(loaded, carrier) != message:
+            return None
+    except ConfigError:
+        return None
+    return carrier
+
+
+Render = Callable[[Message, bool], tuple[dict[str, Any], list[int]]]
+
+
+def dump_lossless(
+    message: Message, render: Render, load_one: Callable[[Any], Message | None]
+) -> dict[str, Any]:
+    """``render(message, True)`` plus the carrier it needs (none when nothing is lost).
+
+    ``render(message, with_parts)`` returns the native and the indexes of the parts it
+    rendered (in order); with ``with_parts=False`` it renders no part, the fallback when a
+    rendering does not load back part for part.
+
+    Raises:
+        ConfigError: no rendering loads back as ``message`` (a converter bug).
+    """
+    for with_parts in (True, False):
+        native, rendered = render(message, with_parts)
+        carrier = _carrier(message, native, rendered, load_one)
+        if carrier is not None:
+            return {**native, RESERVED_KEY: carrier} if carrier else native
+    raise ConfigError(f"cannot dump this {message.role} message losslessly")
+
+
+def without_carrier_rebuild(native: Mapping[str, Any], dumped: Mapping[str, Any]) -> dict[str, Any]:
+    """A changed native that carried a carrier: its other keys, then ``dumped``'s."""
+    return {**{k: v for k, v in native.items() if k != RESERVED_KEY}, **dumped}
+
+
+# --------------------------------------------------------------------------------------------
+# Chat Completions
 
 
 def _part(raw: Any, where: str) -> Part:
@@ -44,14 +280,37 @@ def _part(raw: Any, where: str) -> Part:
         return TextPart(text, {k: v for k, v in raw.items() if k not in ("type", "text")})
     if kind == "image_url":
         image = raw.get("image_url")
-        url = image.get("url") if isinstance(image, Mapping) else image
-        detail = image.get("detail") if isinstance(image, Mapping) else None
-        return ImagePart(url=url if isinstance(url, str) else None, detail=detail)
+        if isinstance(image, str):
+            image = {"url": image}
+        if (
+            isinstance(image, Mapping)
+            and isinstance(image.get("url"), str)
+            and set(image) <= {"url", "detail"}
+            and isinstance(image.get("detail"), str | None)
+        ):
+            extras = {k: v for k, v in raw.items() if k not in ("type", "image_url")}
+            media_type, data = split_data_url(image["url"])
+            if data is not None:
+                return ImagePart(
+                    data=data, media_type=media_type, detail=image.get("detail"), extras=extras
+                )
+            return ImagePart(url=image["url"], detail=image.get("detail"), extras=extras)
     if kind == "file":
-        f: Mapping[str, Any] = raw["file"] if isinstance(raw.get("file"), Mapping) else {}
-        return FilePart(
-            data=f.get("file_data"), file_id=f.get("file_id"), filename=f.get("filename")
-        )
+        f = raw.get("file")
+        if (
+            isinstance(f, Mapping)
+            and set(f) <= {"file_data", "file_id", "filename"}
+            and all(isinstance(v, str) for v in f.values())
+        ):
+            extras = {k: v for k, v in raw.items() if k not in ("type", "file")}
+            media_type, data = split_data_url(f.get("file_data") or "")
+            return FilePart(
+                data=data if data is not None else f.get("file_data"),
+                media_type=media_type,
+                file_id=f.get("file_id"),
+                filename=f.get("filename"),
+                extras=extras,
+            )
     return OpaquePart("openai", raw)
 
 
@@ -71,16 +330,148 @@ def _tool_call(raw: Any, where: str) -> ToolCall:
     return ToolCall(id_, body["name"], args, {"type": kind} if kind != "function" else {})
 
 
+def _load_chat(native: Any, where: str) -> Message:
+    if not isinstance(native, Mapping):
+        raise ConfigError(f"{where} is {type(native).__name__}, not an OpenAI chat message dict")
+    role = native.get("role")
+    if role not in _CHAT_ROLES:
+        raise ConfigError(f"{where}.role {role!r} is not an OpenAI chat role {sorted(_CHAT_ROLES)}")
+    raw = native.get("content")
+    content: str | tuple[Part, ...]
+    if raw is None or isinstance(raw, str):
+        content = raw or ""
+    elif isinstance(raw, list):
+        content = tuple(_part(p, f"{where}.content[{k}]") for k, p in enumerate(raw))
+    else:
+        raise ConfigError(f"{where}.content must be a str, a list of parts or None")
+    calls = native.get("tool_calls") or ()
+    if not isinstance(calls, list | tuple):
+        raise ConfigError(f"{where}.tool_calls must be a list")
+    if calls and role != "assistant":
+        raise ConfigError(f"{where}.tool_calls is only allowed on assistant messages")
+    tool_calls = tuple(_tool_call(c, f"{where}.tool_calls[{k}]") for k, c in enumerate(calls))
+    call_id = native.get("tool_call_id")
+    if role == "tool" and (not isinstance(call_id, str) or not call_id):
+        raise ConfigError(f"{where}.tool_call_id must be a non-empty str on a tool message")
+    name = native.get("name")
+    extras = {k: v for k, v in native.items() if k not in _KNOWN_KEYS}
+    if role == "developer":
+        extras["role"] = "developer"
+    return Message(
+        "system" if role == "developer" else role,
+        content,
+        tool_calls=tool_calls,
+        tool_call_id=call_id if role == "tool" else None,
+        name=name if isinstance(name, str) else None,
+        extras=extras,
+    )
+
+
+def _render_chat_part(part: Part) -> Any:
+    """The chat content part for ``part``, or ``None`` when chat has no slot for it."""
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        if part.url is not None:
+            url = part.url
+        elif part.data is not None:
+            url = data_url(part.media_type or "image/png", part.data)
+        else:
+            return None
+        image: dict[str, Any] = {"url": url}
+        if part.detail is not None:
+            image["detail"] = part.detail
+        return {"type": "image_url", "image_url": image}
+    if isinstance(part, FilePart):
+        if part.data is None and part.file_id is None:
+            return None
+        f: dict[str, Any] = {}
+        if part.data is not None:
+            f["file_data"] = data_url(part.media_type, part.data) if part.media_type else part.data
+        if part.file_id is not None:
+            f["file_id"] = part.file_id
+        if part.filename is not None:
+            f["filename"] = part.filename
+        return {"type": "file", "file": f}
+    if isinstance(part, OpaquePart):
+        data = part.data
+        if (
+            part.provider == "openai"
+            and isinstance(data, Mapping)
+            and isinstance(data.get("type"), str)
+            and data["type"] not in _CHAT_TYPED_PARTS
+            and not _resp.is_item_type(data["type"])
+        ):
+            return data
+        return None
+    return None  # thinking: chat has no slot
+
+
+def _render_chat(message: Message, with_parts: bool) -> tuple[dict[str, Any], list[int]]:
+    role: str = message.role
+    if role == "system" and message.extras.get("role") == "developer":
+        role = "developer"
+    out: dict[str, Any] = {"role": role}
+    rendered: list[int] = []
+    if isinstance(message.content, str):
+        out["content"] = message.content
+    else:
+        blocks: list[Any] = []
+        for i, part in enumerate(message.content):
+            block = _render_chat_part(part) if with_parts else None
+            if block is not None:
+                blocks.append(block)
+                rendered.append(i)
+        # an empty list is rejected ("expected an array with minimum length 1")
+        out["content"] = blocks or (None if role == "assistant" else "")
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.id, "type": "custom", "custom": {"name": c.name, "input": c.arguments}}
+            if c.extras.get("type") == "custom"
+            else {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        out["name"] = message.name
+    out.update({k: v for k, v in message.extras.items() if k in _CHAT_EXTRA_KEYS})
+    return out, rendered
+
+
+def _load_one(native: Any) -> Message:
+    """The message of one native, by the same dispatch as ``load``."""
+    if _resp.classify(native) == "responses":
+        return _resp.load_item(native, "input[?]")
+    return _load_chat(native, "messages[?]")
+
+
+# --------------------------------------------------------------------------------------------
+# the converter
+
+
 class OpenAIChatConverter(Converter[dict[str, Any]]):
-    """Chat Completions dicts <-> Message (see the module docstring)."""
+    """OpenAI Chat Completions dicts and Responses items <-> Message (see the module docstring).
+
+    ``dump`` writes a Chat Completions dict (one dict holds any message), except for messages
+    loaded from Responses items, which go back as Responses items. :meth:`bind` gives a
+    converter that writes Responses items for every message, for a list of Responses items.
+    """
 
     name = "openai"
+    #: "chat" or "responses": the API new natives are written for ("auto": per message).
+    flavour: str = "auto"
 
     def kind(self, item: Any) -> str | None:
-        if not isinstance(item, Mapping) or item.get("role") not in _CHAT_ROLES:
+        flavour = _resp.classify(item)
+        if flavour is None:
             return None
-        if "type" in item:  # a Responses item
-            return None
+        if flavour == "responses":
+            return _resp.kind(item)
         if (
             item.get("tool_calls")
             or "tool_call_id" in item
@@ -98,48 +489,40 @@ class OpenAIChatConverter(Converter[dict[str, Any]]):
                 return "maybe"
         return None
 
+    def bind(self, natives: Sequence[Any]) -> OpenAIChatConverter:
+        """The converter for one list: Responses items written for a Responses list."""
+        if any(_resp.classify(split_carrier(n)[0]) == "responses" for n in natives):
+            return _RESPONSES
+        return self
+
+    def load_all(self, natives: Sequence[Any]) -> tuple[list[Message], list[tuple[int, int]]]:
+        """Every native loaded, after checking the list does not mix the two APIs.
+
+        Raises:
+            ConfigError: Chat-only dicts and Responses-only items in one list, or an item that
+                is not a message of either API.
+        """
+        chat = resp = None
+        for i, native in enumerate(natives):
+            flavour = _resp.classify(split_carrier(native)[0])
+            if flavour == "chat" and chat is None:
+                chat = i
+            elif flavour == "responses" and resp is None:
+                resp = i
+        if chat is not None and resp is not None:
+            raise ConfigError(
+                f"messages mix OpenAI Chat Completions messages (messages[{chat}]) and "
+                f"Responses items (messages[{resp}]); send one API's shape"
+            )
+        return super().load_all(natives)
+
     def load(self, native: dict[str, Any], index: int) -> list[Message]:
-        where = f"messages[{index}]"
-        if not isinstance(native, Mapping):
-            raise ConfigError(
-                f"{where} is {type(native).__name__}, not an OpenAI chat message dict"
-            )
-        role = native.get("role")
-        if role not in _CHAT_ROLES:
-            raise ConfigError(
-                f"{where}.role {role!r} is not an OpenAI chat role {sorted(_CHAT_ROLES)}"
-            )
-        raw = native.get("content")
-        content: str | tuple[Part, ...]
-        if raw is None or isinstance(raw, str):
-            content = raw or ""
-        elif isinstance(raw, list):
-            content = tuple(_part(p, f"{where}.content[{k}]") for k, p in enumerate(raw))
+        base, carrier = split_carrier(native)
+        if _resp.classify(base) == "responses":
+            message = _resp.load_item(base, f"input[{index}]")
         else:
-            raise ConfigError(f"{where}.content must be a str, a list of parts or None")
-        calls = native.get("tool_calls") or ()
-        if not isinstance(calls, list | tuple):
-            raise ConfigError(f"{where}.tool_calls must be a list")
-        if calls and role != "assistant":
-            raise ConfigError(f"{where}.tool_calls is only allowed on assistant messages")
-        tool_calls = tuple(_tool_call(c, f"{where}.tool_calls[{k}]") for k, c in enumerate(calls))
-        call_id = native.get("tool_call_id")
-        if role == "tool" and (not isinstance(call_id, str) or not call_id):
-            raise ConfigError(f"{where}.tool_call_id must be a non-empty str on a tool message")
-        name = native.get("name")
-        extras = {k: v for k, v in native.items() if k not in _KNOWN_KEYS}
-        if role == "developer":
-            extras["role"] = "developer"
-        return [
-            Message(
-                "system" if role == "developer" else role,
-                content,
-                tool_calls=tool_calls,
-                tool_call_id=call_id if role == "tool" else None,
-                name=name if isinstance(name, str) else None,
-                extras=extras,
-            )
-        ]
+            message = _load_chat(base, f"messages[{index}]")
+        return [apply_carrier(message, carrier) if carrier is not None else message]
 
     def rebuild(
         self,
@@ -152,54 +535,36 @@ class OpenAIChatConverter(Converter[dict[str, Any]]):
             return []
         if message.text == originals[0].text:
             return [native]
+        if RESERVED_KEY in native:
+            base = split_carrier(native)[0]
+            flavour = "responses" if _resp.classify(base) == "responses" else "chat"
+            return [without_carrier_rebuild(native, self._dump(message, flavour))]
+        if _resp.classify(native) == "responses":
+            return [_resp.rebuild_item(native, message.text)]
         raw = native.get("content")
         if isinstance(raw, list):
             return [{**native, "content": patch_text_blocks(raw, message.text, is_text_block)}]
         return [{**native, "content": message.text}]
 
     def dump(self, message: Message) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": message.extras.get("role", message.role)}
-        if isinstance(message.content, str):
-            out["content"] = message.content
-        else:
-            out["content"] = [_dump_part(p) for p in message.content]
-        if message.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments},
-                }
-                for c in message.tool_calls
-            ]
-        if message.tool_call_id:
-            out["tool_call_id"] = message.tool_call_id
-        if message.name:
-            out["name"] = message.name
-        out.update({k: v for k, v in message.extras.items() if k != "role"})
-        return out
+        flavour = self.flavour
+        if flavour == "auto":
+            flavour = "responses" if _resp.is_responses_message(message) else "chat"
+        return self._dump(message, flavour)
+
+    def _dump(self, message: Message, flavour: str) -> dict[str, Any]:
+        if flavour == "responses":
+            return dump_lossless(message, _resp.render_item, _load_one)
+        return dump_lossless(message, _render_chat, _load_one)
 
 
-def _dump_part(part: Part) -> Any:
-    if isinstance(part, TextPart):
-        return {"type": "text", "text": part.text, **part.extras}
-    if isinstance(part, ImagePart):
-        url = part.url or f"data:{part.media_type or 'image/png'};base64,{part.data or ''}"
-        image: dict[str, Any] = {"url": url}
-        if part.detail:
-            image["detail"] = part.detail
-        return {"type": "image_url", "image_url": image}
-    if isinstance(part, OpaquePart):
-        return part.data
-    if isinstance(part, FilePart):
-        f = {
-            k: v
-            for k, v in (
-                ("file_data", part.data),
-                ("file_id", part.file_id),
-                ("filename", part.filename),
-            )
-            if v is not None
-        }
-        return {"type": "file", "file": f}
-    return {"type": "text", "text": part.text}  # thinking has no chat slot: sent as text
+class _ResponsesConverter(OpenAIChatConverter):
+    """The ``openai`` converter bound to a Responses list: new natives are Responses items."""
+
+    flavour = "responses"
+
+    def bind(self, natives: Sequence[Any]) -> OpenAIChatConverter:
+        return self
+
+
+_RESPONSES = _ResponsesConverter()

@@ -1,0 +1,1018 @@
+"""The ``openai`` format: Chat Completions dicts and Responses items, lossless both ways.
+
+Also home of the Hypothesis strategies shared by ``test_formats_anthropic.py`` and
+``test_check.py``: any :class:`Message` (for ``load(dump(m)) == m``), and valid conversations
+in Chat Completions and Responses shapes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import glob
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent_adapter.context import (
+    CompressionPolicy,
+    CutLongMessages,
+    MyOwnStep,
+    RemoveDuplicates,
+    RemoveOldMessages,
+    ShrinkToolResults,
+    compress_for,
+    estimate_tokens,
+)
+from agent_adapter.context.formats import convert, detect_format
+from agent_adapter.context.formats.acceptance import check, check_thinking_unchanged, strip_reserved
+from agent_adapter.context.formats.anthropic import AnthropicConverter
+from agent_adapter.context.formats.openai import RESERVED_KEY, OpenAIChatConverter
+from agent_adapter.context.formats.responses import ITEM_TYPES
+from agent_adapter.context.units import Protection
+from agent_adapter.errors import ConfigError
+from agent_adapter.messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+)
+from agent_adapter.traces import load_swe_agent, load_tau_bench
+
+OPENAI = OpenAIChatConverter()
+RESPONSES = OPENAI.bind([{"type": "message", "role": "user", "content": "x"}])
+ANTHROPIC = AnthropicConverter()
+FAST = settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def every_step() -> list[Any]:
+    return [
+        RemoveDuplicates(),
+        ShrinkToolResults(bigger_than_tokens=50, older_than_turns=1),
+        CutLongMessages(max_tokens_per_message=60),
+        RemoveOldMessages(keep_first=1, keep_last=2),
+    ]
+
+
+def compressed(natives: list[Any], fmt: str, target: int, steps: list[Any]) -> list[Any]:
+    policy = CompressionPolicy(target_tokens=max(1, target), steps=steps)
+    out, _ = asyncio.run(compress_for(natives, policy, format=fmt))
+    return out
+
+
+def tokens(natives: list[Any], fmt: str) -> int:
+    return estimate_tokens(convert(natives, fmt).messages)
+
+
+# --------------------------------------------------------------------------------------------
+# strategies
+
+WORDS = st.text(alphabet="abcdefgh xyz.\n", min_size=1, max_size=12)
+TEXT = st.one_of(
+    st.text(alphabet="abcdefghij klmno\n", min_size=1, max_size=60),
+    st.builds(lambda n, c: c * n, st.integers(200, 1500), st.sampled_from(["lorem ", "x"])),
+)
+IDS = st.text(alphabet="abcdef0123456789", min_size=4, max_size=8)
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | WORDS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(WORDS, inner, max_size=3),
+    max_leaves=6,
+)
+TYPES = st.sampled_from(
+    [
+        "text",
+        "image",
+        "document",
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "input_text",
+        "output_text",
+        "input_image",
+        "input_file",
+        "input_audio",
+        "refusal",
+        "image_url",
+        "file",
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "computer_call",
+        "computer_call_output",
+        "mcp_approval_request",
+        "web_search_call",
+        "custom",
+        "human",
+        "zzz",
+    ]
+)
+KEYS = st.sampled_from(
+    [
+        "type",
+        "role",
+        "id",
+        "status",
+        "output",
+        "cache_control",
+        "citations",
+        "is_error",
+        "refusal",
+        "annotations",
+        "file_id",
+        "thought_signature",
+        "additional_kwargs",
+        "caller",
+        "content",
+        "text",
+        "name",
+        "zz",
+    ]
+)
+
+
+@st.composite
+def extras(draw: st.DrawFn) -> dict[str, Any]:
+    out = draw(st.dictionaries(KEYS, JSONISH, max_size=3))
+    if draw(st.booleans()):
+        out["type"] = draw(TYPES)
+    if draw(st.integers(0, 5)) == 0:
+        out["thought_signature"] = b"\x00sig"
+    return out
+
+
+@st.composite
+def opaque(draw: st.DrawFn) -> OpaquePart:
+    data: Any = {"type": draw(TYPES), **draw(st.dictionaries(KEYS, JSONISH, max_size=2))}
+    if draw(st.integers(0, 6)) == 0:
+        data = draw(JSONISH)
+    return OpaquePart(draw(st.sampled_from(["openai", "anthropic", "gemini", "x"])), data)
+
+
+OPT = st.none() | WORDS
+PARTS = st.one_of(
+    st.builds(TextPart, st.text(max_size=20), extras()),
+    st.builds(ImagePart, OPT, OPT, st.none() | st.sampled_from(["image/png", "x"]), OPT, extras()),
+    st.builds(FilePart, OPT, OPT, OPT, st.none() | st.just("application/pdf"), OPT, extras()),
+    st.builds(ThinkingPart, st.text(max_size=20), OPT, st.booleans(), extras()),
+    opaque(),
+)
+ARGS = st.one_of(
+    st.just('{"a": 1}'),
+    st.just('{"a":1}'),
+    st.just(""),
+    st.just("not json"),
+    st.just("[1, 2]"),
+    st.just('{"action": {"type": "click", "x": 1}}'),
+)
+CALLS = st.builds(ToolCall, IDS, WORDS, ARGS, extras())
+
+
+@st.composite
+def any_messages(draw: st.DrawFn) -> Message:
+    """Any valid Message, with fields and extras of every format (and colliding ones)."""
+    role = draw(st.sampled_from(["system", "user", "assistant", "tool"]))
+    content: Any = draw(st.text(max_size=20) | st.lists(PARTS, max_size=4).map(tuple))
+    return Message(
+        role,
+        content,
+        tool_calls=tuple(draw(st.lists(CALLS, max_size=3))) if role == "assistant" else (),
+        tool_call_id=draw(IDS) if role == "tool" else None,
+        name=draw(OPT),
+        extras=draw(extras()),
+    )
+
+
+@st.composite
+def chat_conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Valid Chat Completions lists: parts, images, files, audio, refusals, names, developer
+    messages, parallel and custom tool calls."""
+    out: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        out.append({"role": draw(st.sampled_from(["system", "developer"])), "content": draw(TEXT)})
+    for n in range(1, draw(st.integers(1, 7)) + 1):
+        kind = draw(st.sampled_from(["user", "user_parts", "assistant", "calls", "calls"]))
+        if kind == "user":
+            out.append({"role": "user", "content": draw(TEXT)})
+        elif kind == "user_parts":
+            parts: list[Any] = [{"type": "text", "text": draw(TEXT)}]
+            parts += draw(
+                st.lists(
+                    st.sampled_from(
+                        [
+                            {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
+                            {
+                                "type": "image_url",
+                                "image_url": {"url": "data:image/png;base64,QUJD", "detail": "low"},
+                            },
+                            {"type": "file", "file": {"file_id": "file-1", "filename": "a.pdf"}},
+                            {
+                                "type": "input_audio",
+                                "input_audio": {"data": "QQ==", "format": "wav"},
+                            },
+                        ]
+                    ),
+                    max_size=2,
+                )
+            )
+            out.append({"role": "user", "content": parts, "name": "ann"})
+        elif kind == "assistant":
+            if draw(st.booleans()):
+                out.append({"role": "assistant", "content": draw(TEXT)})
+            else:
+                out.append(
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "text", "text": draw(TEXT)},
+                            {"type": "refusal", "refusal": "no"},
+                        ],
+                    }
+                )
+        else:
+            k = draw(st.integers(1, 3))
+            ids = [f"call_{n}_{j}" for j in range(k)]
+            tool_calls: list[Any] = []
+            for j, id_ in enumerate(ids):
+                if j == 2:
+                    tool_calls.append(
+                        {"id": id_, "type": "custom", "custom": {"name": "patch", "input": "x"}}
+                    )
+                else:
+                    args = json.dumps({"q": draw(WORDS)})
+                    tool_calls.append(
+                        {
+                            "id": id_,
+                            "type": "function",
+                            "function": {"name": "f", "arguments": args},
+                        }
+                    )
+            out.append({"role": "assistant", "content": None, "tool_calls": tool_calls})
+            for id_ in draw(st.permutations(ids)):
+                out.append(
+                    {"role": "tool", "tool_call_id": id_, "name": "f", "content": draw(TEXT)}
+                )
+    if out[-1]["role"] != "user":
+        out.append({"role": "user", "content": draw(TEXT)})
+    return out
+
+
+@st.composite
+def responses_conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Valid Responses item lists: typed and easy messages with image/file parts, reasoning
+    items before messages and calls, parallel function calls, custom and computer calls, MCP
+    calls, approvals (answered or pending), web searches."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": draw(TEXT)}]
+    n = 0
+
+    def reasoning() -> None:
+        if draw(st.booleans()):
+            out.append(
+                {
+                    "type": "reasoning",
+                    "id": f"rs_{n}",
+                    "summary": [{"type": "summary_text", "text": draw(WORDS)}],
+                    "encrypted_content": f"enc{n}==",
+                }
+            )
+
+    for _ in range(draw(st.integers(1, 7))):
+        n += 1
+        kind = draw(
+            st.sampled_from(
+                [
+                    "user",
+                    "typed_user",
+                    "answer",
+                    "calls",
+                    "calls",
+                    "computer",
+                    "approval",
+                    "mcp",
+                    "search",
+                ]
+            )
+        )
+        if kind == "user":
+            out.append({"role": "user", "content": draw(TEXT)})
+        elif kind == "typed_user":
+            out.append(
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": draw(TEXT)},
+                        {"type": "input_image", "image_url": "https://x/i.png", "detail": "auto"},
+                        {"type": "input_file", "file_id": "file-9"},
+                    ],
+                }
+            )
+        elif kind == "answer":
+            reasoning()
+            out.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": draw(TEXT), "annotations": []}],
+                }
+            )
+        elif kind == "calls":
+            reasoning()
+            k = draw(st.integers(1, 3))
+            ids = [f"call_{n}_{j}" for j in range(k)]
+            for j, id_ in enumerate(ids):
+                if j == 2:
+                    out.append(
+                        {
+                            "type": "custom_tool_call",
+                            "id": f"ctc_{n}",
+                            "call_id": id_,
+                            "name": "patch",
+                            "input": draw(WORDS),
+                        }
+                    )
+                else:
+                    out.append(
+                        {
+                            "type": "function_call",
+                            "id": f"fc_{n}_{j}",
+                            "call_id": id_,
+                            "name": "f",
+                            "arguments": json.dumps({"q": draw(WORDS)}),
+                            "status": "completed",
+                        }
+                    )
+            for id_ in draw(st.permutations(ids)):
+                kind_out = (
+                    "custom_tool_call_output" if id_.endswith("_2") else "function_call_output"
+                )
+                output: Any = draw(TEXT)
+                if draw(st.booleans()):
+                    output = [{"type": "input_text", "text": output}]
+                out.append({"type": kind_out, "call_id": id_, "output": output})
+        elif kind == "computer":
+            reasoning()
+            out.append(
+                {
+                    "type": "computer_call",
+                    "id": f"cu_{n}",
+                    "call_id": f"cc_{n}",
+                    "action": {"type": "click", "x": n, "y": 2},
+                    "pending_safety_checks": [],
+                    "status": "completed",
+                }
+            )
+            out.append(
+                {
+                    "type": "computer_call_output",
+                    "call_id": f"cc_{n}",
+                    "output": {
+                        "type": "computer_screenshot",
+                        "image_url": "data:image/png;base64,QQ",
+                    },
+                }
+            )
+        elif kind == "approval":
+            out.append(
+                {
+                    "type": "mcp_approval_request",
+                    "id": f"mcpr_{n}",
+                    "server_label": "s",
+                    "name": "delete",
+                    "arguments": "{}",
+                }
+            )
+            if draw(st.booleans()):
+                out.append(
+                    {
+                        "type": "mcp_approval_response",
+                        "approval_request_id": f"mcpr_{n}",
+                        "approve": draw(st.booleans()),
+                    }
+                )
+        elif kind == "mcp":
+            reasoning()
+            out.append(
+                {
+                    "type": "mcp_call",
+                    "id": f"mcp_{n}",
+                    "server_label": "s",
+                    "name": "ask",
+                    "arguments": "{}",
+                    "output": draw(TEXT),
+                }
+            )
+        else:
+            reasoning()
+            out.append(
+                {
+                    "type": "web_search_call",
+                    "id": f"ws_{n}",
+                    "status": "completed",
+                    "action": {"type": "search", "query": draw(WORDS)},
+                }
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Chat Completions mapping
+
+
+def test_chat_message_fields_map_to_message() -> None:
+    natives = [
+        {"role": "developer", "content": "rules"},
+        {
+            "role": "user",
+            "name": "ann",
+            "content": [
+                {"type": "text", "text": "look"},
+                {
+                    "type": "image_url",
+                    "image_url": {"url": "data:image/png;base64,QUJD", "detail": "high"},
+                },
+                {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
+                {
+                    "type": "file",
+                    "file": {"file_data": "data:application/pdf;base64,UEQ=", "filename": "a.pdf"},
+                },
+                {"type": "input_audio", "input_audio": {"data": "QQ==", "format": "wav"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}},
+                {"id": "c2", "type": "custom", "custom": {"name": "patch", "input": "*** diff"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+        {"role": "tool", "tool_call_id": "c2", "content": "r2"},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": "no"}], "refusal": "no"},
+    ]
+    conv = convert(natives)
+    m = conv.messages
+    assert conv.format == "openai"
+    assert m[0] == Message("system", "rules", extras={"role": "developer"})
+    assert m[1].name == "ann"
+    assert m[1].content[1] == ImagePart(data="QUJD", media_type="image/png", detail="high")
+    assert m[1].content[2] == ImagePart(url="https://x/a.png")
+    assert m[1].content[3] == FilePart(data="UEQ=", media_type="application/pdf", filename="a.pdf")
+    assert isinstance(m[1].content[4], OpaquePart)
+    assert [c.id for c in m[2].tool_calls] == ["c1", "c2"]
+    assert m[2].tool_calls[1] == ToolCall("c2", "patch", "*** diff", {"type": "custom"})
+    assert m[5].extras == {"refusal": "no"}
+    assert conv.back(list(m)) is natives
+    for message in m:
+        dumped = OPENAI.dump(message)
+        assert RESERVED_KEY not in dumped
+        assert OPENAI.load(dumped, 0) == [message]
+    # chat-shaped dumps come back byte for byte for what the chat API documents
+    assert OPENAI.dump(m[1])["content"][1:4] == natives[1]["content"][1:4]
+    assert OPENAI.dump(m[2])["tool_calls"] == natives[2]["tool_calls"]
+
+
+def test_chat_rebuild_keeps_every_field_but_the_text() -> None:
+    natives = [
+        {"role": "user", "content": "task"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "long " * 50},
+                {"type": "refusal", "refusal": "r"},
+            ],
+            "name": "bot",
+            "audio": {"id": "a1"},
+        },
+        {"role": "user", "content": "go"},
+    ]
+    conv = convert(natives)
+    changed = conv.messages[1].with_text("short")
+    out = conv.back([conv.messages[0], changed, conv.messages[2]])
+    assert out[0] is natives[0] and out[2] is natives[2]
+    assert out[1] == {
+        **natives[1],
+        "content": [{"type": "text", "text": "short"}, natives[1]["content"][1]],
+    }
+    assert out[1]["content"][1] is natives[1]["content"][1]
+
+
+# --------------------------------------------------------------------------------------------
+# Responses mapping
+
+REASONING = {
+    "type": "reasoning",
+    "id": "rs_1",
+    "summary": [
+        {"type": "summary_text", "text": "think"},
+        {"type": "summary_text", "text": "more"},
+    ],
+    "encrypted_content": "gAAAA==",
+}
+ITEMS: list[dict[str, Any]] = [
+    {"role": "developer", "content": "rules"},
+    {
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "hi"},
+            {"type": "input_image", "image_url": "https://x/i.png", "detail": "low"},
+            {
+                "type": "input_file",
+                "file_data": "data:application/pdf;base64,UEQ=",
+                "filename": "a.pdf",
+            },
+        ],
+    },
+    REASONING,
+    {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "calc",
+        "arguments": '{"x":1}',
+        "status": "completed",
+    },
+    {
+        "type": "function_call",
+        "id": "fc_2",
+        "call_id": "call_2",
+        "name": "calc",
+        "arguments": '{"x":2}',
+        "status": "completed",
+    },
+    {"type": "function_call_output", "call_id": "call_2", "output": "two"},
+    {
+        "type": "function_call_output",
+        "call_id": "call_1",
+        "output": [{"type": "input_text", "text": "one"}, {"type": "input_image", "file_id": "f1"}],
+    },
+    {
+        "type": "custom_tool_call",
+        "id": "ctc_1",
+        "call_id": "call_3",
+        "name": "patch",
+        "input": "diff",
+    },
+    {"type": "custom_tool_call_output", "call_id": "call_3", "output": "ok"},
+    {
+        "type": "computer_call",
+        "id": "cu_1",
+        "call_id": "cc_1",
+        "action": {"type": "click", "x": 1},
+        "pending_safety_checks": [],
+        "status": "completed",
+    },
+    {
+        "type": "computer_call_output",
+        "call_id": "cc_1",
+        "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,QQ"},
+    },
+    {
+        "type": "local_shell_call",
+        "id": "ls_1",
+        "call_id": "lsc_1",
+        "action": {"type": "exec", "command": ["ls"]},
+        "status": "completed",
+    },
+    {"type": "local_shell_call_output", "id": "lsc_1", "output": "a b"},
+    {"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "s", "tools": []},
+    {
+        "type": "mcp_approval_request",
+        "id": "mcpr_1",
+        "server_label": "s",
+        "name": "rm",
+        "arguments": "{}",
+    },
+    {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True},
+    {
+        "type": "mcp_call",
+        "id": "mcp_1",
+        "server_label": "s",
+        "name": "rm",
+        "arguments": "{}",
+        "output": "done",
+        "approval_request_id": "mcpr_1",
+    },
+    {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+    {"type": "file_search_call", "id": "fs_1", "queries": ["q"], "status": "completed"},
+    {"type": "image_generation_call", "id": "ig_1", "result": "QQ==", "status": "completed"},
+    {"type": "item_reference", "id": "msg_0"},
+    {"type": "some_future_item", "id": "x_1"},
+    {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "status": "completed",
+        "content": [
+            {"type": "output_text", "text": "42", "annotations": []},
+            {"type": "refusal", "refusal": "no"},
+        ],
+    },
+]
+
+
+def test_responses_items_map_one_to_one() -> None:
+    assert detect_format(ITEMS) == "openai"
+    conv = convert(ITEMS)
+    m = conv.messages
+    assert len(m) == len(ITEMS)
+    assert m[0] == Message("system", "rules", extras={"role": "developer"})
+    assert m[1].content[0] == TextPart("hi")
+    assert m[1].content[1] == ImagePart(url="https://x/i.png", detail="low")
+    assert m[1].content[2] == FilePart(data="UEQ=", media_type="application/pdf", filename="a.pdf")
+    (thinking,) = m[2].content
+    assert m[2].role == "assistant" and not m[2].tool_calls
+    assert thinking == ThinkingPart("think\n\nmore", "gAAAA==", extras=REASONING)
+    assert m[3].tool_calls == (ToolCall("call_1", "calc", '{"x":1}'),)
+    assert m[3].extras == {"type": "function_call", "id": "fc_1", "status": "completed"}
+    assert m[5] == Message(
+        "tool", "two", tool_call_id="call_2", extras={"type": "function_call_output"}
+    )
+    assert m[6].content[0] == TextPart("one")
+    assert m[7].tool_calls == (ToolCall("call_3", "patch", "diff"),)
+    assert m[9].tool_calls[0].name == "computer"
+    assert json.loads(m[9].tool_calls[0].arguments) == {"action": {"type": "click", "x": 1}}
+    assert m[10].tool_call_id == "cc_1"
+    assert m[10].content == (
+        ImagePart(data="QQ", media_type="image/png", extras={"type": "computer_screenshot"}),
+    )
+    assert m[11].tool_calls[0].id == "lsc_1" and m[12].tool_call_id == "lsc_1"
+    for k in range(13, 22):
+        assert m[k].content == (OpaquePart("openai", ITEMS[k]),), k
+        assert m[k].content[0].data is ITEMS[k]
+        assert m[k].extras == {"type": ITEMS[k]["type"]}
+    assert m[15].role == "user" and m[14].role == "assistant"
+    assert conv.back(list(m)) is ITEMS
+    for message in m:
+        dumped = OPENAI.dump(message)
+        assert OPENAI.load(dumped, 0) == [message]
+        assert RESERVED_KEY not in dumped, dumped
+    assert [OPENAI.dump(x) for x in m[2:]] == ITEMS[2:]
+
+
+def test_approval_items_are_protected() -> None:
+    m = convert(ITEMS).messages
+    protection = Protection(m, protect_newest_turn=False)
+    assert protection.is_protected(m[14])  # request
+    assert protection.is_protected(m[15])  # response
+    assert protection.is_protected(m[16])  # mcp_call made with an approval
+
+
+def test_responses_rebuild_keeps_ids_status_and_annotations() -> None:
+    items = [
+        {"role": "user", "content": "q"},
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [
+                {"type": "output_text", "text": "long " * 40, "annotations": [{"x": 1}]},
+                {"type": "refusal", "refusal": "r"},
+            ],
+        },
+        {"type": "function_call", "id": "fc_1", "call_id": "c", "name": "f", "arguments": "{}"},
+        {
+            "type": "function_call_output",
+            "call_id": "c",
+            "output": [
+                {"type": "input_text", "text": "out " * 40},
+                {"type": "input_image", "file_id": "f"},
+            ],
+        },
+        {"role": "user", "content": "go"},
+    ]
+    conv = convert(items)
+    m = conv.messages
+    out = conv.back([m[0], m[1].with_text("short"), m[2], m[3].with_text("cut"), m[4]])
+    assert out[0] is items[0] and out[2] is items[2] and out[4] is items[4]
+    assert out[1] == {
+        **items[1],
+        "content": [{**items[1]["content"][0], "text": "short"}, items[1]["content"][1]],
+    }
+    assert out[3] == {
+        **items[3],
+        "output": [{"type": "input_text", "text": "cut"}, items[3]["output"][1]],
+    }
+    assert out[3]["output"][1] is items[3]["output"][1]
+
+
+def test_responses_detection_and_mixing() -> None:
+    assert OPENAI.kind(REASONING) == "sure"
+    assert OPENAI.kind({"type": "brand_new_item"}) == "maybe"
+    assert OPENAI.kind({"role": "user", "content": [{"type": "input_text", "text": "x"}]}) == "sure"
+    assert OPENAI.kind({"role": "user", "content": "x"}) == "maybe"
+    assert ANTHROPIC.kind(REASONING) is None
+    mixed = [{"role": "tool", "tool_call_id": "c", "content": "x"}, REASONING]
+    with pytest.raises(ConfigError, match="mix"):
+        convert(mixed, "openai")
+    violations = check(mixed, "openai")
+    assert any(v.rule == "mixed_formats" for v in violations)
+
+
+def test_bound_converter_writes_responses_items_for_added_messages() -> None:
+    assert (
+        OPENAI.bind(ITEMS) is RESPONSES
+        and OPENAI.bind([{"role": "user", "content": "x"}]) is OPENAI
+    )
+    summary = Message("user", (TextPart("summary"),))
+    assert RESPONSES.dump(summary) == {
+        "role": "user",
+        "content": [{"type": "input_text", "text": "summary"}],
+    }
+    assert OPENAI.dump(summary) == {
+        "role": "user",
+        "content": [{"type": "text", "text": "summary"}],
+    }
+    answer = Message("assistant", "a")
+    assert RESPONSES.dump(answer) == OPENAI.dump(answer) == {"role": "assistant", "content": "a"}
+
+
+# --------------------------------------------------------------------------------------------
+# lossless both ways
+
+
+@FAST
+@given(any_messages())
+def test_dump_then_load_gives_the_message_back(message: Message) -> None:
+    for converter in (OPENAI, RESPONSES, ANTHROPIC):
+        native = converter.dump(message)
+        assert converter.load(native, 0) == [message]
+        if RESERVED_KEY in native:  # the carrier only holds what has no slot
+            assert set(native[RESERVED_KEY]) <= {
+                "message",
+                "content",
+                "insert",
+                "parts",
+                "tool_calls",
+                "calls",
+            }
+
+
+def test_carrier_keeps_foreign_fields_and_is_stripped_for_sending() -> None:
+    thinking = ThinkingPart("plan", "SIG==")
+    message = Message(
+        "assistant",
+        (thinking, TextPart("hi", {"cache_control": {"type": "ephemeral"}})),
+        tool_calls=(ToolCall("t1", "f", '{"a": 1}', {"thought_signature": b"gem"}),),
+        extras={"id": "lc-run-1"},
+    )
+    native = OPENAI.dump(message)
+    assert native["content"] == [{"type": "text", "text": "hi"}]
+    assert native["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"a": 1}'}
+    carrier = native[RESERVED_KEY]
+    assert carrier["insert"] == [
+        [
+            0,
+            {
+                "kind": "thinking",
+                "text": "plan",
+                "signature": "SIG==",
+                "redacted": False,
+                "extras": {},
+            },
+        ]
+    ]
+    assert OPENAI.load(native, 0) == [message]
+    result = {"role": "tool", "tool_call_id": "t1", "content": "r"}
+    request = [{"role": "user", "content": "q"}, native, result]
+    assert [(v.index, v.rule) for v in check(request, "openai")] == [(1, "reserved_key")]
+    clean = strip_reserved(request)
+    assert RESERVED_KEY not in clean[1] and check(clean, "openai") == []
+    assert clean[0] is request[0] and clean[2] is request[2]
+    plain = {"role": "user", "content": "x"}
+    assert strip_reserved([plain])[0] is plain
+
+
+def test_changed_message_with_carrier_is_dumped_again() -> None:
+    message = Message("assistant", (ThinkingPart("p", "S"), TextPart("long " * 20)))
+    natives = [
+        {"role": "user", "content": "q"},
+        OPENAI.dump(message),
+        {"role": "user", "content": "n"},
+    ]
+    conv = convert(natives, "openai")
+    m = conv.messages
+    out = conv.back([m[0], m[1].with_text("short"), m[2]])
+    assert OPENAI.load(out[1], 1) == [m[1].with_text("short")]
+
+
+def test_chat_to_anthropic_and_back_keeps_everything(data_dir: Path) -> None:
+    dialogs = load_tau_bench(data_dir / "tau-bench" / "gpt-4o-airline.json")
+    for natives in dialogs:
+        conv = convert(natives, "openai")
+        again = [ANTHROPIC.load(ANTHROPIC.dump(m), 0)[0] for m in conv.messages]
+        assert again == conv.messages
+        back = conv.back(again)  # equal but new messages: rebuilt natives are the originals
+        assert len(back) == len(natives) and all(a is b for a, b in zip(back, natives, strict=True))
+
+
+# --------------------------------------------------------------------------------------------
+# real data
+
+
+def _openai_traces(data_dir: Path) -> list[list[dict[str, Any]]]:
+    traces = load_tau_bench(data_dir / "tau-bench" / "gpt-4o-airline.json")
+    traces += [
+        load_swe_agent(f)
+        for f in sorted(glob.glob(str(data_dir / "swe-agent" / "**" / "*.traj"), recursive=True))
+    ]
+    return traces
+
+
+def test_real_openai_conversations_round_trip_unchanged(data_dir: Path) -> None:
+    traces = _openai_traces(data_dir)
+    assert len(traces) == 222
+    for natives in traces:
+        assert check(natives, "openai") == []
+        conv = convert(natives, "openai")
+        assert conv.back(list(conv.messages)) is natives
+        for message in conv.messages:
+            assert OPENAI.load(OPENAI.dump(message), 0) == [message]
+
+
+@pytest.mark.parametrize("ratio", [0.7, 0.4, 0.1])
+def test_real_openai_conversations_stay_valid_after_compression(
+    data_dir: Path, ratio: float
+) -> None:
+    for natives in _openai_traces(data_dir):
+        snapshot = copy.deepcopy(natives)
+        total = tokens(natives, "openai")
+        for step in every_step():
+            out = compressed(natives, "openai", int(total * ratio), [step])
+            assert check(out, "openai") == [], step.name
+            for native in out:
+                if any(native == n for n in natives):
+                    assert any(native is n for n in natives)
+        assert natives == snapshot  # the caller's list is never mutated
+
+
+# --------------------------------------------------------------------------------------------
+# Responses regressions
+
+
+def test_output_never_sent_without_its_call() -> None:
+    items = [
+        {"role": "user", "content": "hi"},
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_1",
+            "name": "calc",
+            "arguments": "{}",
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "x" * 2000},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "42"}],
+        },
+    ]
+    out = compressed(items, "openai", 1, [RemoveOldMessages(keep_first=0, keep_last=2)])
+    kinds = [i.get("type") for i in out]
+    assert ("function_call" in kinds) == ("function_call_output" in kinds)
+    assert check(out, "openai") == []
+
+
+@pytest.mark.parametrize("drop", ["reasoning", "call"])
+def test_reasoning_and_its_call_go_together(drop: str) -> None:
+    items = [
+        {"role": "user", "content": "old " * 200},
+        {"role": "assistant", "content": "ok " * 200},
+        dict(REASONING),
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_1",
+            "name": "f",
+            "arguments": "{}",
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "r " * 200},
+        {"role": "user", "content": "new"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]},
+    ]
+    victim = 2 if drop == "reasoning" else 3
+
+    def remove(messages: list[Message]) -> list[Message]:
+        return [m for k, m in enumerate(messages) if k != victim]
+
+    for steps in ([MyOwnStep(fn=remove)], [RemoveOldMessages(keep_first=0, keep_last=1)]):
+        out = compressed(items, "openai", 5, steps)
+        assert check(out, "openai") == []
+        assert (items[2] in out) == (items[3] in out)
+
+
+def test_reasoning_is_never_split_from_its_item_in_units() -> None:
+    from agent_adapter.context import split_units
+
+    m = convert(ITEMS).messages
+    for unit in split_units(m):
+        if unit.messages[-1].content and isinstance(unit.messages[-1].content[0], ThinkingPart):
+            pytest.fail("a unit ends on a reasoning item")
+    (unit,) = [u for u in split_units(m) if u.start == 2]
+    assert unit.stop >= 7  # reasoning, both calls and both outputs
+
+
+@pytest.mark.parametrize("answered", [False, True])
+def test_approval_request_is_never_dropped_or_changed(answered: bool) -> None:
+    items: list[dict[str, Any]] = [
+        {"role": "user", "content": "clean up " * 100},
+        {
+            "type": "mcp_approval_request",
+            "id": "mcpr_1",
+            "server_label": "s",
+            "name": "rm",
+            "arguments": json.dumps({"path": "x" * 3000}),
+        },
+    ]
+    if answered:
+        items.append(
+            {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": False}
+        )
+    items += [
+        {"role": "assistant", "content": "waiting " * 100},
+        {"role": "user", "content": "next"},
+        {"role": "assistant", "content": "done"},
+    ]
+    for step in [*every_step(), RemoveOldMessages(keep_first=0, keep_last=0)]:
+        out = compressed(items, "openai", 1, [step])
+        assert items[1] in out and any(o is items[1] for o in out)
+        if answered:
+            assert any(o is items[2] for o in out)
+        assert check(out, "openai") == []
+
+
+# --------------------------------------------------------------------------------------------
+# properties
+
+
+STEP_LISTS = st.lists(
+    st.sampled_from([*every_step(), RemoveOldMessages(keep_first=0, keep_last=1)]),
+    min_size=1,
+    max_size=4,
+)
+
+
+def _assert_compression_keeps_validity(
+    natives: list[dict[str, Any]], steps: list[Any], ratio: float
+) -> None:
+    fmt = "openai"
+    assert check(natives, fmt) == []
+    out = compressed(natives, fmt, int(tokens(natives, fmt) * ratio), steps)
+    assert check(out, fmt) == []
+    for native in out:
+        if any(native == n for n in natives):
+            assert any(native is n for n in natives)
+    thinking = check_thinking_unchanged(natives, out)
+    assert [v for v in thinking if v.rule == "thinking_changed"] == []
+    for native in out:
+        if native.get("type") == "reasoning":
+            assert any(native is n for n in natives)
+
+
+@FAST
+@given(chat_conversations(), STEP_LISTS, st.floats(0.02, 1.0))
+def test_compressed_chat_stays_valid(
+    natives: list[dict[str, Any]], steps: list[Any], ratio: float
+) -> None:
+    _assert_compression_keeps_validity(natives, steps, ratio)
+
+
+@FAST
+@given(responses_conversations(), STEP_LISTS, st.floats(0.02, 1.0))
+def test_compressed_responses_stay_valid(
+    natives: list[dict[str, Any]], steps: list[Any], ratio: float
+) -> None:
+    _assert_compression_keeps_validity(natives, steps, ratio)
+    out = compressed(natives, "openai", int(tokens(natives, "openai") * ratio), steps)
+    for k, item in enumerate(natives):  # a reasoning item and the item after it go together
+        if item.get("type") == "reasoning":
+            nxt = natives[k + 1]
+            kept_next = any(o is nxt or (o.get("id") and o.get("id") == nxt.get("id")) for o in out)
+            assert any(o is item for o in out) == kept_next
+
+
+@FAST
+@given(responses_conversations())
+def test_responses_round_trip(items: list[dict[str, Any]]) -> None:
+    conv = convert(items)
+    assert conv.back(list(conv.messages)) is items
+    for message in conv.messages:
+        assert OPENAI.load(OPENAI.dump(message), 0) == [message]
+        assert ANTHROPIC.load(ANTHROPIC.dump(message), 0) == [message]
+    assert all(t in ITEM_TYPES for t in {i.get("type", "message") for i in items})
