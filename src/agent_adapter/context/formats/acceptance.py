@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_adapter.context.formats.openai import RESERVED_KEY, split_carrier
+from agent_adapter.context.formats._carrier import RESERVED_KEY, split_carrier
 from agent_adapter.context.formats.responses import (
     classify,
     is_call,

@@ -35,14 +35,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_adapter.context.formats._base import Converter
-from agent_adapter.context.formats._patch import is_text_block, patch_text_blocks
-from agent_adapter.context.formats.openai import (
+from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
     apply_carrier,
     dump_lossless,
     split_carrier,
     without_carrier_rebuild,
 )
+from agent_adapter.context.formats._patch import is_text_block, patch_text_blocks
 from agent_adapter.errors import ConfigError
 from agent_adapter.messages import (
     FilePart,
