@@ -147,3 +147,111 @@ async def test_caller_list_and_messages_never_mutated() -> None:
     assert out is not msgs
     # the protected newest turn comes back as the very same objects
     assert any(m is msgs[3] for m in out) and any(m is msgs[4] for m in out)
+
+
+_CLUSTERS = [
+    "a",
+    "🦊",
+    "🇯🇵",
+    "🇫🇷",
+    "🏴󠁧󠁢󠁥󠁮󠁧󠁿",
+    "👩‍💻",
+    "👍🏽",
+    "é",
+    "한",
+    "\r\n",
+    "न्",
+    "ส",
+    "ำ",
+    "1️⃣",
+    "\n",
+]
+
+
+def test_cut_falls_on_grapheme_boundaries_for_every_cluster_kind() -> None:
+    import regex
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        st.lists(st.sampled_from(_CLUSTERS), min_size=1, max_size=60),
+        st.integers(0, 80),
+        st.sampled_from(["start", "end", "both"]),
+    )
+    def check(clusters: list[str], n: int, keep: str) -> None:
+        text = "".join(clusters)
+        allowed = set(regex.findall(r"\X", text)) | {"\n"}
+        out = cut_text(text, n, keep)  # type: ignore[arg-type]
+        out.encode("utf-8")
+        assert "\ufffd" not in out
+        for piece in regex.split(r"\n?\[\.\.\. \d+ characters cut \.\.\.\]\n?", out):
+            assert set(regex.findall(r"\X", piece)) <= allowed
+
+    check()
+
+
+def test_lone_surrogates_from_bad_json_become_replacement_chars_when_cut() -> None:
+    import json
+
+    text = json.loads('"abc\\ud800def"') * 100
+    out = cut_text(text, 20, "both")
+    out.encode("utf-8")  # strict
+    assert "\ufffd" in out and "\ud800" not in out
+
+
+@pytest.mark.parametrize(
+    ("msgs", "needle"),
+    [
+        (  # a call never answered before the next user message
+            [Message("user", "q"), calls("c1"), Message("user", "q2"), Message("assistant", "a")],
+            "messages[1].tool_calls: call 'c1' has no tool result before messages[2]",
+        ),
+        (  # a parallel round half answered
+            [Message("user", "q"), calls("c1", "c2"), result("c1"), Message("user", "q2")],
+            "call 'c2'",
+        ),
+        (  # a duplicate result
+            [Message("user", "q"), calls("c1"), result("c1"), result("c1")],
+            "messages[3].tool_call_id 'c1' answers no open tool call",
+        ),
+        (  # an old round left pending, then a newer one
+            [Message("user", "q"), calls("c1"), Message("assistant", "x"), calls("c2")],
+            "call 'c1'",
+        ),
+    ],
+)
+async def test_broken_pairing_in_the_input_is_a_config_error(
+    msgs: list[Message], needle: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        await compress(msgs, _policy(1))
+    assert needle in str(err.value)
+
+
+async def test_only_the_newest_round_may_be_pending() -> None:
+    msgs = [
+        Message("user", "q " * 300),
+        calls("c1"),
+        result("c1", "r " * 300),
+        Message("user", "go"),
+        calls("c2", "c3"),
+        result("c2"),
+    ]
+    out, _ = await compress(msgs, _policy(10))
+    assert out[-3:] == msgs[-3:]
+
+
+def test_anthropic_tool_input_that_is_not_json_is_a_config_error() -> None:
+    from agent_adapter.context.formats import convert
+
+    natives = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {"b": b"\x00"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]},
+    ]
+    with pytest.raises(ConfigError, match=r"messages\[1\]\.content\[0\]\.input"):
+        convert(natives, "anthropic")

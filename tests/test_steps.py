@@ -198,3 +198,72 @@ async def test_if_still_too_long_cut_and_raise() -> None:
         await compress(msgs, CompressionPolicy(target_tokens=2000, if_still_too_long="raise"))
     kept, report = await compress(msgs, CompressionPolicy(target_tokens=2000))
     assert kept is msgs and not report.reached_target and "protected" in report.explain()
+
+
+async def test_step_errors_anywhere_are_skipped_in_skip_mode() -> None:
+    from agent_adapter.context import BaseCompressionStep, StepContext
+
+    class Garbage(BaseCompressionStep):
+        name = "garbage"
+
+        async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
+            return "nope"  # type: ignore[return-value]
+
+    def boom(ms: list[Message]) -> list[Message]:
+        raise ZeroDivisionError
+
+    msgs = [Message("user", "x " * 400), Message("assistant", "y " * 400), Message("user", "q")]
+    policy = CompressionPolicy(
+        target_tokens=10, steps=[Garbage()], if_still_too_long=MyOwnStep(fn=boom)
+    )
+    out, report = await compress(msgs, policy)
+    assert out == msgs
+    assert [(f.step, f.error_type) for f in report.failures] == [
+        ("garbage", "ConfigError"),
+        ("my_own_step", "ZeroDivisionError"),
+    ]
+    with pytest.raises(ConfigError):
+        await compress(
+            msgs, CompressionPolicy(target_tokens=10, steps=[Garbage()], on_step_error="raise")
+        )
+
+
+@pytest.mark.parametrize("scores", [[None], [5.0], ["1"], [True], [0.5, 0.5], "0.5"])
+async def test_similar_duplicates_reject_bad_scores(scores: object) -> None:
+    class Scorer:
+        async def score(self, query: str, texts: list[str]) -> object:
+            return scores
+
+    msgs = [
+        Message("user", "task"),
+        Message("assistant", "same " * 200),
+        Message("assistant", "same " * 200),
+        Message("user", "q"),
+        Message("assistant", "a"),
+    ]
+    step = RemoveDuplicates(match="similar", scorer=Scorer())
+    with pytest.raises(ConfigError, match="RemoveDuplicates"):
+        await compress(msgs, _policy(10, step, on_step_error="raise"))
+
+
+def test_sync_call_inside_a_running_loop_keeps_context_variables() -> None:
+    import asyncio
+    import contextvars
+
+    from agent_adapter.context import compress_for_sync
+
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
+    seen: list[str] = []
+
+    def spy(ms: list[Message]) -> list[Message]:
+        seen.append(var.get())
+        return ms
+
+    msgs = [Message("user", "x " * 400), Message("assistant", "y " * 400), Message("user", "q")]
+
+    async def main() -> None:
+        var.set("req-42")
+        compress_for_sync(msgs, _policy(10, MyOwnStep(fn=spy)))
+
+    asyncio.run(main())
+    assert seen == ["req-42"]

@@ -23,7 +23,7 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -50,7 +50,7 @@ from agent_adapter.context import (
     split_units,
     tiktoken_counter,
 )
-from agent_adapter.context.formats import convert
+from agent_adapter.context.formats import check, convert
 from agent_adapter.errors import AgentAdapterError, ModelContextOverflow
 from agent_adapter.messages import ROLES, Message
 from agent_adapter.traces import Trace, load_trace
@@ -59,7 +59,7 @@ __all__ = ["app", "main"]
 
 PROG = "agent-adapter"
 
-FormatChoice: TypeAlias = Literal["auto", "openai", "anthropic"]
+FormatChoice: TypeAlias = Literal["auto", "openai", "anthropic", "gemini"]
 CounterChoice: TypeAlias = Literal["estimate", "o200k", "cl100k"]
 StillChoice: TypeAlias = Literal["keep", "cut", "raise"]
 
@@ -234,6 +234,8 @@ def _load(file: Path, fmt: FormatChoice, index: int) -> tuple[Trace, str]:
         CliError: the file does not exist or is a directory.
         ValueError: ``load_trace`` could not read it (naming the file and the problem).
     """
+    if index < 0:
+        raise CliError(f"--index must be >= 0, got {index}")
     if not file.exists():
         raise CliError(f"{file}: no such file")
     if file.is_dir():
@@ -259,151 +261,25 @@ def _write_messages(out: Path, messages: Sequence[Any]) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# tool-call pairing
+# provider acceptance
 
 
 def _pairing_problems(messages: Sequence[Any], format: str) -> list[str]:
-    """Every way ``messages`` breaks tool-call pairing, one sentence each (empty: valid).
+    """Every documented provider rule ``messages`` breaks, one line each (empty: valid).
 
-    openai (Chat Completions): each ``tool`` message's ``tool_call_id`` answers a call of the
-    assistant message with ``tool_calls`` right before its run of tool messages, once; every
-    call is answered before the next non-tool message. anthropic (Messages): every
-    ``tool_use`` id is answered by a ``tool_result`` in the very next user message, results
-    before other blocks, and every ``tool_result`` answers a ``tool_use`` of the previous
-    assistant message. Calls in the very last message are a pending turn, not a problem.
-
-    Args:
-        messages: native message dicts.
-        format: ``"openai"`` or ``"anthropic"``.
-
-    Raises:
-        ValueError: another format.
+    The rules are :func:`agent_adapter.context.formats.check`'s (tool-call pairing, reasoning
+    items, role order, thinking signatures...); a pending call in the newest turn is allowed.
     """
-    if format == "openai":
-        return _openai_pairing(messages)
-    if format == "anthropic":
-        return _anthropic_pairing(messages)
-    raise ValueError(f"tool-call pairing is checked for openai and anthropic, not {format!r}")
+    return [
+        f"messages[{v.index}]: {v.message} ({v.rule})"
+        for v in check(messages, format)
+        if v.rule not in _PENDING_RULES
+    ]
 
 
-def _openai_pairing(messages: Sequence[Any]) -> list[str]:
-    problems: list[str] = []
-    owner: int | None = None  # the assistant message whose calls the current tool run answers
-    pending: dict[str, str] = {}  # call id -> tool name, not answered yet
-    answered: set[str] = set()
-
-    def close(before: str) -> None:
-        for call_id, name in pending.items():
-            problems.append(
-                f"messages[{owner}]: tool call {call_id!r} ({name}) has no result {before}"
-            )
-
-    for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            problems.append(f"messages[{i}] is a {type(message).__name__}, not a message dict")
-            continue
-        role = message.get("role")
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if owner is None:
-                problems.append(
-                    f"messages[{i}]: tool result {call_id!r} follows no assistant tool call"
-                )
-            elif isinstance(call_id, str) and call_id in pending:
-                del pending[call_id]
-                answered.add(call_id)
-            elif call_id in answered:
-                problems.append(
-                    f"messages[{i}]: tool result {call_id!r} answers a call of "
-                    f"messages[{owner}] a second time"
-                )
-            else:
-                problems.append(
-                    f"messages[{i}]: tool result {call_id!r} answers no call of messages[{owner}]"
-                )
-            continue
-        close(f"before messages[{i}]")
-        owner, pending, answered = None, {}, set()
-        calls = message.get("tool_calls") if role == "assistant" else None
-        if not calls:
-            continue
-        owner = i
-        if not isinstance(calls, list):
-            problems.append(f"messages[{i}].tool_calls is not a list")
-            continue
-        for k, call in enumerate(calls):
-            call_id = call.get("id") if isinstance(call, Mapping) else None
-            if not isinstance(call_id, str):
-                problems.append(f"messages[{i}].tool_calls[{k}] has no string id")
-                continue
-            function = call.get("function")
-            name = function.get("name") if isinstance(function, Mapping) else None
-            pending[call_id] = str(name)
-    if owner is not None and owner != len(messages) - 1:
-        close("(end of the conversation)")
-    return problems
-
-
-def _blocks(message: Mapping[str, Any]) -> list[Any]:
-    content = message.get("content")
-    return content if isinstance(content, list) else []
-
-
-def _block_type(block: Any) -> Any:
-    return block.get("type") if isinstance(block, Mapping) else None
-
-
-def _anthropic_pairing(messages: Sequence[Any]) -> list[str]:
-    problems: list[str] = []
-    uses: dict[str, str] = {}  # tool_use id -> name, of the previous assistant message
-    owner = -1
-    for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            problems.append(f"messages[{i}] is a {type(message).__name__}, not a message dict")
-            uses = {}
-            continue
-        role = message.get("role")
-        answered: set[str] = set()
-        if role == "user":
-            other_seen = False
-            for k, block in enumerate(_blocks(message)):
-                if _block_type(block) != "tool_result":
-                    other_seen = True
-                    continue
-                use_id = block.get("tool_use_id")
-                where = f"messages[{i}].content[{k}]"
-                if isinstance(use_id, str) and use_id in uses and use_id not in answered:
-                    answered.add(use_id)
-                elif use_id in answered:
-                    problems.append(f"{where}: tool_result {use_id!r} answers its tool_use twice")
-                else:
-                    previous = f"messages[{owner}]" if uses else "the previous message"
-                    problems.append(
-                        f"{where}: tool_result {use_id!r} answers no tool_use of {previous}"
-                    )
-                if other_seen:
-                    problems.append(f"{where}: tool_result comes after other content blocks")
-        elif role != "assistant":
-            problems.append(f"messages[{i}].role {role!r} is not 'user' or 'assistant'")
-        for use_id, name in uses.items():
-            if use_id not in answered:
-                problems.append(
-                    f"messages[{owner}]: tool_use {use_id!r} ({name}) is not answered in "
-                    f"messages[{i}]"
-                )
-        uses = {}
-        if role == "assistant":
-            owner = i
-            for k, block in enumerate(_blocks(message)):
-                if _block_type(block) != "tool_use":
-                    continue
-                use_id = block.get("id")
-                if isinstance(use_id, str):
-                    uses[use_id] = str(block.get("name"))
-                else:
-                    problems.append(f"messages[{i}].content[{k}]: tool_use has no string id")
-    return problems  # tool_use left in ``uses`` is in the last message: a pending turn
-
+#: Rules about a call still waiting for its result in the newest turn: fine for a history
+#: that is about to get the tool's result.
+_PENDING_RULES = frozenset({"calls_pending_at_end", "tool_use_pending_at_end"})
 
 # --------------------------------------------------------------------------------------------
 # output
@@ -539,11 +415,13 @@ def _print_compress_report(
     if problems_after:
         shown = "; ".join(problems_after[:5])
         more = f" (and {len(problems_after) - 5} more)" if len(problems_after) > 5 else ""
-        tail.add_row("tool pairing", f"BROKEN: {len(problems_after)} problem(s): {shown}{more}")
+        tail.add_row("provider", f"REJECTED: {len(problems_after)} problem(s): {shown}{more}")
     else:
-        tail.add_row("tool pairing", "OK: every tool call has its result and every result its call")
+        tail.add_row(
+            "provider", f"OK: the {fmt} request passes formats.check (every tool call paired)"
+        )
     if problems_before:
-        tail.add_row("", f"(the input already had {len(problems_before)} pairing problem(s))")
+        tail.add_row("", f"(the input already broke {len(problems_before)} provider rule(s))")
     if out is not None:
         tail.add_row("output", f"{_n(natives_after)} {fmt} messages written to {out}")
     tail.print(console)
@@ -572,7 +450,7 @@ def _report_json(
     data["counter"] = counter
     data["native_messages_before"] = len(trace.messages)
     data["native_messages_after"] = natives_after
-    data["pairing_problems"] = problems
+    data["provider_violations"] = problems
     data["output"] = str(out) if out is not None else None
     return data
 
@@ -676,6 +554,8 @@ def compress(
     policy = _build_policy(
         threshold, target, model_max_tokens, steps, token_counter, if_still_too_long
     )
+    if out is not None and out.exists() and out.resolve() == file.resolve():
+        raise CliError(f"-o {out} is the input file: write the compressed list elsewhere")
     started = time.perf_counter()
     trace, name = _load(file, fmt, index)
     load_seconds = time.perf_counter() - started

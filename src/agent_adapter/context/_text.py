@@ -2,47 +2,66 @@
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 from typing import Literal
+
+import regex
 
 from agent_adapter.messages import Message
 
 Keep = Literal["start", "end", "both"]
 
-_JOINERS = {"\u200d", "\u200c", "\u034f"}
+#: One extended grapheme cluster (Unicode UAX #29), as the ``regex`` package implements it.
+_GRAPHEME = regex.compile(r"\X", regex.DOTALL)
+_SURROGATE = regex.compile(r"[\ud800-\udfff]")
+_WINDOW = 64
 
 
-def _extends(ch: str) -> bool:
-    """True when ``ch`` belongs to the grapheme before it (combining mark, ZWJ, selector)."""
-    if ch in _JOINERS:
-        return True
-    if "\ufe00" <= ch <= "\ufe0f" or "\U000e0100" <= ch <= "\U000e01ef":
-        return True
-    if "\U0001f3fb" <= ch <= "\U0001f3ff":  # skin tone modifiers
-        return True
-    if "\udc00" <= ch <= "\udfff":  # a low surrogate: second half of a pair
-        return True
-    return unicodedata.category(ch) in ("Mn", "Me", "Mc")
+def _is_regional_indicator(ch: str) -> bool:
+    return "\U0001f1e6" <= ch <= "\U0001f1ff"
 
 
 def _boundary(text: str, i: int) -> int:
-    """The nearest index <= i that does not split a grapheme or a surrogate pair."""
-    while 0 < i < len(text) and (_extends(text[i]) or (text[i - 1] == "\u200d")):
-        i -= 1
-    return i
+    """The nearest grapheme boundary at or before ``i`` (UAX #29 extended clusters: emoji ZWJ
+    sequences, flags, skin tones, combining marks, Hangul syllables, CRLF...).
+
+    Clusters are found in a window before ``i``; its start is moved back over a run of
+    regional indicators, which pair up from the start of the run.
+    """
+    n = len(text)
+    if i <= 0 or i >= n:
+        return max(0, min(i, n))
+    start = max(0, i - _WINDOW)
+    while start > 0 and _is_regional_indicator(text[start - 1]):
+        start -= 1
+    best = start
+    for match in _GRAPHEME.finditer(text, start, min(n, i + _WINDOW)):
+        if match.end() > i:
+            break
+        best = match.end()
+    return best
+
+
+def _valid_unicode(text: str) -> str:
+    """``text`` with surrogate pairs joined and lone surrogates (from bad JSON ``\\ud800``
+    escapes) replaced by U+FFFD, so the text encodes as strict UTF-8."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def cut_text(text: str, keep_chars: int, keep: Keep = "start") -> str:
     """``text`` cut to about ``keep_chars`` characters plus a marker naming how many went.
 
     ``keep`` says which end survives: ``"start"``, ``"end"`` or ``"both"`` (head and tail).
-    The cut falls on grapheme boundaries, so valid UTF-8 stays valid and no U+FFFD appears.
-    Returns ``text`` itself when it is already short enough.
+    The cut falls on grapheme boundaries, so valid UTF-8 stays valid and no U+FFFD appears;
+    lone surrogates already in ``text`` (invalid input) become U+FFFD, since they cannot be
+    encoded at all. Returns ``text`` itself when it is already short enough.
     """
     keep_chars = max(0, keep_chars)
     if len(text) <= keep_chars:
         return text
+    text = _valid_unicode(text)
     if keep == "start":
         i = _boundary(text, keep_chars)
         return f"{text[:i]}\n[... {len(text) - i} characters cut ...]"

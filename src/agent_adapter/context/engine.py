@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,22 +28,50 @@ _MIN_CUT_TOKENS = 200
 def validate_messages(messages: object) -> list[Message]:
     """``messages`` checked as a conversation; a new list of the same objects.
 
+    Rules (the ones every provider enforces, OpenAI Chat Completions and Anthropic Messages
+    alike): a tool result answers a call that an earlier assistant message made and that no
+    earlier result answered; every call is answered before the next user message. Only the
+    newest round may still wait for results (a pending call at the end). A reused call id
+    answers the latest call that made it.
+
     Raises:
-        ConfigError: not a list, an item that is not a Message (naming its index), or a tool
-            result whose call id no earlier assistant message makes (naming index and tool_call_id).
+        ConfigError: not a list; an item that is not a Message (naming its index); a tool
+            result answering no open call (naming index and ``tool_call_id``); a call left
+            without its result (naming the assistant message's index and the call id).
     """
     if not isinstance(messages, list | tuple):
         raise ConfigError(f"messages must be a list of Message, got {type(messages).__name__}")
-    calls: set[str] = set()
+    open_calls: dict[str, int] = {}  # call id -> index of the assistant message making it
     for i, m in enumerate(messages):
         if not isinstance(m, Message):
             raise ConfigError(f"messages[{i}] is {type(m).__name__}, not a Message")
-        calls.update(c.id for c in m.tool_calls)
-        if m.role == "tool" and m.tool_call_id not in calls:
-            raise ConfigError(
-                f"messages[{i}].tool_call_id {m.tool_call_id!r} answers no earlier tool call"
-            )
+        if m.role == "tool":
+            if open_calls.pop(m.tool_call_id or "", None) is None:
+                raise ConfigError(
+                    f"messages[{i}].tool_call_id {m.tool_call_id!r} answers no open tool call "
+                    "(no earlier call makes it, or an earlier result already answered it)"
+                )
+            continue
+        if m.role == "user" and open_calls:
+            _unanswered(open_calls, before=i)
+        for call in m.tool_calls:
+            open_calls[call.id] = i
+    if open_calls:
+        last_call = max(open_calls.values())
+        if any(m.role != "tool" for m in messages[last_call + 1 :]) or any(
+            j != last_call for j in open_calls.values()
+        ):
+            _unanswered(open_calls, before=len(messages))
     return list(messages)
+
+
+def _unanswered(open_calls: dict[str, int], *, before: int) -> None:
+    call_id, j = min(open_calls.items(), key=lambda kv: kv[1])
+    where = f"messages[{before}]" if before >= 0 else "the end"
+    raise ConfigError(
+        f"messages[{j}].tool_calls: call {call_id!r} has no tool result before {where}; every "
+        "call must be answered (only the newest round may be pending)"
+    )
 
 
 def _latest_user(messages: Sequence[Message]) -> Message | None:
@@ -160,18 +189,18 @@ async def compress(
         t0 = time.perf_counter()
         try:
             candidate = await step.apply(list(current), context)
-        except Exception as exc:
+            result, stats = _guard(
+                current,
+                candidate,
+                protection,
+                step=name,
+                allow_system_prompt_shortening=bool(getattr(step, "include_system_prompt", False)),
+            )
+        except Exception as exc:  # a step's bug or outage never kills the run in "skip"
             if policy.on_step_error == "raise":
                 raise
             failures.append(StepFailure(name, type(exc).__name__))
             continue
-        result, stats = _guard(
-            current,
-            candidate,
-            protection,
-            step=name,
-            allow_system_prompt_shortening=bool(getattr(step, "include_system_prompt", False)),
-        )
         after = meter.total(result)
         step_reports.append(
             StepReport(
@@ -213,8 +242,13 @@ async def compress(
                 meter=meter,
                 ctx=ctx,
             )
-            candidate = await still.apply(list(current), relaxed_context)
-            current, _ = _guard(current, candidate, relaxed, step=action)
+            try:
+                candidate = await still.apply(list(current), relaxed_context)
+                current, _ = _guard(current, candidate, relaxed, step=action)
+            except Exception as exc:
+                if policy.on_step_error == "raise":
+                    raise
+                failures.append(StepFailure(action[5:], type(exc).__name__))
             total = meter.total(current)
             context.summary_cost_usd += relaxed_context.summary_cost_usd
 
@@ -308,5 +342,6 @@ def compress_for_sync(
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
+    context = contextvars.copy_context()  # the caller's context variables (tracing, ids)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(context.run, asyncio.run, coro).result()

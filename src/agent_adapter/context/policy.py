@@ -176,9 +176,16 @@ class CompressionPolicy:
             return CompressionLimits(threshold, target)
         window = self.model_max_tokens if self.model_max_tokens is not None else model_max_tokens
         if window is None:
+            given = (
+                "uses percents"
+                if self.threshold_percent or self.target_percent
+                else f"defaults to {DEFAULT_THRESHOLD_PERCENT:g}% / {DEFAULT_TARGET_PERCENT:g}% "
+                "of the context window"
+            )
             raise ConfigError(
-                "CompressionPolicy uses percents but no context window is known: set "
-                "model_max_tokens on the policy or pass it to the call"
+                f"CompressionPolicy {given} but no context window is known: set "
+                "model_max_tokens on the policy or pass it to the call, or give "
+                "threshold_tokens / target_tokens"
             )
         if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
             raise ConfigError(f"model_max_tokens must be an int > 0, got {window!r}")

@@ -130,4 +130,29 @@ class Conversion(Generic[T]):
             for g in range(start + 1, stop):  # added inside a native's span go after it
                 out.extend(conv.dump(m) for m in added.get(g, ()))
         out.extend(conv.dump(m) for m in added.get(len(self.messages), ()))
-        return conv.finish(out)
+        return self._same_objects(conv.finish(out))
+
+    def _same_objects(self, out: list[T]) -> list[T]:
+        """``out`` with every rebuilt or merged native that equals an input native replaced by
+        that very input object (a merge can rebuild an original, e.g. when a dropped message
+        sat between two halves of it). Only input natives between the kept neighbours are
+        compared, so the cost stays proportional to what changed."""
+        pos = {id(n): i for i, n in enumerate(self._natives)}
+        if all(id(x) in pos for x in out):
+            return out
+        nxt = [len(self._natives)] * (len(out) + 1)
+        for k in range(len(out) - 1, -1, -1):
+            i = pos.get(id(out[k]))
+            nxt[k] = i if i is not None else nxt[k + 1]
+        prev = -1
+        for k, x in enumerate(out):
+            i = pos.get(id(x))
+            if i is None:
+                for j in range(prev + 1, nxt[k + 1]):
+                    if self._natives[j] == x:
+                        out[k] = self._natives[j]
+                        i = j
+                        break
+            if i is not None:
+                prev = i
+        return out

@@ -150,7 +150,13 @@ def _load(native: Any, where: str) -> list[Message]:
                 meta = {
                     k2: v for k2, v in block.items() if k2 not in ("type", "id", "name", "input")
                 }
-                calls.append(ToolCall(id_, name, json.dumps(block.get("input", {})), meta))
+                try:
+                    arguments = json.dumps(block.get("input", {}))
+                except (TypeError, ValueError) as exc:
+                    raise ConfigError(
+                        f"{where}.content[{k}].input is not JSON-serializable: {exc}"
+                    ) from exc
+                calls.append(ToolCall(id_, name, arguments, meta))
             else:
                 parts.append(_block_part(block))
         return [Message("assistant", tuple(parts), tool_calls=tuple(calls), extras=extras)]

@@ -21,6 +21,25 @@ def _key(unit: Unit) -> Hashable:
     )
 
 
+def _checked_scores(scores: object, texts: list[int]) -> list[float]:
+    """``scores`` as floats in 0..1, one per text.
+
+    Raises:
+        ConfigError: not a sequence of that length, or a score that is not a finite number
+            in 0..1 (bools and strings included).
+    """
+    if not isinstance(scores, list | tuple) or len(scores) != len(texts):
+        raise ConfigError(
+            f"RemoveDuplicates: the scorer must return {len(texts)} scores, got {scores!r:.80}"
+        )
+    out: list[float] = []
+    for i, s in enumerate(scores):
+        if isinstance(s, bool) or not isinstance(s, int | float) or not 0.0 <= s <= 1.0:
+            raise ConfigError(f"RemoveDuplicates: score [{i}] is {s!r}, not a number in 0..1")
+        out.append(float(s))
+    return out
+
+
 @dataclass(kw_only=True)
 class RemoveDuplicates(BaseCompressionStep):
     """Drop an older copy of a later message or tool round, oldest first, only as many as needed.
@@ -90,9 +109,5 @@ class RemoveDuplicates(BaseCompressionStep):
             if not later:
                 continue
             scores = await self.scorer.score(texts[n], [texts[k] for k in later])
-            if len(scores) != len(later):
-                raise ConfigError(
-                    "RemoveDuplicates: the scorer returned the wrong number of scores"
-                )
-            dup[n] = any(float(s) > self.same_if_score_above for s in scores)
+            dup[n] = any(s > self.same_if_score_above for s in _checked_scores(scores, later))
         return dup
