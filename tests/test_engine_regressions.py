@@ -255,3 +255,21 @@ def test_anthropic_tool_input_that_is_not_json_is_a_config_error() -> None:
     ]
     with pytest.raises(ConfigError, match=r"messages\[1\]\.content\[0\]\.input"):
         convert(natives, "anthropic")
+
+
+@pytest.mark.parametrize(
+    ("block", "field"),
+    [
+        ({"type": "text", "text": {"nested": "junk"}}, "content[0].text"),
+        ({"type": "thinking", "thinking": None, "signature": "s"}, "content[0].thinking"),
+        ({"type": "tool_use", "id": "t1", "name": "f", "input": None}, "content[0].input"),
+    ],
+)
+def test_malformed_anthropic_blocks_name_index_and_field(block: dict, field: str) -> None:
+    from agent_adapter.context.formats import convert
+
+    natives = [{"role": "user", "content": "q"}, {"role": "assistant", "content": [block]}]
+    import re
+
+    with pytest.raises(ConfigError, match=re.escape(f"messages[1].{field}")):
+        convert(natives, "anthropic")

@@ -125,7 +125,16 @@ def _blocks(raw: Any, where: str) -> list[Mapping[str, Any]]:
     for k, block in enumerate(raw):
         if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
             raise ConfigError(f"{where}[{k}] must be a content block dict with a 'type'")
+        field = _REQUIRED_STR.get(block["type"])
+        if field is not None and not isinstance(block.get(field), str):
+            raise ConfigError(f"{where}[{k}].{field} must be a str ({block['type']} block)")
+        if block["type"] == "tool_use" and not isinstance(block.get("input", {}), Mapping):
+            raise ConfigError(f"{where}[{k}].input must be an object (tool_use block)")
     return raw
+
+
+#: The string field each block type must have (Messages API reference, content blocks).
+_REQUIRED_STR = {"text": "text", "thinking": "thinking", "redacted_thinking": "data"}
 
 
 def _load(native: Any, where: str) -> list[Message]:
