@@ -273,3 +273,12 @@ def test_malformed_anthropic_blocks_name_index_and_field(block: dict, field: str
 
     with pytest.raises(ConfigError, match=re.escape(f"messages[1].{field}")):
         convert(natives, "anthropic")
+
+
+def test_gemini_text_part_that_is_not_a_string_is_a_config_error() -> None:
+    from agent_adapter.context.formats import convert
+
+    with pytest.raises(
+        ConfigError, match=r"contents\[0\]\.parts\[1\]\.text|\[0\]\.parts\[1\]\.text"
+    ):
+        convert([{"role": "user", "parts": [{"text": "ok"}, {"text": 5}]}], "gemini")

@@ -456,6 +456,11 @@ class GeminiConverter(Converter[Any]):
         for k, part in enumerate(parts):
             if not isinstance(part, Mapping) and not _is_model(part):
                 raise ConfigError(f"{where}.parts[{k}] must be a part, not {type(part).__name__}")
+            text = _fields(part).get("text")
+            if text is not None and not isinstance(text, str):
+                raise ConfigError(
+                    f"{where}.parts[{k}].text must be a str, not {type(text).__name__}"
+                )
         extras = {k: _plain(v) for k, v in cf.items() if k not in ("role", "parts")}
         own, by_part = _carrier(native, where)
         if role == "model":
