@@ -1,0 +1,127 @@
+"""The format registry: convert, detect_format, register_format, and their errors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from agent_adapter.context import CompressionPolicy, compress_for_sync
+from agent_adapter.context.formats import (
+    FORMATS,
+    Converter,
+    _registry,
+    convert,
+    detect_format,
+    register_format,
+    registered_names,
+)
+from agent_adapter.errors import ConfigError
+from agent_adapter.messages import Message
+
+
+def test_formats_constant() -> None:
+    assert FORMATS == ("agent_adapter", "langchain", "openai", "anthropic", "gemini")
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        ([{"role": "user", "content": "hi"}], "openai"),
+        (
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "tool", "tool_call_id": "x", "content": "r"},
+            ],
+            "openai",
+        ),
+        ([{"type": "message", "role": "user", "content": "hi"}], "openai"),
+        (
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}],
+                }
+            ],
+            "anthropic",
+        ),
+        ([{"role": "user", "parts": [{"text": "hi"}]}], "gemini"),
+        ([Message("user", "hi")], "agent_adapter"),
+    ],
+)
+def test_detect_format(messages: list[Any], expected: str) -> None:
+    assert detect_format(messages) == expected
+
+
+def test_detect_and_convert_errors_name_the_problem() -> None:
+    mixed = [
+        {"role": "tool", "tool_call_id": "x", "content": "r"},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]},
+    ]
+    with pytest.raises(ConfigError, match="mix"):
+        detect_format(mixed)
+    with pytest.raises(ConfigError, match=r"messages\[1\]"):
+        detect_format([{"role": "user", "content": "x"}, 42])
+    with pytest.raises(ConfigError, match="unknown format 'mistral'"):
+        convert([{"role": "user", "content": "x"}], "mistral")
+    with pytest.raises(ConfigError, match="no conversion needed"):
+        convert([Message("user", "x")], "agent_adapter")
+    with pytest.raises(ConfigError, match=r"messages\[0\]"):
+        convert([{"role": "robot", "content": "x"}], "openai")
+    with pytest.raises(ConfigError, match="must be a list"):
+        convert("hello", "openai")  # type: ignore[arg-type]
+
+
+class _Upper(Converter[str]):
+    """A toy format: each message is a string 'role: text'."""
+
+    name = "toy"
+
+    def kind(self, item: Any) -> str | None:
+        return "sure" if isinstance(item, str) and ": " in item else None
+
+    def load(self, native: str, index: int) -> list[Message]:
+        if not isinstance(native, str) or ": " not in native:
+            raise ConfigError(f"messages[{index}] is not 'role: text'")
+        role, text = native.split(": ", 1)
+        return [Message(role, text)]  # type: ignore[arg-type]
+
+    def rebuild(
+        self, native: str, originals: Sequence[Message], now: Sequence[Message | None]
+    ) -> list[str]:
+        return [f"{m.role}: {m.text}" for m in now if m is not None]
+
+    def dump(self, message: Message) -> str:
+        return f"{message.role}: {message.text}"
+
+
+def test_register_format_and_use_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_registry, "_REGISTERED", {})
+    register_format("toy", _Upper(), detect=lambda ms: all(isinstance(m, str) for m in ms))
+    assert registered_names() == ["toy"]
+    natives = [
+        "system: be brief",
+        "user: " + "long question " * 100,
+        "assistant: ok",
+        "user: latest",
+    ]
+    assert detect_format(natives) == "toy"
+    out, report = compress_for_sync(natives, CompressionPolicy(target_tokens=30))
+    assert out[0] is natives[0] and out[-1] is natives[-1]
+    assert report.messages_removed + report.messages_changed > 0
+    register_format("toy", _Upper())  # the same class again (a module reload) replaces it
+    assert registered_names() == ["toy"]
+
+    class Other(_Upper):
+        pass
+
+    with pytest.raises(ConfigError, match="already registered"):
+        register_format("toy", Other())
+    for bad_name in ("", "openai", "auto", "agent_adapter"):
+        with pytest.raises(ConfigError):
+            register_format(bad_name, _Upper())
+    with pytest.raises(ConfigError, match="not a Converter"):
+        register_format("x", object())  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="callable"):
+        register_format("y", _Upper(), detect=42)  # type: ignore[arg-type]
