@@ -81,12 +81,12 @@ LANGCHAIN = LangChainConverter()
 Build = Callable[[Sequence[Message]], list[Any]]
 #: target -> (format name for convert / check / compress_for, how natives are built)
 TARGETS: dict[str, tuple[str, Build]] = {
-    "openai-chat": ("openai", lambda ms: [OPENAI.dump(m) for m in ms]),
-    "openai-responses": ("openai", lambda ms: [RESPONSES.dump(m) for m in ms]),
-    "anthropic": ("anthropic", lambda ms: [ANTHROPIC.dump(m) for m in ms]),
+    "openai-chat": ("openai", lambda ms: OPENAI.dump_all(ms)),
+    "openai-responses": ("openai", lambda ms: RESPONSES.dump_all(ms)),
+    "anthropic": ("anthropic", lambda ms: ANTHROPIC.dump_all(ms)),
     "gemini-dicts": ("gemini", lambda ms: GEMINI_DICTS.dump_all(ms)),
     "gemini-objects": ("gemini", lambda ms: GEMINI_OBJECTS.dump_all(ms)),
-    "langchain": ("langchain", lambda ms: [LANGCHAIN.dump(m) for m in ms]),
+    "langchain": ("langchain", lambda ms: LANGCHAIN.dump_all(ms)),
 }
 #: source format -> the target whose natives are the conversation's own
 OWN_TARGET = {"openai": "openai-chat", "anthropic": "anthropic"}
@@ -122,7 +122,7 @@ METHOD = (
     "no sampling: every conversation listed is round-tripped, checked and compressed for "
     "every target",
     "target natives: the conversation's own for its format, else its Messages dumped: "
-    "converter.dump per message (openai-chat; openai-responses with the openai converter bound "
+    "converter.dump_all (openai-chat; openai-responses with the openai converter bound "
     "to a Responses list; anthropic; langchain), GeminiConverter(objects=False).dump_all "
     "(gemini-dicts, with the reserved carrier) and GeminiConverter(objects=True).dump_all "
     "(gemini-objects, no carrier possible)",

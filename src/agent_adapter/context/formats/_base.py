@@ -22,6 +22,14 @@ class Converter(ABC, Generic[T]):
     Subclasses set ``name`` and implement ``kind`` (detection of one item), ``load`` (one
     native to its messages), ``rebuild`` (a native some of whose messages were changed or
     dropped) and ``dump`` (a native for a message a step added, e.g. a summary).
+
+    **Groups.** Most formats map each native to its own run of messages. A converter whose
+    format spreads one message over several natives (a Responses assistant message with text
+    and calls: a ``message`` item and one ``function_call`` item per call) reports them from
+    :meth:`load_grouped`: the first native (the *leader*) has the message's range, each other
+    one (a *member*) an empty range and an entry ``member -> leader``. :class:`Conversion`
+    keeps a group together: all its natives unchanged, none, or what ``rebuild(leader, ...)``
+    returns in place of all of them.
     """
 
     name: ClassVar[str]
@@ -44,11 +52,23 @@ class Converter(ABC, Generic[T]):
         self, native: T, originals: Sequence[Message], now: Sequence[Message | None]
     ) -> list[T]:
         """Natives for ``native`` whose messages ``originals`` became ``now`` (``None``:
-        removed; a new object: changed text). Every field but the changed text is kept."""
+        removed; a new object: changed text). Every field but the changed text is kept.
+
+        For the leader of a group (see :meth:`load_grouped`) the result replaces the whole
+        group, members included (members the change leaves as they were should come back
+        equal to them; :meth:`Conversion.back` then returns the very same member objects)."""
 
     @abstractmethod
     def dump(self, message: Message) -> T:
         """A new native for a message that no native produced (a summary, a note)."""
+
+    def dump_all(self, messages: Sequence[Message]) -> list[T]:
+        """New natives for a run of messages, in order (default: :meth:`dump` of each).
+
+        A converter overrides it where the natives of a run are not the natives of its
+        messages one by one (a message spread over several natives, results sharing one
+        turn); :meth:`Conversion.back` dumps every run of added messages with it."""
+        return [self.dump(m) for m in messages]
 
     def bind(self, natives: Sequence[Any]) -> Converter[T]:
         """The converter to use for one conversion of ``natives`` (default: ``self``); a
@@ -70,6 +90,16 @@ class Converter(ABC, Generic[T]):
             messages.extend(self.load(native, i))
             ranges.append((start, len(messages)))
         return messages, ranges
+
+    def load_grouped(
+        self, natives: Sequence[Any]
+    ) -> tuple[list[Message], list[tuple[int, int]], dict[int, int]]:
+        """:meth:`load_all` plus the groups: ``{member index: leader index}`` for every native
+        that is part of an earlier native's message (members follow their leader directly and
+        have empty ranges). Default: :meth:`load_all` and no groups. A converter that groups
+        overrides this (and keeps :meth:`load_all` returning its first two values)."""
+        messages, ranges = self.load_all(natives)
+        return messages, ranges, {}
 
 
 class Conversion(Generic[T]):
@@ -93,11 +123,17 @@ class Conversion(Generic[T]):
         converter = converter.bind(natives)
         self._converter = converter
         self.format = converter.name
-        self.messages, self._ranges = converter.load_all(natives)
+        self.messages, self._ranges, members = converter.load_grouped(natives)
+        #: leader index -> the indexes of its members, in order
+        self._groups: dict[int, list[int]] = {}
+        for member, leader in sorted(members.items()):
+            self._groups.setdefault(leader, []).append(member)
+        self._members = members
         self._pinned: set[int] = set()
         if pinned is not None:
-            for native, (start, stop) in zip(natives, self._ranges, strict=True):
-                if pinned(native):
+            for i, native in enumerate(natives):
+                if pinned(native):  # a pinned member pins its group's message
+                    start, stop = self._ranges[members.get(i, i)]
                     self._pinned.update(id(m) for m in self.messages[start:stop])
 
     def is_pinned(self, message: Message) -> bool:
@@ -116,20 +152,23 @@ class Conversion(Generic[T]):
             a is b for a, b in zip(messages, self.messages, strict=True)
         ):
             return self._natives
-        slot, added = align(self.messages, messages)
+        slot, added = align(self.messages, messages)  # popped as dumped: starts can repeat
         conv = self._converter
         out: list[T] = []
-        for native, (start, stop) in zip(self._natives, self._ranges, strict=True):
-            out.extend(conv.dump(m) for m in added.get(start, ()))
+        for i, (native, (start, stop)) in enumerate(zip(self._natives, self._ranges, strict=True)):
+            if i in self._members:  # emitted with its leader
+                continue
+            out.extend(conv.dump_all(added.pop(start, ())))
             originals = self.messages[start:stop]
             now = slot[start:stop]
             if all(a is b for a, b in zip(now, originals, strict=True)):
                 out.append(native)
+                out.extend(self._natives[j] for j in self._groups.get(i, ()))
             elif any(m is not None for m in now):
                 out.extend(conv.rebuild(native, originals, now))
             for g in range(start + 1, stop):  # added inside a native's span go after it
-                out.extend(conv.dump(m) for m in added.get(g, ()))
-        out.extend(conv.dump(m) for m in added.get(len(self.messages), ()))
+                out.extend(conv.dump_all(added.pop(g, ())))
+        out.extend(conv.dump_all(added.pop(len(self.messages), ())))
         return self._same_objects(conv.finish(out))
 
     def _same_objects(self, out: list[T]) -> list[T]:

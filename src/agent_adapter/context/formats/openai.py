@@ -10,7 +10,10 @@ One converter handles both APIs and dispatches per item:
   ``tool_call_id``. ``developer`` loads as a ``system`` message with ``extras["role"]``.
 * **Responses** (API reference, *Create a model response* ``input`` items): any dict with a
   ``type``, or an "easy input message" ``{"role", "content": [{"type": "input_text"...}]}``.
-  One item is one message; see :mod:`agent_adapter.context.formats.responses`.
+  One item is one message; see :mod:`agent_adapter.context.formats.responses`. The one
+  exception is a *group* :meth:`OpenAIChatConverter.dump_all` writes for an assistant message
+  with several calls (or text and a call): its ``message`` item and one call item per call,
+  the first item's carrier saying ``{"group": k}``, load as that one message again.
 
 A plain ``{"role", "content": str}`` dict is valid in both APIs and loads the same either way.
 A list mixing Chat-only dicts (``tool_calls``, ``role: "tool"``, ``text``/``image_url`` parts)
@@ -37,6 +40,7 @@ the key; only ``dump`` adds it, and only when something has no slot. The carrier
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agent_adapter.context.formats import responses as _resp
@@ -48,6 +52,7 @@ from agent_adapter.context.formats._carrier import (
     split_carrier,
     without_carrier_rebuild,
 )
+from agent_adapter.context.formats._carrier import _carrier as carrier_for
 from agent_adapter.context.formats._patch import is_text_block, patch_text_blocks
 from agent_adapter.context.formats.responses import data_url, split_data_url
 from agent_adapter.errors import ConfigError
@@ -269,7 +274,9 @@ class OpenAIChatConverter(Converter[dict[str, Any]]):
 
     ``dump`` writes a Chat Completions dict (one dict holds any message), except for messages
     loaded from Responses items, which go back as Responses items. :meth:`bind` gives a
-    converter that writes Responses items for every message, for a list of Responses items.
+    converter that writes Responses items for every message, for a list of Responses items;
+    its :meth:`dump_all` (which ``Conversion.back`` uses for added messages) writes each tool
+    call as its own item, as the Responses API does.
     """
 
     name = "openai"
@@ -306,11 +313,26 @@ class OpenAIChatConverter(Converter[dict[str, Any]]):
         return self
 
     def load_all(self, natives: Sequence[Any]) -> tuple[list[Message], list[tuple[int, int]]]:
-        """Every native loaded, after checking the list does not mix the two APIs.
+        """Every native loaded, after checking the list does not mix the two APIs (the items
+        of a group written by :meth:`dump_all` load as one message; see :meth:`load_grouped`).
 
         Raises:
             ConfigError: Chat-only dicts and Responses-only items in one list, or an item that
                 is not a message of either API.
+        """
+        messages, ranges, _ = self.load_grouped(natives)
+        return messages, ranges
+
+    def load_grouped(
+        self, natives: Sequence[Any]
+    ) -> tuple[list[Message], list[tuple[int, int]], dict[int, int]]:
+        """:meth:`load_all` with the groups: a native whose carrier says ``{"group": k}`` and
+        the ``k - 1`` plain call items after it (exactly as :meth:`dump_all` wrote them) are one
+        message. When those items are not there as written (edited, dropped, stripped), every
+        item loads on its own, as Responses items do.
+
+        Raises:
+            ConfigError: as :meth:`load_all`.
         """
         chat = resp = None
         for i, native in enumerate(natives):
@@ -324,9 +346,39 @@ class OpenAIChatConverter(Converter[dict[str, Any]]):
                 f"messages mix OpenAI Chat Completions messages (messages[{chat}]) and "
                 f"Responses items (messages[{resp}]); send one API's shape"
             )
-        return super().load_all(natives)
+        messages: list[Message] = []
+        ranges: list[tuple[int, int]] = []
+        members: dict[int, int] = {}
+        i = 0
+        while i < len(natives):
+            native = natives[i]
+            base, carrier = split_carrier(native)
+            size = _group_size(carrier)
+            group = natives[i + 1 : i + size]
+            loaded = None
+            if size and len(group) == size - 1:
+                try:
+                    loaded = _load_group([base, *group], f"input[{i}]")
+                except ConfigError:  # not as dump_all wrote it: one message per item
+                    loaded = None
+            start = len(messages)
+            if loaded is not None:
+                assert carrier is not None
+                messages.append(apply_carrier(loaded, carrier))
+                ranges.append((start, start + 1))
+                for k in range(i + 1, i + size):
+                    ranges.append((start + 1, start + 1))
+                    members[k] = i
+                i += size
+                continue
+            messages.extend(self.load(native, i))
+            ranges.append((start, len(messages)))
+            i += 1
+        return messages, ranges, members
 
     def load(self, native: dict[str, Any], index: int) -> list[Message]:
+        """The message of one native. A group's first item (see :meth:`dump_all`) loads as the
+        message without the calls of the items after it: load a group with :meth:`load_all`."""
         base, carrier = split_carrier(native)
         if _resp.classify(base) == "responses":
             message = _resp.load_item(base, f"input[{index}]")
@@ -340,15 +392,21 @@ class OpenAIChatConverter(Converter[dict[str, Any]]):
         originals: Sequence[Message],
         now: Sequence[Message | None],
     ) -> list[dict[str, Any]]:
+        """The native with the message's new text; a native that holds the carrier is dumped
+        again (in a Responses list always as Responses items; a group's first item as the
+        whole group, so its call items come back equal to what they were)."""
         message = now[0]
         if message is None:
             return []
-        if message.text == originals[0].text:
+        base, carrier = split_carrier(native)
+        group = _group_size(carrier)
+        if message.text == originals[0].text and not group:
             return [native]
-        if RESERVED_KEY in native:
-            base = split_carrier(native)[0]
-            flavour = "responses" if _resp.classify(base) == "responses" else "chat"
-            return [without_carrier_rebuild(native, self._dump(message, flavour))]
+        if carrier is not None or RESERVED_KEY in native:
+            if self.flavour == "responses" or _resp.classify(base) == "responses" or group:
+                items = self._dump_responses(message)
+                return [_rebuilt_first(base, items[0]), *items[1:]]
+            return [without_carrier_rebuild(native, self._dump(message, "chat"))]
         if _resp.classify(native) == "responses":
             return [_resp.rebuild_item(native, message.text)]
         raw = native.get("content")
@@ -357,15 +415,88 @@ class OpenAIChatConverter(Converter[dict[str, Any]]):
         return [{**native, "content": message.text}]
 
     def dump(self, message: Message) -> dict[str, Any]:
-        flavour = self.flavour
-        if flavour == "auto":
-            flavour = "responses" if _resp.is_responses_message(message) else "chat"
-        return self._dump(message, flavour)
+        """One native for ``message`` (lossless: ``load(dump(m), i) == [m]``).
+
+        An assistant message with several tool calls, or with text and a call, becomes one
+        Responses ``message`` item whose calls exist only in the carrier, so
+        :func:`~agent_adapter.context.formats.acceptance.strip_reserved` removes them: use
+        :meth:`dump_all` to write such messages for a Responses list.
+        """
+        return self._dump(message, self._flavour_of(message))
+
+    def dump_all(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """Natives for a run of messages, lossless (``load_all(dump_all(ms))[0] == ms``).
+
+        As :meth:`dump`, except that a message written as Responses items that one item
+        cannot hold (an assistant message with several tool calls, or with text and a call;
+        see :func:`~agent_adapter.context.formats.responses.needs_group`) becomes a *group*:
+        its ``message`` item (when it has text or other non-thinking content), then one
+        ``function_call`` / ``custom_tool_call`` item per call, as the Responses API writes
+        them. The first item's carrier says ``{"group": k}`` (``k`` items), so
+        :meth:`load_all` gives the one message back; after ``strip_reserved`` the items are
+        what the API expects (each call item answered by its output).
+        """
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            if self._flavour_of(message) == "responses":
+                out.extend(self._dump_responses(message))
+            else:
+                out.append(self._dump(message, "chat"))
+        return out
+
+    def _flavour_of(self, message: Message) -> str:
+        if self.flavour != "auto":
+            return self.flavour
+        return "responses" if _resp.is_responses_message(message) else "chat"
 
     def _dump(self, message: Message, flavour: str) -> dict[str, Any]:
         if flavour == "responses":
             return dump_lossless(message, _resp.render_item, _load_one)
         return dump_lossless(message, _render_chat, _load_one)
+
+    def _dump_responses(self, message: Message) -> list[dict[str, Any]]:
+        """The Responses items for ``message``: a group when it needs one, else one item."""
+        if _resp.needs_group(message):
+            for with_parts in (True, False):
+                items, rendered = _resp.render_group(message, with_parts)
+                carrier = carrier_for(message, items, rendered, _load_group_items)
+                if carrier is not None:
+                    return [
+                        {**items[0], RESERVED_KEY: {**carrier, "group": len(items)}},
+                        *items[1:],
+                    ]
+        return [self._dump(message, "responses")]
+
+
+def _group_size(carrier: Mapping[str, Any] | None) -> int:
+    """The number of items of the group a carrier starts (0: it starts none)."""
+    size = carrier.get("group") if carrier is not None else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size >= 2 else 0
+
+
+def _load_group(items: Sequence[Any], where: str) -> Message:
+    """The message of a group's items (carrier left out): the first item's message with the
+    calls of the others (plain call items, see ``responses.load_member``) after its own."""
+    first = _load_one(items[0])
+    calls = [_resp.load_member(item) for item in items[1:]]
+    if not all(c is not None for c in calls):
+        raise ConfigError(f"{where}: a group's items after the first must be plain call items")
+    try:
+        return replace(first, tool_calls=(*first.tool_calls, *(c for c in calls if c)))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: a {first.role} message cannot start a group") from exc
+
+
+def _load_group_items(items: Any) -> Message:
+    return _load_group(items, "input[?]")
+
+
+def _rebuilt_first(base: Mapping[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+    """The first item dumped for a changed native (carrier left out), with the keys of the
+    native it replaces when that was an item of the same type."""
+    if base.get("type", "message") == item.get("type", "message"):
+        return {**base, **item}
+    return item
 
 
 class _ResponsesConverter(OpenAIChatConverter):

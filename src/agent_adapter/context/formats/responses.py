@@ -1,7 +1,9 @@
 """OpenAI Responses API items: the private half of the ``openai`` format.
 
 Shapes follow the Responses API reference (*Create a model response*, ``input`` item list) and
-the function-calling, reasoning, MCP and computer-use guides. One item is one message:
+the function-calling, reasoning, MCP and computer-use guides. One item is one message (the
+converter's ``dump_all`` writes an assistant message with several calls, or text and a call, as
+a group of items: :func:`render_group`):
 
 * ``message`` (typed, or an "easy input message" ``{"role", "content"}``): roles ``user``,
   ``system``, ``developer`` (a ``system`` message with ``extras["role"]``), ``assistant``;
@@ -37,6 +39,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agent_adapter.errors import ConfigError
@@ -499,7 +502,7 @@ def _render_call(message: Message) -> dict[str, Any]:
     call = message.tool_calls[0]
     kind_ = message.extras.get("type")
     if not isinstance(kind_, str) or not kind_.endswith("_call"):
-        kind_ = "function_call"
+        kind_ = "custom_tool_call" if call.extras.get("type") == "custom" else "function_call"
     payload: Any = None
     if kind_ not in ("function_call", "custom_tool_call"):
         try:
@@ -626,3 +629,69 @@ def render_item(message: Message, with_parts: bool) -> tuple[dict[str, Any], lis
     else:
         item["content"], rendered = _render_parts(content, message.role, with_parts)
     return item, rendered
+
+
+# --------------------------------------------------------------------------------------------
+# groups: one message written as several items (``dump_all``)
+
+#: The argument key of the two call item types a group's members are written as.
+_MEMBER_KEYS = {"function_call": "arguments", "custom_tool_call": "input"}
+
+
+def needs_group(message: Message) -> bool:
+    """True when one item cannot hold ``message``: an assistant message with two or more
+    tool calls, or with a call and text or other non-thinking content. The Responses API
+    writes each call as its own item, after the message item holding the rest."""
+    calls = message.tool_calls
+    if message.role != "assistant" or not calls:
+        return False
+    return len(calls) > 1 or _has_head(message)
+
+
+def _has_head(message: Message) -> bool:
+    """True when a group for ``message`` starts with an item for its content (not a call)."""
+    content = message.content
+    if isinstance(content, str):
+        return bool(content)
+    return any(not isinstance(part, ThinkingPart) for part in content)
+
+
+def render_member(call: ToolCall) -> dict[str, Any]:
+    """The call item a group writes for ``call`` (``custom_tool_call`` when its extras say
+    ``"type": "custom"``, as Chat Completions custom calls load, else ``function_call``)."""
+    kind_ = "custom_tool_call" if call.extras.get("type") == "custom" else "function_call"
+    return {
+        "type": kind_,
+        "call_id": call.id,
+        "name": call.name,
+        _MEMBER_KEYS[kind_]: call.arguments,
+    }
+
+
+def load_member(item: Any) -> ToolCall | None:
+    """The call of an item exactly as :func:`render_member` writes it (no other key), else
+    ``None``: only such items can be members of a group."""
+    if not isinstance(item, Mapping):
+        return None
+    kind_ = item.get("type")
+    key = _MEMBER_KEYS.get(kind_) if isinstance(kind_, str) else None
+    if key is None or set(item) != {"type", "call_id", "name", key}:
+        return None
+    call_id, name, args = item["call_id"], item["name"], item[key]
+    if not (isinstance(call_id, str) and isinstance(name, str) and isinstance(args, str)):
+        return None
+    return ToolCall(call_id, name, args, {"type": "custom"} if kind_ == "custom_tool_call" else {})
+
+
+def render_group(message: Message, with_parts: bool) -> tuple[list[dict[str, Any]], list[int]]:
+    """The items of a message :func:`needs_group` (see there) and the indexes of the parts
+    the first one holds: the message item (:func:`render_item` of the message without its
+    calls) when there is text or another non-thinking part, then one item per call; without
+    such content the first call's item (as :func:`render_item` writes a one-call message) comes
+    first. Thinking parts and extras no item has a slot for are left to the caller's carrier."""
+    calls = message.tool_calls
+    if _has_head(message):
+        head, rendered = render_item(replace(message, tool_calls=()), with_parts)
+        return [head, *(render_member(c) for c in calls)], rendered
+    first = _render_call(replace(message, tool_calls=calls[:1]))
+    return [first, *(render_member(c) for c in calls[1:])], []
