@@ -6,8 +6,8 @@ import asyncio
 import concurrent.futures
 import contextvars
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
 
 from agent_adapter.context._text import fit_message
 from agent_adapter.context.invariants import _guard, align
@@ -20,6 +20,8 @@ from agent_adapter.errors import ConfigError, ModelContextOverflow
 from agent_adapter.messages import Message
 
 __all__ = ["compress", "compress_for", "compress_for_sync", "validate_messages"]
+
+_T = TypeVar("_T")
 
 #: A protected text cut by if_still_too_long="cut" keeps at least this many tokens.
 _MIN_CUT_TOKENS = 200
@@ -330,18 +332,43 @@ def compress_for_sync(
         ConfigError: as compress_for.
         MissingDependency: as compress_for.
     """
-    coro = compress_for(
-        messages,
-        policy,
-        format=format,
-        pinned=pinned,
-        model_max_tokens=model_max_tokens,
-        ctx=ctx,
-    )
+
+    async def main() -> tuple[list[Any], CompressionReport]:
+        # a closure without arguments: asyncio formats the task's coroutine (and so its
+        # arguments, the whole message list) in debug paths; this keeps that cheap
+        return await compress_for(
+            messages,
+            policy,
+            format=format,
+            pinned=pinned,
+            model_max_tokens=model_max_tokens,
+            ctx=ctx,
+        )
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return _run_to_end(main())
     context = contextvars.copy_context()  # the caller's context variables (tracing, ids)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, asyncio.run, coro).result()
+        return pool.submit(context.run, _run_to_end, main()).result()
+
+
+def _run_to_end(coro: Coroutine[Any, Any, _T]) -> _T:
+    """``asyncio.run(coro)`` without its SIGINT handler, whose setup formats the running task
+    (a few hundred microseconds a call); leftover tasks, async generators and the default
+    executor are shut down the same way."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        try:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            loop.close()
