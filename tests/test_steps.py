@@ -267,3 +267,22 @@ def test_sync_call_inside_a_running_loop_keeps_context_variables() -> None:
 
     asyncio.run(main())
     assert seen == ["req-42"]
+
+
+async def test_shrink_keeps_as_much_of_one_huge_result_as_the_target_allows() -> None:
+    huge = "line of output\n" * 300_000  # ~4.5 MB
+    msgs = [
+        Message("user", "task"),
+        calls("c1"),
+        result("c1", huge),
+        Message("assistant", "a"),
+        Message("user", "q"),
+        Message("assistant", "b"),
+        Message("user", "q3"),
+        Message("assistant", "c"),
+    ]
+    step = ShrinkToolResults(bigger_than_tokens=100, older_than_turns=2)
+    out, report = await compress(msgs, _policy(50_000, step))
+    assert report.reached_target
+    assert 40_000 < report.tokens_after <= 50_000  # not cut down to 400 characters
+    assert out[2].tool_call_id == "c1" and "tool result shortened" in out[2].text

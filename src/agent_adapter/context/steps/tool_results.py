@@ -24,8 +24,9 @@ class ShrinkToolResults(BaseCompressionStep):
     save_to, the full text is saved there for save_for_seconds (None: no expiry), under the
     run's thread or run id, and the note gives an id for recall_tool.
 
-    The shortened result keeps its head and tail (``keep_chars`` characters in all) and a note
-    with the original size; its tool call id, name and non-text parts stay.
+    The shortened result keeps its head and tail and a note with the original size: at least
+    ``keep_chars`` characters, and more when this one result covers all that the target still
+    needs (then only the tokens needed go). Its tool call id, name and non-text parts stay.
 
     Args:
         bigger_than_tokens: only results over this many tokens are shortened.
@@ -85,8 +86,18 @@ class ShrinkToolResults(BaseCompressionStep):
             if self.save_to is not None:
                 id_ = await self.save_to.save(scope, text, ttl_seconds=self.save_for_seconds)
                 note += f"; full text: call {RECALL_TOOL_NAME}(id={id_!r})"
-            short = m.with_text(f"{note}]\n{cut_text(text, self.keep_chars, 'both')}")
+            # keep keep_chars, or more when this result alone covers what is still needed:
+            # the cut takes only the tokens the target needs, so the most text stays
+            allowed = before - (total - context.target_tokens)
+            keep = self.keep_chars
+            if allowed > 0:
+                keep = max(keep, len(text) * allowed // before - len(note) - 80)
+            short = m.with_text(f"{note}]\n{cut_text(text, keep, 'both')}")
             after = context.message_tokens(short)
+            while after > allowed and keep > self.keep_chars:  # the estimate ran over
+                keep = max(self.keep_chars, keep * 3 // 4)
+                short = m.with_text(f"{note}]\n{cut_text(text, keep, 'both')}")
+                after = context.message_tokens(short)
             if after < before:
                 out[i] = short
                 total += after - before
