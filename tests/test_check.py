@@ -334,3 +334,139 @@ def test_broken_anthropic_lists_are_caught(
     broken = natives[:k] + natives[k + 1 :]
     if k < len(natives) - 1:  # dropping the last message keeps a valid list
         assert check(broken, "anthropic") != []
+
+
+# ------------------------------------------------------------------ regressions (second tester)
+
+
+def test_an_added_assistant_note_never_lands_before_the_thinking_opener() -> None:
+    from agent_adapter.context import CompressionPolicy, MyOwnStep, compress_for_sync
+    from agent_adapter.messages import Message
+
+    msgs = [
+        {"role": "user", "content": "old question " + "x " * 2000},
+        {"role": "assistant", "content": "old answer"},
+        {"role": "user", "content": "read a.py"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "I should read it", "signature": "EqQBSIG"},
+                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.py"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "print(1)"}],
+        },
+    ]
+
+    def add_note(ms: list[Message]) -> list[Message]:
+        return [*ms[2:3], Message(role="assistant", content="[summary]"), *ms[3:]]
+
+    policy = CompressionPolicy(
+        threshold_tokens=100, target_tokens=100, steps=[MyOwnStep(fn=add_note)]
+    )
+    out, _ = compress_for_sync(msgs, policy, format="anthropic")
+    assert check(out, "anthropic") == []
+    assert out[-2] is msgs[3]  # the opener, thinking first, untouched
+
+
+def test_merged_text_before_thinking_is_caught() -> None:
+    bad = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "note"},
+                {"type": "thinking", "thinking": "t", "signature": "s"},
+                {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+            ],
+        },
+    ]
+    assert sorted(v.rule for v in check(bad, "anthropic")) == [
+        "thinking_not_first",
+        "tool_use_pending_at_end",
+    ]
+
+
+def test_duplicate_tool_use_ids_are_caught() -> None:
+    def use() -> dict:
+        return {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "call_1", "name": "f", "input": {}}],
+        }
+
+    def res() -> dict:
+        return {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "ok"}],
+        }
+
+    rules = [
+        v.rule
+        for v in check([{"role": "user", "content": "q"}, use(), res(), use(), res()], "anthropic")
+    ]
+    assert rules == ["tool_use_id_duplicate"]
+
+
+def test_cut_text_keeps_cache_control_on_its_block() -> None:
+    from agent_adapter.context import CompressionPolicy, CutLongMessages, compress_for_sync
+
+    big = "word " * 2000
+    marker = {"type": "ephemeral"}
+    msgs = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "intro"},
+                {"type": "text", "text": big, "cache_control": marker},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "ok"},
+                {"type": "text", "text": big, "cache_control": marker},
+            ],
+        },
+        {"role": "user", "content": "latest question"},
+    ]
+    policy = CompressionPolicy(
+        threshold_tokens=500, target_tokens=500, steps=[CutLongMessages(max_tokens_per_message=100)]
+    )
+    out, _ = compress_for_sync(msgs, policy, format="anthropic")
+    for i in (0, 1):
+        blocks = out[i]["content"]
+        assert blocks[0] is msgs[i]["content"][0]  # the intact head block, same object
+        assert blocks[1]["cache_control"] == marker and "characters cut" in blocks[1]["text"]
+    assert check(out, "anthropic") == []
+
+
+def test_chat_content_missing_is_caught() -> None:
+    assert [v.rule for v in check([{"role": "user"}], "openai")] == ["content_missing"]
+    assert [v.rule for v in check([{"role": "user", "content": None}], "openai")] == [
+        "content_missing"
+    ]
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    ok = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c", "content": "r"},
+    ]
+    assert check(ok, "openai") == []
+
+
+def test_a_registered_detect_that_raises_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_adapter.context.formats import _registry, detect_format, register_format
+    from agent_adapter.context.formats.openai import OpenAIChatConverter
+    from agent_adapter.errors import ConfigError
+
+    class Mine(OpenAIChatConverter):
+        name = "mine"
+
+    monkeypatch.setattr(_registry, "_REGISTERED", {})
+    register_format("boom", Mine(), detect=lambda ms: 1 / 0)
+    with pytest.raises(ConfigError, match="'boom' raised ZeroDivisionError"):
+        detect_format([{"role": "user", "content": "x"}])

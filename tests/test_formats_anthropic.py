@@ -302,7 +302,8 @@ def test_rebuild_keeps_thinking_and_cache_control_in_place() -> None:
     assert out[0] is natives[0]
     blocks = out[1]["content"]
     assert blocks[0] is natives[1]["content"][0] and blocks[1] is natives[1]["content"][1]
-    assert blocks[2] == {"type": "text", "text": "short"}
+    # the new text goes to the block carrying cache_control, which keeps its marker in place
+    assert blocks[2] == {"type": "text", "text": "short", "cache_control": EPHEMERAL}
     assert [b.get("type") for b in blocks] == [
         "thinking",
         "redacted_thinking",

@@ -217,7 +217,7 @@ def test_new_messages_without_langchain_core_raise_missing_dependency(
     messages = _agent()
 
     def add_summary(msgs: list[Message]) -> list[Message]:
-        return [msgs[0], msgs[1], Message("assistant", "summary"), *msgs[4:]]
+        return [msgs[0], msgs[1], Message("user", "summary"), *msgs[4:]]
 
     monkeypatch.setitem(sys.modules, "langchain_core", None)
     # reading and changing messages never imports langchain-core
@@ -233,14 +233,17 @@ def test_new_messages_without_langchain_core_raise_missing_dependency(
 
 def test_summaries_become_human_or_ai_messages() -> None:
     def summarize(msgs: list[Message]) -> list[Message]:
-        return [msgs[0], msgs[1], Message("assistant", "summary of the lookup"), *msgs[4:]]
+        # a user summary: an assistant one right before the kept AIMessage would be dropped by
+        # the guard (the two would merge into one turn)
+        return [msgs[0], msgs[1], Message("user", "summary of the lookup"), *msgs[4:]]
 
     policy = CompressionPolicy(target_tokens=5, steps=[MyOwnStep(fn=summarize)])
     out, report = _run(compress_for(_agent(), policy))
     assert report.messages_added == 1
     (summary,) = [m for m in out if m.content == "summary of the lookup"]
-    assert type(summary) is AIMessage and summary.tool_calls == []
-    assert type(LC.dump(Message("user", "s"))) is HumanMessage
+    assert type(summary) is HumanMessage
+    ai = LC.dump(Message("assistant", "s"))
+    assert type(ai) is AIMessage and ai.tool_calls == []
 
 
 # ------------------------------------------------------------------------------------ approvals

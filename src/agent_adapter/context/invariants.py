@@ -176,6 +176,15 @@ def _guard(
             slot[lead] = before[lead]
             reverted += 1
             result = _emit(slot, placeable)
+    # an added assistant message never lands right before a kept assistant message: providers
+    # merge the two, and the merged turn would no longer open on its thinking block (Anthropic
+    # extended thinking) nor be a call turn after a user turn (Gemini)
+    for g, ms in placeable.items():
+        nxt = next((m for m in slot[g:] if m is not None), None)
+        while ms and ms[-1].role == "assistant" and nxt is not None and nxt.role == "assistant":
+            ms.pop()
+            reverted += 1
+            n_added -= 1
     reverted += _keep_call_turns_after_user_turns(before, slot, placeable, bounds)
     if reverted:
         result = _emit(slot, placeable)
@@ -257,8 +266,10 @@ def enforce_invariants(
     place (nothing else about it may change, and it is never removed). One more rule keeps
     every provider's opening-turn requirement: when the input's first non-system message is a
     user message, the output opens on a user message too (the original one is kept if needed);
-    and an assistant message with tool calls that followed a user or tool message still does
-    (Gemini and Bedrock reject a call turn right after another model turn).
+    an assistant message with tool calls that followed a user or tool message still does
+    (Gemini and Bedrock reject a call turn right after another model turn); and an added
+    assistant message never lands right before a kept assistant message (providers merge
+    them, and the merged turn must still open on its thinking block).
 
     A changed message is a new object standing where an original is missing, with the same
     role and call ids; it may differ only in its text parts (thinking parts, signatures,

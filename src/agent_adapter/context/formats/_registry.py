@@ -82,7 +82,16 @@ def detect_format(messages: Sequence[Any]) -> str:
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise ConfigError(f"messages must be a list, got {type(messages).__name__}")
     for name, (_, detect) in _REGISTERED.items():
-        if detect is not None and detect(messages):
+        if detect is None:
+            continue
+        try:
+            found = detect(messages)
+        except Exception as exc:  # an integration's bug must not break every other format
+            raise ConfigError(
+                f"the detect function registered for format {name!r} raised "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if found:
             return name
     if messages and all(isinstance(m, Message) for m in messages):
         return "agent_adapter"

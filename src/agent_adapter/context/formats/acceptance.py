@@ -99,6 +99,9 @@ def check_openai_chat(messages: Sequence[Any]) -> list[Violation]:
     * ``calls_pending_at_end``: the same, for calls of the list's last assistant message with
       no message after its results: a request the API rejects too, but a list a tool loop
       holds between the model's reply and running the tools.
+    * ``content_missing``: ``content`` is required except on an assistant message with
+      ``tool_calls`` (API reference: "content ... Required unless tool_calls or function_call
+      is specified").
     * ``mixed_formats``, ``not_a_message``, ``reserved_key``: see the module docstring.
     """
     out: list[Violation] = []
@@ -115,6 +118,12 @@ def check_openai_chat(messages: Sequence[Any]) -> list[Violation]:
             out.append(Violation(i, "not_a_message", "not a Chat Completions message dict"))
             continue
         role = item["role"]
+        if item.get("content") is None and not (
+            role == "assistant" and (item.get("tool_calls") or item.get("function_call"))
+        ):
+            out.append(
+                Violation(i, "content_missing", f"a {role} message needs content (str or parts)")
+            )
         if role == "tool":
             call_id = item.get("tool_call_id")
             if isinstance(call_id, str) and pending.get(call_id) is False:
@@ -281,6 +290,25 @@ def _uses(message: Any) -> list[str]:
     ]
 
 
+def _turn_opener(base: Sequence[Any]) -> int | None:
+    """Index of the first assistant message after the last user message that holds more
+    than tool results (the current turn's opener), or ``None``."""
+    last_user = -1
+    for i, m in enumerate(base):
+        if not isinstance(m, Mapping) or m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, str) or any(
+            not (isinstance(b, Mapping) and b.get("type") == "tool_result") for b in content or ()
+        ):
+            last_user = i
+    for i in range(last_user + 1, len(base)):
+        m = base[i]
+        if isinstance(m, Mapping) and m.get("role") == "assistant":
+            return i if isinstance(m.get("content"), list) and m["content"] else None
+    return None
+
+
 def check_anthropic(messages: Sequence[Any]) -> list[Violation]:
     """Anthropic Messages rules (API reference, *Messages*; tool use and extended thinking
     guides).
@@ -306,12 +334,20 @@ def check_anthropic(messages: Sequence[Any]) -> list[Violation]:
     * ``thinking_signature``: a ``thinking`` block keeps a non-empty ``signature`` and a
       ``redacted_thinking`` block its ``data`` (extended thinking guide: blocks go back
       complete and unmodified).
+    * ``thinking_not_first``: the current turn's opening assistant message (the first one
+      after the last user message that is not only tool results) starts with its thinking
+      block when it has one (extended thinking guide: the final assistant turn must start
+      with a thinking block, "Expected `thinking` or `redacted_thinking`, but found `text`";
+      a merged or reordered turn breaks it). Earlier turns may interleave thinking freely.
+    * ``tool_use_id_duplicate``: ``tool_use`` ids are unique in the whole request (API error
+      "tool_use ids must be unique"), and one message answers an id once.
     * ``not_a_message``, ``reserved_key``: see the module docstring.
     """
     out: list[Violation] = []
     base = [split_carrier(raw)[0] for raw in messages]
     n = len(base)
     prev_role: str | None = None
+    seen_uses: dict[str, int] = {}
     for i, m in enumerate(base):
         out.extend(_reserved(messages[i], i))
         if (
@@ -335,11 +371,34 @@ def check_anthropic(messages: Sequence[Any]) -> list[Violation]:
         blocks = content if isinstance(content, list) else []
         seen_other = False
         not_first = False
+        answered: set[Any] = set()
         for k, b in enumerate(blocks):
             kind = b.get("type") if isinstance(b, Mapping) else None
             if not isinstance(kind, str):
                 out.append(Violation(i, "not_a_message", f"content[{k}] is not a block"))
                 continue
+            if kind == "tool_use":
+                use_id = b.get("id")
+                if isinstance(use_id, str) and use_id in seen_uses:
+                    out.append(
+                        Violation(
+                            i,
+                            "tool_use_id_duplicate",
+                            f"tool_use id {use_id!r} is already used by message "
+                            f"[{seen_uses[use_id]}]",
+                        )
+                    )
+                elif isinstance(use_id, str):
+                    seen_uses[use_id] = i
+            if kind == "tool_result":
+                use_id = b.get("tool_use_id")
+                if use_id in answered:
+                    out.append(
+                        Violation(
+                            i, "tool_use_id_duplicate", f"tool_result for {use_id!r} given twice"
+                        )
+                    )
+                answered.add(use_id)
             if kind == "text" and (not isinstance(b.get("text"), str) or not b["text"].strip()):
                 out.append(Violation(i, "empty_text", f"content[{k}] has no non-whitespace text"))
             wrong = (
@@ -400,6 +459,19 @@ def check_anthropic(messages: Sequence[Any]) -> list[Violation]:
                             f"tool_use {missing} have no tool_result in the next message",
                         )
                     )
+    opener = _turn_opener(base)
+    if opener is not None:
+        blocks = base[opener]["content"]
+        kinds = [b.get("type") for b in blocks if isinstance(b, Mapping)]
+        thinking = {"thinking", "redacted_thinking"}
+        if any(k in thinking for k in kinds) and kinds[0] not in thinking:
+            out.append(
+                Violation(
+                    opener,
+                    "thinking_not_first",
+                    f"the turn's opening assistant message starts with {kinds[0]}, not thinking",
+                )
+            )
     return out
 
 
