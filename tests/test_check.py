@@ -470,3 +470,15 @@ def test_a_registered_detect_that_raises_is_a_config_error(
     register_format("boom", Mine(), detect=lambda ms: 1 / 0)
     with pytest.raises(ConfigError, match="'boom' raised ZeroDivisionError"):
         detect_format([{"role": "user", "content": "x"}])
+
+
+def test_gemini_function_responses_in_a_model_turn_are_caught() -> None:
+    contents = [
+        {"role": "user", "parts": [{"text": "q"}]},
+        {"role": "model", "parts": [{"function_call": {"id": "a", "name": "f", "args": {}}}]},
+        {
+            "role": "model",
+            "parts": [{"function_response": {"id": "a", "name": "f", "response": {"output": "x"}}}],
+        },
+    ]
+    assert [(v.index, v.rule) for v in check(contents, "gemini")] == [(2, "response_position")]

@@ -139,7 +139,15 @@ def check_gemini(
                     "response turn",
                 )
             )
-        if turn.responses and i > 0:
+        if turn.responses and is_model:
+            out.append(
+                Violation(
+                    i,
+                    "response_position",
+                    "function responses sit in a model turn; they belong in a user turn",
+                )
+            )
+        elif turn.responses and i > 0:
             if prev is None or prev.role != "model" or not prev.calls:
                 out.append(
                     Violation(
