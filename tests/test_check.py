@@ -482,3 +482,24 @@ def test_gemini_function_responses_in_a_model_turn_are_caught() -> None:
         },
     ]
     assert [(v.index, v.rule) for v in check(contents, "gemini")] == [(2, "response_position")]
+
+
+def test_anthropic_dump_all_makes_reused_call_ids_unique_and_loads_back() -> None:
+    from agent_adapter.context.formats import convert, strip_reserved
+    from agent_adapter.context.formats.anthropic import AnthropicConverter
+    from agent_adapter.messages import Message, ToolCall
+
+    def round_(text: str) -> list[Message]:
+        return [
+            Message("user", text),
+            Message("assistant", "", tool_calls=(ToolCall("call_1", "f", "{}"),)),
+            Message("tool", "ok", tool_call_id="call_1"),
+        ]
+
+    messages = [*round_("q1"), *round_("q2"), *round_("q3")]  # OpenAI allows the reuse
+    natives = AnthropicConverter().dump_all(messages)
+    assert convert(natives, "anthropic").messages == messages
+    sendable = strip_reserved(natives)
+    assert check(sendable, "anthropic") == []
+    ids = [b["id"] for n in sendable if n["role"] == "assistant" for b in n["content"]]
+    assert ids == ["call_1", "call_1__2", "call_1__3"]

@@ -31,7 +31,8 @@ unit), so results stay first.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agent_adapter.context.formats._base import Converter
@@ -243,6 +244,12 @@ def _render_block(part: Part, role: str) -> Any:
     return None
 
 
+def _renderer(view: Message) -> Callable[[Message, bool], tuple[dict[str, Any], list[int]]]:
+    """A render function that writes ``view`` (the message with renamed call ids) instead of
+    the message it is given, so the carrier records the original ids."""
+    return lambda _message, with_parts: _render(view, with_parts)
+
+
 def _render(message: Message, with_parts: bool) -> tuple[dict[str, Any], list[int]]:
     role = "assistant" if message.role == "assistant" else "user"
     rendered: list[int] = []
@@ -397,6 +404,41 @@ class AnthropicConverter(Converter[dict[str, Any]]):
 
     def dump(self, message: Message) -> dict[str, Any]:
         return dump_lossless(message, _render, _load_one)
+
+    def dump_all(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """Natives for ``messages``, with call ids unique in the list.
+
+        Anthropic requires unique ``tool_use`` ids ("tool_use ids must be unique"); OpenAI
+        lets a conversation reuse one in a later round (tau-bench does). A reused id is
+        written as ``<id>__<n>`` on its ``tool_use`` and on the ``tool_result`` s answering
+        it; the original id rides in the carrier, so loading gives ``messages`` back.
+        """
+        seen: set[str] = set()
+        renamed: dict[str, str] = {}
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            view = message
+            if message.tool_calls:
+                renamed = {}
+                for call in message.tool_calls:
+                    if call.id in seen:
+                        n = 2
+                        while f"{call.id}__{n}" in seen:
+                            n += 1
+                        renamed[call.id] = f"{call.id}__{n}"
+                    seen.add(renamed.get(call.id, call.id))
+                if renamed:
+                    calls = tuple(
+                        replace(c, id=renamed.get(c.id, c.id)) for c in message.tool_calls
+                    )
+                    view = replace(message, tool_calls=calls)
+            elif message.role == "tool" and message.tool_call_id in renamed:
+                view = replace(message, tool_call_id=renamed[message.tool_call_id])
+            if view is message:
+                out.append(self.dump(message))
+            else:
+                out.append(dump_lossless(message, _renderer(view), _load_one))
+        return out
 
     def finish(self, natives: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``natives`` with adjacent same-role messages merged into one new dict each.
