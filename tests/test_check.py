@@ -494,6 +494,7 @@ def test_anthropic_dump_all_makes_reused_call_ids_unique_and_loads_back() -> Non
             Message("user", text),
             Message("assistant", "", tool_calls=(ToolCall("call_1", "f", "{}"),)),
             Message("tool", "ok", tool_call_id="call_1"),
+            Message("assistant", "done"),
         ]
 
     messages = [*round_("q1"), *round_("q2"), *round_("q3")]  # OpenAI allows the reuse
@@ -501,5 +502,11 @@ def test_anthropic_dump_all_makes_reused_call_ids_unique_and_loads_back() -> Non
     assert convert(natives, "anthropic").messages == messages
     sendable = strip_reserved(natives)
     assert check(sendable, "anthropic") == []
-    ids = [b["id"] for n in sendable if n["role"] == "assistant" for b in n["content"]]
+    ids = [
+        b["id"]
+        for n in sendable
+        if isinstance(n["content"], list)
+        for b in n["content"]
+        if b["type"] == "tool_use"
+    ]
     assert ids == ["call_1", "call_1__2", "call_1__3"]
