@@ -510,3 +510,26 @@ def test_anthropic_dump_all_makes_reused_call_ids_unique_and_loads_back() -> Non
         if b["type"] == "tool_use"
     ]
     assert ids == ["call_1", "call_1__2", "call_1__3"]
+
+
+def test_renamed_ids_survive_a_rebuild_of_the_changed_result() -> None:
+    from agent_adapter.context import CompressionPolicy, ShrinkToolResults, compress_for_sync
+    from agent_adapter.context.formats import strip_reserved
+    from agent_adapter.context.formats.anthropic import AnthropicConverter
+    from agent_adapter.messages import Message, ToolCall
+
+    def round_(text: str) -> list[Message]:
+        return [
+            Message("user", text),
+            Message("assistant", "", tool_calls=(ToolCall("call_1", "f", "{}"),)),
+            Message("tool", "result " * 300, tool_call_id="call_1"),
+            Message("assistant", "done"),
+        ]
+
+    natives = AnthropicConverter().dump_all([*round_("q1"), *round_("q2"), *round_("q3")])
+    policy = CompressionPolicy(
+        target_tokens=300, steps=[ShrinkToolResults(bigger_than_tokens=50, older_than_turns=1)]
+    )
+    out, report = compress_for_sync(natives, policy, format="anthropic")
+    assert report.messages_changed >= 2
+    assert check(strip_reserved(out), "anthropic") == []

@@ -244,6 +244,33 @@ def _render_block(part: Part, role: str) -> Any:
     return None
 
 
+def _with_native_ids(message: Message, native: Mapping[str, Any]) -> Message:
+    """``message`` with the call ids ``native`` was written with (by position)."""
+    blocks = native.get("content")
+    if not isinstance(blocks, list):
+        return message
+    if message.tool_calls:
+        ids = [
+            b["id"]
+            for b in blocks
+            if isinstance(b, Mapping)
+            and b.get("type") == "tool_use"
+            and isinstance(b.get("id"), str)
+        ]
+        if len(ids) == len(message.tool_calls):
+            calls = tuple(replace(c, id=i) for c, i in zip(message.tool_calls, ids, strict=True))
+            return replace(message, tool_calls=calls)
+    if message.role == "tool":
+        ids = [
+            b.get("tool_use_id")
+            for b in blocks
+            if isinstance(b, Mapping) and b.get("type") == "tool_result"
+        ]
+        if len(ids) == 1 and isinstance(ids[0], str):
+            return replace(message, tool_call_id=ids[0])
+    return message
+
+
 def _renderer(view: Message) -> Callable[[Message, bool], tuple[dict[str, Any], list[int]]]:
     """A render function that writes ``view`` (the message with renamed call ids) instead of
     the message it is given, so the carrier records the original ids."""
@@ -345,7 +372,11 @@ class AnthropicConverter(Converter[dict[str, Any]]):
                 return []
             if message.text == originals[0].text:
                 return [native]
-            return [without_carrier_rebuild(native, self.dump(message))]
+            # written again; the ids the native was sent with (dump_all may have renamed
+            # reused ones) stay, the carrier keeps the message's own
+            view = _with_native_ids(message, native)
+            dumped = dump_lossless(message, _renderer(view), _load_one)
+            return [without_carrier_rebuild(native, dumped)]
         raw = native.get("content")
         if isinstance(raw, str) or native.get("role") == "assistant":
             message = now[0]
