@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,5 +55,4 @@ class MyOwnStep(BaseCompressionStep):
                 f"MyOwnStep: {getattr(self.fn, '__name__', 'fn')} returned "
                 f"{type(result).__name__}, expected a list of Message"
             )
-        await asyncio.sleep(0)
         return result
