@@ -282,3 +282,28 @@ def test_gemini_text_part_that_is_not_a_string_is_a_config_error() -> None:
         ConfigError, match=r"contents\[0\]\.parts\[1\]\.text|\[0\]\.parts\[1\]\.text"
     ):
         convert([{"role": "user", "parts": [{"text": "ok"}, {"text": 5}]}], "gemini")
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_pinned_natives_are_never_changed_or_removed(fmt: str) -> None:
+    from agent_adapter.context import compress_for_sync
+
+    msgs = [
+        {"role": "user", "content": "task " * 100},
+        {"role": "assistant", "content": "PIN " * 100},
+        {"role": "user", "content": "q " * 100},
+        {"role": "assistant", "content": "a " * 100},
+        {"role": "user", "content": "latest"},
+    ]
+    policy = CompressionPolicy(
+        target_tokens=20,
+        steps=[
+            CutLongMessages(max_tokens_per_message=5),
+            RemoveOldMessages(keep_first=0, keep_last=0),
+        ],
+    )
+    out, _ = compress_for_sync(
+        msgs, policy, format=fmt, pinned=lambda n: n["content"].startswith("PIN")
+    )
+    assert any(o is msgs[1] for o in out)
+    assert not any(o is msgs[3] for o in out)  # unpinned: cut or removed
