@@ -105,8 +105,7 @@ def check_openai_chat(messages: Sequence[Any]) -> list[Violation]:
     * ``mixed_formats``, ``not_a_message``, ``reserved_key``: see the module docstring.
     """
     out: list[Violation] = []
-    pending: dict[str, bool] = {}  # call id -> answered, of the nearest assistant with calls
-    opener = -1
+    pairing = _Pairing(out)
     for i, raw in enumerate(messages):
         out.extend(_reserved(raw, i))
         item = split_carrier(raw)[0]
@@ -126,45 +125,20 @@ def check_openai_chat(messages: Sequence[Any]) -> list[Violation]:
             )
         if role == "tool":
             call_id = item.get("tool_call_id")
-            if isinstance(call_id, str) and pending.get(call_id) is False:
-                pending[call_id] = True
-            else:
-                out.append(
-                    Violation(
-                        i,
-                        "tool_without_call",
-                        f"tool message answers {call_id!r}, not an unanswered call of the "
-                        "nearest preceding assistant message with tool_calls",
-                    )
-                )
+            pairing.result(i, call_id if isinstance(call_id, str) else None)
             continue
-        missing = sorted(k for k, done in pending.items() if not done)
-        if missing:
-            out.append(
-                Violation(
-                    opener,
-                    "call_unanswered",
-                    f"tool_calls {missing} get no tool message before messages[{i}]",
-                )
-            )
-        pending = {}
-        calls = item.get("tool_calls")
-        if role == "assistant" and isinstance(calls, list) and calls:
-            opener = i
-            pending = {
-                c["id"]: False
-                for c in calls
+        calls = item.get("tool_calls") if role == "assistant" else None
+        ids = (
+            [
+                c["id"]
+                for c in calls or ()
                 if isinstance(c, Mapping) and isinstance(c.get("id"), str)
-            }
-    missing = sorted(k for k, done in pending.items() if not done)
-    if missing:
-        out.append(
-            Violation(
-                opener,
-                "calls_pending_at_end",
-                f"tool_calls {missing} of the last assistant message have no tool message yet",
-            )
+            ]
+            if isinstance(calls, list)
+            else []
         )
+        pairing.turn(i, ids)
+    pairing.end()
     return out
 
 
@@ -571,37 +545,71 @@ def check_messages(messages: Sequence[Message]) -> list[Violation]:
     provider shares: ``tool_without_call``, ``call_unanswered`` and ``calls_pending_at_end``
     as in :func:`check_openai_chat`."""
     out: list[Violation] = []
-    pending: dict[str, bool] = {}
-    opener = -1
+    pairing = _Pairing(out)
     for i, m in enumerate(messages):
         if not isinstance(m, Message):
             out.append(Violation(i, "not_a_message", "not a Message"))
-            continue
-        if m.role == "tool":
-            if pending.get(m.tool_call_id or "") is False:
-                pending[m.tool_call_id or ""] = True
-            else:
-                out.append(
-                    Violation(
-                        i,
-                        "tool_without_call",
-                        f"tool message answers {m.tool_call_id!r}, "
-                        "not an unanswered call of the nearest assistant message with calls",
-                    )
-                )
-            continue
-        missing = sorted(k for k, done in pending.items() if not done)
-        if missing:
-            out.append(
-                Violation(opener, "call_unanswered", f"calls {missing} unanswered before [{i}]")
-            )
-        pending = {c.id: False for c in m.tool_calls}
-        if m.tool_calls:
-            opener = i
-    missing = sorted(k for k, done in pending.items() if not done)
-    if missing:
-        out.append(Violation(opener, "calls_pending_at_end", f"calls {missing} have no result yet"))
+        elif m.role == "tool":
+            pairing.result(i, m.tool_call_id)
+        else:
+            pairing.turn(i, [c.id for c in m.tool_calls])
+    pairing.end()
     return out
+
+
+class _Pairing:
+    """The tool-pairing rule of Chat Completions (and every provider): a result answers an
+    unanswered call of the nearest preceding message with calls; every call is answered
+    before the next non-result message. Violations are appended to ``out``."""
+
+    def __init__(self, out: list[Violation]) -> None:
+        self.out = out
+        self.pending: dict[str, bool] = {}  # call id -> answered, of the nearest call turn
+        self.opener = -1
+
+    def result(self, i: int, call_id: str | None) -> None:
+        """Message ``i`` is a tool result answering ``call_id``."""
+        if call_id is not None and self.pending.get(call_id) is False:
+            self.pending[call_id] = True
+            return
+        self.out.append(
+            Violation(
+                i,
+                "tool_without_call",
+                f"tool message answers {call_id!r}, not an unanswered call of the nearest "
+                "preceding assistant message with tool calls",
+            )
+        )
+
+    def turn(self, i: int, call_ids: list[str]) -> None:
+        """Message ``i`` is not a tool result; it makes ``call_ids``."""
+        missing = self._missing()
+        if missing:
+            self.out.append(
+                Violation(
+                    self.opener,
+                    "call_unanswered",
+                    f"tool calls {missing} get no tool result before message [{i}]",
+                )
+            )
+        self.pending = dict.fromkeys(call_ids, False)
+        if call_ids:
+            self.opener = i
+
+    def end(self) -> None:
+        """The list ended."""
+        missing = self._missing()
+        if missing:
+            self.out.append(
+                Violation(
+                    self.opener,
+                    "calls_pending_at_end",
+                    f"tool calls {missing} of the last call turn have no result yet",
+                )
+            )
+
+    def _missing(self) -> list[str]:
+        return sorted(k for k, done in self.pending.items() if not done)
 
 
 def _check_openai(messages: Sequence[Any]) -> list[Violation]:
