@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agent_adapter.context.units import Protection, _bounds
 from agent_adapter.errors import ConfigError
@@ -64,6 +65,16 @@ def _replaces(old: Message, new: Message) -> bool:
     )
 
 
+def next_known(items: Sequence[Any], pos: dict[int, int], default: int) -> list[int]:
+    """For each index ``k`` of ``items`` (and one past the end), the position in ``pos`` of
+    the first item at or after ``k`` that ``pos`` knows by identity, else ``default``."""
+    out = [default] * (len(items) + 1)
+    for k in range(len(items) - 1, -1, -1):
+        j = pos.get(id(items[k]))
+        out[k] = j if j is not None else out[k + 1]
+    return out
+
+
 def align(
     before: Sequence[Message], after: Sequence[Message]
 ) -> tuple[list[Message | None], dict[int, list[Message]]]:
@@ -78,11 +89,7 @@ def align(
     present = {id(m) for m in after if id(m) in pos}
     slot: list[Message | None] = [None] * n
     added: dict[int, list[Message]] = {}
-    # index (in before) of the next original at or after each position of ``after``
-    next_orig = [n] * (len(after) + 1)
-    for k in range(len(after) - 1, -1, -1):
-        j = pos.get(id(after[k]))
-        next_orig[k] = j if j is not None else next_orig[k + 1]
+    next_orig = next_known(after, pos, n)
     last = -1
     for k, m in enumerate(after):
         j = pos.get(id(m))

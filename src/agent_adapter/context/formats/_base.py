@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
-from agent_adapter.context.invariants import align
+from agent_adapter.context.invariants import align, next_known
 from agent_adapter.errors import ConfigError
 from agent_adapter.messages import Message
 
@@ -179,10 +179,7 @@ class Conversion(Generic[T]):
         pos = {id(n): i for i, n in enumerate(self._natives)}
         if all(id(x) in pos for x in out):
             return out
-        nxt = [len(self._natives)] * (len(out) + 1)
-        for k in range(len(out) - 1, -1, -1):
-            i = pos.get(id(out[k]))
-            nxt[k] = i if i is not None else nxt[k + 1]
+        nxt = next_known(out, pos, len(self._natives))
         prev = -1
         for k, x in enumerate(out):
             i = pos.get(id(x))
