@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
-from agent_adapter.context.formats._base import Conversion, Converter, Pinned
+from agent_adapter.context.formats._base import Converter, Pinned
+from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats.anthropic import AnthropicConverter
 from agent_adapter.context.formats.gemini import GeminiConverter
 from agent_adapter.context.formats.langchain import LangChainConverter

@@ -1,0 +1,177 @@
+"""The one tool-pairing rule: which result answers which call, and what is broken.
+
+Every provider pairs tool calls with their results the same way at the level this library
+works on, and every place that needs the rule uses this module: input validation
+(:func:`validate_messages`), units, the provider checkers, the recorded-session loaders, tests
+and benchmarks. So ``compress()`` and ``check()`` cannot disagree.
+
+The rule (OpenAI Chat Completions, API reference, *Create chat completion*: "messages with role
+'tool' must be a response to a preceding message with 'tool_calls'" and "An assistant message
+with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'";
+Anthropic Messages: "Each tool_use block must have a corresponding tool_result block in the
+next message"; Gemini: a function response turn follows its function call turn):
+
+* a result answers an unanswered call of the *nearest preceding* message with calls (so a call
+  id reused later in a conversation, as tau-bench does, answers its own round);
+* every call is answered before the next message that is not a result of it;
+* within one message the call ids are unique;
+* only the list's last call turn may still wait for results (a tool loop between the model's
+  reply and running the tools): ``calls_pending_at_end``, which validation accepts.
+
+Feed a :class:`Pairing` the items in order (:meth:`Pairing.turn` for anything that is not a
+result, :meth:`Pairing.result` for a result) and call :meth:`Pairing.end`; or call
+:func:`pair_messages` on a list of :class:`~agent_adapter.messages.Message`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from agent_adapter.errors import ConfigError
+from agent_adapter.messages import Message
+
+__all__ = [
+    "Pairing",
+    "PairingProblem",
+    "PairingRule",
+    "pair_messages",
+    "validate_messages",
+]
+
+PairingRule: TypeAlias = Literal[
+    "tool_without_call", "call_unanswered", "calls_pending_at_end", "duplicate_call_id"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PairingProblem:
+    """One broken pairing rule.
+
+    Attributes:
+        index: the offending item: the result (``tool_without_call``), the call turn
+            (``call_unanswered``, ``calls_pending_at_end``, ``duplicate_call_id``).
+        rule: which rule.
+        call_ids: the ids concerned, sorted.
+        before: for ``call_unanswered``, the item the results were due before.
+    """
+
+    index: int
+    rule: PairingRule
+    call_ids: tuple[str | None, ...]
+    before: int | None = None
+
+
+@dataclass(slots=True)
+class Pairing:
+    """A streaming tracker of the pairing rule; see the module docstring.
+
+    Attributes:
+        problems: what was found so far, in order.
+        answers: result index -> index of the call turn it answers.
+        last_result: call turn index -> index of its last result.
+    """
+
+    problems: list[PairingProblem] = field(default_factory=list)
+    answers: dict[int, int] = field(default_factory=dict)
+    last_result: dict[int, int] = field(default_factory=dict)
+    _pending: dict[str, bool] = field(default_factory=dict)
+    _opener: int = -1
+
+    def result(self, index: int, call_id: str | None) -> None:
+        """Item ``index`` is a tool result answering ``call_id``."""
+        if call_id is not None and self._pending.get(call_id) is False:
+            self._pending[call_id] = True
+            self.answers[index] = self._opener
+            self.last_result[self._opener] = index
+            return
+        self.problems.append(PairingProblem(index, "tool_without_call", (call_id,)))
+
+    def turn(self, index: int, call_ids: Sequence[str]) -> None:
+        """Item ``index`` is not a tool result; it makes ``call_ids`` (often none)."""
+        missing = self._missing()
+        if missing:
+            self.problems.append(
+                PairingProblem(self._opener, "call_unanswered", missing, before=index)
+            )
+        self._pending = dict.fromkeys(call_ids, False)
+        if len(self._pending) < len(call_ids):
+            seen: set[str] = set()
+            dups = sorted({c for c in call_ids if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
+            self.problems.append(PairingProblem(index, "duplicate_call_id", tuple(dups)))
+        if call_ids:
+            self._opener = index
+
+    def end(self) -> None:
+        """The list ended."""
+        missing = self._missing()
+        if missing:
+            self.problems.append(PairingProblem(self._opener, "calls_pending_at_end", missing))
+
+    def _missing(self) -> tuple[str, ...]:
+        return tuple(sorted(k for k, done in self._pending.items() if not done))
+
+
+def pair_messages(messages: Sequence[Message]) -> Pairing:
+    """The pairing of a list of :class:`Message` (tool messages are the results)."""
+    pairing = Pairing()
+    for i, m in enumerate(messages):
+        if m.role == "tool":
+            pairing.result(i, m.tool_call_id)
+        else:
+            pairing.turn(i, [c.id for c in m.tool_calls])
+    pairing.end()
+    return pairing
+
+
+def describe(
+    problem: PairingProblem, *, call: str = "tool call", result: str = "tool result"
+) -> str:
+    """A one-line description of ``problem`` in the caller's own terms (``call`` and
+    ``result`` name the format's items, e.g. ``"tool_use"`` and ``"tool_result"``); ids only,
+    never message text."""
+    ids = ", ".join(repr(c) for c in problem.call_ids)
+    if problem.rule == "tool_without_call":
+        return (
+            f"{result} for {ids} answers no unanswered {call} of the nearest preceding message "
+            f"with {call}s (no such call there, or an earlier {result} already answered it)"
+        )
+    if problem.rule == "duplicate_call_id":
+        return f"{call} id {ids} appears more than once in one message (ids must be unique)"
+    if problem.rule == "call_unanswered":
+        return (
+            f"{call} {ids} gets no {result} before item [{problem.before}]; every {call} is "
+            f"answered right after the message making it (only the newest round may be pending)"
+        )
+    return f"{call} {ids} of the last call turn have no {result} yet"
+
+
+def validate_messages(messages: object) -> list[Message]:
+    """``messages`` checked as a conversation; a new list of the same objects.
+
+    The pairing rule of this module, with the newest call turn allowed to wait for results.
+
+    Raises:
+        ConfigError: not a list; an item that is not a Message (naming its index); a broken
+            pairing rule (naming the index and the call ids). The error's ``problem`` attribute
+            holds the :class:`PairingProblem` so callers can name their own items.
+    """
+    if not isinstance(messages, list | tuple):
+        raise ConfigError(f"messages must be a list of Message, got {type(messages).__name__}")
+    for i, m in enumerate(messages):
+        if not isinstance(m, Message):
+            raise ConfigError(f"messages[{i}] is {type(m).__name__}, not a Message")
+    pairing = pair_messages(messages)
+    for problem in pairing.problems:
+        if problem.rule != "calls_pending_at_end":
+            raise PairingError(problem, f"messages[{problem.index}]: {describe(problem)}")
+    return list(messages)
+
+
+class PairingError(ConfigError):
+    """A :class:`ConfigError` for a broken pairing rule, with the problem attached."""
+
+    def __init__(self, problem: PairingProblem, message: str) -> None:
+        super().__init__(message)
+        self.problem = problem
