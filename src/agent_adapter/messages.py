@@ -14,7 +14,9 @@ naming the field; a list given as ``content`` or ``tool_calls`` is stored as a t
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
@@ -182,6 +184,11 @@ class ToolCall:
         return json.loads(self.arguments) if self.arguments else {}
 
 
+#: Origin tokens: a random start per process, so messages unpickled from another process do
+#: not share tokens with new ones (a collision needs two runs of ~2**90 messages to overlap).
+_ORIGINS = itertools.count(secrets.randbits(96) + 1)
+
+
 @dataclass(frozen=True, slots=True, eq=True)
 class Message:
     """One chat message.
@@ -193,6 +200,12 @@ class Message:
         tool_call_id: the call a ``tool`` message answers (required on ``tool``).
         name: the tool name of a result, or a participant name.
         extras: vendor fields with no slot here, carried for round trips.
+        origin: provenance, an opaque token (keyword only). A new message gets a fresh one;
+            a copy made with :func:`dataclasses.replace` (or :meth:`with_text`,
+            :func:`copy.deepcopy`, pickling) keeps it, so the compression engine and
+            ``Conversion.back`` *know* which input message a changed one came from instead of
+            guessing; a message built from scratch is an addition. Never compared, hashed or
+            shown. Leave it alone: passing another message's token claims to be its edit.
 
     Raises:
         ConfigError: a field has the wrong type, or tool fields sit on the wrong role.
@@ -204,8 +217,13 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     extras: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    origin: int = field(default=0, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
+        if not self.origin:
+            object.__setattr__(self, "origin", next(_ORIGINS))
+        elif type(self.origin) is not int:
+            raise ConfigError(f"Message.origin must be an int, got {type(self.origin).__name__}")
         if self.role not in ROLES:
             raise ConfigError(f"Message.role must be one of {ROLES}, got {self.role!r}")
         content = self.content

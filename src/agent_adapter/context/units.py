@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from agent_adapter.context._pairing import pair_messages
 from agent_adapter.messages import Message, OpaquePart, ThinkingPart
 
 __all__ = [
     "Protection",
+    "ProtectionReason",
     "Unit",
     "carries_approval_state",
     "has_approval_marker",
@@ -127,30 +129,22 @@ def _reasoning_only(message: Message) -> bool:
 def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
     """(start, stop) of each unit, in order.
 
-    A round runs from an assistant message with calls to the last message answering one of
-    them; a result that comes late pulls everything between into the round, so the pair can
-    never be split. An assistant message holding only reasoning joins the assistant messages
-    right after it (a Responses ``reasoning`` item must stay with the output items of its
-    response: "Item of type 'function_call' was provided without its required 'reasoning'
-    item"). Results whose
-    call is nowhere are units of their own (callers validate).
+    A round runs from an assistant message with calls to the last result answering it, by
+    the one pairing rule (:mod:`agent_adapter.context._pairing`; in a validated list the
+    results follow their call directly). An assistant message holding only reasoning joins
+    the assistant messages right after it (a Responses ``reasoning`` item must stay with the
+    output items of its response: "Item of type 'function_call' was provided without its
+    required 'reasoning' item"). A result whose call is nowhere is a unit of its own (callers
+    validate).
     """
-    owner: dict[str, int] = {}  # call id -> index of the latest assistant message making it
-    last_answer: dict[int, int] = {}
-    for i, m in enumerate(messages):
-        for call in m.tool_calls:
-            owner[call.id] = i  # ids may be reused later in a conversation (tau-bench does)
-        if m.role == "tool" and m.tool_call_id is not None:
-            j = owner.get(m.tool_call_id)
-            if j is not None:
-                last_answer[j] = i
+    last_result = pair_messages(messages).last_result
     bounds: list[tuple[int, int]] = []
     i, n = 0, len(messages)
     while i < n:
         stop = i + 1
         k = i
         while k < stop:  # grow to a fixpoint over everything that starts inside the unit
-            end = last_answer.get(k)
+            end = last_result.get(k)
             if end is not None and end >= stop:
                 stop = end + 1
             if _reasoning_only(messages[k]):
@@ -164,12 +158,22 @@ def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
     return bounds
 
 
+#: Why a message is protected (see :meth:`Protection.reason`).
+ProtectionReason = Literal[
+    "", "system", "pinned", "approval", "latest_user", "thinking_opener", "newest_turn", "unit"
+]
+
+
 class Protection:
     """Which messages no step may change or remove, fixed on the input of one compression.
 
     Protected: system messages, pinned messages, rounds carrying approval state, the latest
     user message and the last unit (the newest turn, including a pending tool round). A unit
     with one protected message is protected whole.
+
+    Protection follows a message through edits: it is keyed by the message's provenance
+    (``Message.origin``), so a shortened system prompt, made with ``dataclasses.replace`` by
+    one step, is still protected in the next.
 
     Args:
         messages: the input of the compression.
@@ -178,7 +182,7 @@ class Protection:
             ``False`` only for last-resort passes (``if_still_too_long`` given a step).
     """
 
-    __slots__ = ("_ids", "_pinned_ids", "_refs")
+    __slots__ = ("_pinned", "_reasons")
 
     def __init__(
         self,
@@ -187,19 +191,21 @@ class Protection:
         *,
         protect_newest_turn: bool = True,
     ) -> None:
-        marked = [False] * len(messages)
-        pinned_ids: set[int] = set()
+        why: list[ProtectionReason] = [""] * len(messages)
+        pinned_origins: set[int] = set()
         latest_user = -1
         for i, m in enumerate(messages):
             if m.role == "user":
                 latest_user = i
-            if m.role == "system" or carries_approval_state(m):
-                marked[i] = True
             if pinned is not None and pinned(m):
-                marked[i] = True
-                pinned_ids.add(id(m))
+                why[i] = "pinned"
+                pinned_origins.add(m.origin)
+            elif m.role == "system":
+                why[i] = "system"
+            elif carries_approval_state(m):
+                why[i] = "approval"
         if latest_user >= 0 and protect_newest_turn:
-            marked[latest_user] = True
+            why[latest_user] = why[latest_user] or "latest_user"
             # Anthropic extended thinking: within the current tool loop, the thinking block of
             # the turn's opening assistant message must be sent back ("Expected `thinking` or
             # `redacted_thinking`, but found `tool_use`"), so that message is protected.
@@ -214,28 +220,35 @@ class Protection:
             if opener is not None and any(
                 isinstance(p, ThinkingPart) for p in messages[opener].parts
             ):
-                marked[opener] = True
+                why[opener] = why[opener] or "thinking_opener"
         bounds = _bounds(messages)
-        ids: set[int] = set()
+        reasons: dict[int, ProtectionReason] = {}
         for n, (start, stop) in enumerate(bounds):
             newest = protect_newest_turn and n == len(bounds) - 1
-            if newest or any(marked[start:stop]):
-                ids.update(id(m) for m in messages[start:stop])
-        self._ids = ids
-        self._pinned_ids = pinned_ids
-        self._refs = list(messages)  # keep ids valid while this object lives
+            if newest or any(why[start:stop]):
+                for j in range(start, stop):
+                    reasons[messages[j].origin] = why[j] or ("newest_turn" if newest else "unit")
+        self._reasons = reasons
+        self._pinned = pinned_origins
 
     def is_protected(self, message: Message) -> bool:
-        """True when no step may change or remove ``message``."""
-        return id(message) in self._ids
+        """True when no step may change or remove ``message`` (or anything derived from it)."""
+        return message.origin in self._reasons
 
     def is_pinned(self, message: Message) -> bool:
-        """True when ``message`` was marked by the caller's ``pinned``."""
-        return id(message) in self._pinned_ids
+        """True when ``message`` (or what it was derived from) was marked by ``pinned``."""
+        return message.origin in self._pinned
+
+    def reason(self, message: Message) -> ProtectionReason:
+        """Why ``message`` is protected: ``"system"``, ``"pinned"``, ``"approval"``,
+        ``"latest_user"``, ``"thinking_opener"`` (the opening assistant message of the current
+        turn, when it carries thinking), ``"newest_turn"`` (in the last unit), ``"unit"`` (in
+        the same unit as a protected message); ``""`` when it is not protected."""
+        return self._reasons.get(message.origin, "")
 
     def protected(self, messages: Iterable[Message]) -> list[Message]:
         """The protected ones among ``messages``, in order."""
-        return [m for m in messages if id(m) in self._ids]
+        return [m for m in messages if m.origin in self._reasons]
 
 
 def split_units(messages: Sequence[Message], protection: Protection | None = None) -> list[Unit]:

@@ -31,6 +31,14 @@ class Converter(ABC, Generic[T]):
     """
 
     name: ClassVar[str]
+    #: What the format calls a tool call and a tool result, for error messages that name the
+    #: caller's own items (e.g. ``("tool_use", "tool_result")``).
+    call_terms: ClassVar[tuple[str, str]] = ("tool call", "tool result")
+
+    def native_call_id(self, call_id: str) -> str:
+        """How the caller knows the call ``call_id`` (a converter that makes up ids for calls
+        without one, as gemini does, names the call another way)."""
+        return repr(call_id)
 
     @abstractmethod
     def kind(self, item: Any) -> str | None:
