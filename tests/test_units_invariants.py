@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from _convo import calls, result
@@ -12,6 +14,7 @@ from agent_adapter.context import (
     has_approval_marker,
     split_units,
 )
+from agent_adapter.context._pairing import validate_messages
 from agent_adapter.errors import ConfigError
 from agent_adapter.messages import Message, OpaquePart, TextPart, ThinkingPart
 
@@ -62,7 +65,9 @@ def test_reasoning_only_message_joins_the_next_unit() -> None:
     assert [(u.start, u.stop) for u in split_units(msgs)] == [(0, 1), (1, 4), (4, 5)]
 
 
-def test_late_result_pulls_everything_between_into_the_round() -> None:
+def test_a_late_result_is_not_paired_and_the_list_is_rejected() -> None:
+    # one pairing rule: results follow their call directly (OpenAI: "An assistant message with
+    # 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'")
     msgs = [
         Message("user", "q"),
         calls("x"),
@@ -70,7 +75,15 @@ def test_late_result_pulls_everything_between_into_the_round() -> None:
         result("x"),
         Message("user", "q2"),
     ]
-    assert [(u.start, u.stop) for u in split_units(msgs)] == [(0, 1), (1, 4), (4, 5)]
+    assert [(u.start, u.stop) for u in split_units(msgs)] == [
+        (0, 1),
+        (1, 2),
+        (2, 3),
+        (3, 4),
+        (4, 5),
+    ]
+    with pytest.raises(ConfigError, match=r"messages\[1\].tool_calls: call 'x' has no tool"):
+        validate_messages(msgs)
 
 
 def test_protection_pinned_and_approval() -> None:
@@ -137,8 +150,16 @@ def test_guard_allows_text_edits_only() -> None:
     thinking = Message("assistant", (ThinkingPart("t", signature="s"), TextPart("x")))
     msgs2 = [Message("user", "q"), thinking, Message("user", "q2"), Message("assistant", "a")]
     p2 = Protection(msgs2)
-    changed_sig = Message("assistant", (ThinkingPart("t", signature="OTHER"), TextPart("x")))
-    assert enforce_invariants(msgs2, [msgs2[0], changed_sig, *msgs2[2:]], p2, step="t") == msgs2
+    # an edit (same origin) that changes a signature is reverted
+    changed_sig = replace(thinking, content=(ThinkingPart("t", signature="OTHER"), TextPart("x")))
+    out = enforce_invariants(msgs2, [msgs2[0], changed_sig, *msgs2[2:]], p2, step="t")
+    assert out == msgs2 and out[1] is thinking
+    # a fresh message is an addition, never an edit of a look-alike; one carrying thinking is
+    # not placed (a step cannot sign reasoning), so only the removal of msgs2[1] remains
+    fresh = Message("assistant", (ThinkingPart("t", signature="OTHER"), TextPart("x")))
+    out = enforce_invariants(msgs2, [msgs2[0], fresh, *msgs2[2:]], p2, step="t")
+    kept = [msgs2[0], *msgs2[2:]]
+    assert out == kept and all(a is b for a, b in zip(out, kept, strict=True))
 
 
 def test_guard_system_prompt_shortening() -> None:

@@ -1,6 +1,7 @@
 """Context compression: shrink the messages sent to a model, under fixed safety invariants."""
 
-from agent_adapter.context.engine import compress, compress_for, compress_for_sync
+from agent_adapter.context.engine import compress
+from agent_adapter.context.formats import compress_for, compress_for_sync  # (formats first)
 from agent_adapter.context.invariants import enforce_invariants
 from agent_adapter.context.policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context.report import CompressionReport, SkipReason, StepFailure, StepReport

@@ -25,7 +25,7 @@ result, :meth:`Pairing.result` for a result) and call :meth:`Pairing.end`; or ca
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
@@ -126,25 +126,33 @@ def pair_messages(messages: Sequence[Message]) -> Pairing:
 
 
 def describe(
-    problem: PairingProblem, *, call: str = "tool call", result: str = "tool result"
+    problem: PairingProblem,
+    *,
+    call: str = "tool_calls",
+    result: str = "tool_call_id",
+    name: Callable[[str], str] = repr,
+    at: Callable[[int], str] = lambda i: f"messages[{i}]",
 ) -> str:
-    """A one-line description of ``problem`` in the caller's own terms (``call`` and
-    ``result`` name the format's items, e.g. ``"tool_use"`` and ``"tool_result"``); ids only,
-    never message text."""
-    ids = ", ".join(repr(c) for c in problem.call_ids)
+    """``problem`` as one line in the caller's own terms: ``at`` names an item by its index in
+    the caller's list, ``call`` and ``result`` the fields (or items) holding calls and results,
+    ``name`` a call id as the caller knows it. Ids only, never message text."""
+    ids = ", ".join(name(c) if c is not None else "no id" for c in problem.call_ids)
+    where = at(problem.index)
     if problem.rule == "tool_without_call":
         return (
-            f"{result} for {ids} answers no unanswered {call} of the nearest preceding message "
-            f"with {call}s (no such call there, or an earlier {result} already answered it)"
+            f"{where}.{result} {ids} answers no open tool call (no unanswered call of the "
+            "nearest preceding message with calls has that id, or an earlier result already "
+            "answered it)"
         )
     if problem.rule == "duplicate_call_id":
-        return f"{call} id {ids} appears more than once in one message (ids must be unique)"
+        return f"{where}.{call}: call id {ids} appears more than once in one message"
+    due = at(problem.before) if problem.before is not None else "the end"
     if problem.rule == "call_unanswered":
         return (
-            f"{call} {ids} gets no {result} before item [{problem.before}]; every {call} is "
-            f"answered right after the message making it (only the newest round may be pending)"
+            f"{where}.{call}: call {ids} has no tool result before {due}; every call is "
+            "answered right after the message making it (only the newest round may be pending)"
         )
-    return f"{call} {ids} of the last call turn have no {result} yet"
+    return f"{where}.{call}: call {ids} of the last call turn has no result yet"
 
 
 def validate_messages(messages: object) -> list[Message]:
@@ -154,8 +162,9 @@ def validate_messages(messages: object) -> list[Message]:
 
     Raises:
         ConfigError: not a list; an item that is not a Message (naming its index); a broken
-            pairing rule (naming the index and the call ids). The error's ``problem`` attribute
-            holds the :class:`PairingProblem` so callers can name their own items.
+            pairing rule (naming the index and the call ids). The error is a
+            :class:`PairingError` whose ``problem`` holds the :class:`PairingProblem`, so
+            callers can restate it for their own items.
     """
     if not isinstance(messages, list | tuple):
         raise ConfigError(f"messages must be a list of Message, got {type(messages).__name__}")
@@ -165,7 +174,7 @@ def validate_messages(messages: object) -> list[Message]:
     pairing = pair_messages(messages)
     for problem in pairing.problems:
         if problem.rule != "calls_pending_at_end":
-            raise PairingError(problem, f"messages[{problem.index}]: {describe(problem)}")
+            raise PairingError(problem, describe(problem))
     return list(messages)
 
 

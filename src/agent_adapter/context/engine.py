@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextvars
 import time
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from agent_adapter.context._pairing import validate_messages
+from agent_adapter.context._provenance import trace
 from agent_adapter.context._text import fit_message
-from agent_adapter.context.invariants import _guard, align
+from agent_adapter.context.invariants import _guard
 from agent_adapter.context.policy import CompressionPolicy
 from agent_adapter.context.report import CompressionReport, SkipReason, StepFailure, StepReport
 from agent_adapter.context.steps._base import StepContext
@@ -19,61 +18,10 @@ from agent_adapter.context.units import Protection
 from agent_adapter.errors import ConfigError, ModelContextOverflow
 from agent_adapter.messages import Message
 
-__all__ = ["compress", "compress_for", "compress_for_sync", "validate_messages"]
-
-_T = TypeVar("_T")
+__all__ = ["compress"]
 
 #: A protected text cut by if_still_too_long="cut" keeps at least this many tokens.
 _MIN_CUT_TOKENS = 200
-
-
-def validate_messages(messages: object) -> list[Message]:
-    """``messages`` checked as a conversation; a new list of the same objects.
-
-    Rules (the ones every provider enforces, OpenAI Chat Completions and Anthropic Messages
-    alike): a tool result answers a call that an earlier assistant message made and that no
-    earlier result answered; every call is answered before the next user message. Only the
-    newest round may still wait for results (a pending call at the end). A reused call id
-    answers the latest call that made it.
-
-    Raises:
-        ConfigError: not a list; an item that is not a Message (naming its index); a tool
-            result answering no open call (naming index and ``tool_call_id``); a call left
-            without its result (naming the assistant message's index and the call id).
-    """
-    if not isinstance(messages, list | tuple):
-        raise ConfigError(f"messages must be a list of Message, got {type(messages).__name__}")
-    open_calls: dict[str, int] = {}  # call id -> index of the assistant message making it
-    for i, m in enumerate(messages):
-        if not isinstance(m, Message):
-            raise ConfigError(f"messages[{i}] is {type(m).__name__}, not a Message")
-        if m.role == "tool":
-            if open_calls.pop(m.tool_call_id or "", None) is None:
-                raise ConfigError(
-                    f"messages[{i}].tool_call_id {m.tool_call_id!r} answers no open tool call "
-                    "(no earlier call makes it, or an earlier result already answered it)"
-                )
-            continue
-        if m.role == "user" and open_calls:
-            _unanswered(open_calls, before=i)
-        for call in m.tool_calls:
-            open_calls[call.id] = i
-    if open_calls:
-        last_call = max(open_calls.values())
-        if any(m.role != "tool" for m in messages[last_call + 1 :]) or any(
-            j != last_call for j in open_calls.values()
-        ):
-            _unanswered(open_calls, before=len(messages))
-    return list(messages)
-
-
-def _unanswered(open_calls: dict[str, int], *, before: int) -> None:
-    call_id, j = min(open_calls.items(), key=lambda kv: kv[1])
-    where = f"messages[{before}]" if before >= 0 else "the end"
-    raise ConfigError(
-        f"messages[{j}].tool_calls: call {call_id!r} has no tool result before {where}; every "
-        "call must be answered (only the newest round may be pending)"
-    )
 
 
 def _latest_user(messages: Sequence[Message]) -> Message | None:
@@ -83,15 +31,14 @@ def _latest_user(messages: Sequence[Message]) -> Message | None:
 def _cut_protected(
     messages: list[Message], context: StepContext, total: int
 ) -> tuple[list[Message], int]:
-    """if_still_too_long="cut": the biggest protected tool results and assistant texts cut
-    head-and-tail (never system messages, the latest user message, calls or ids)."""
-    latest = _latest_user(messages)
+    """if_still_too_long="cut": the biggest tool results and assistant texts cut head-and-tail
+    (never system messages, the latest user message, pinned messages, calls or ids)."""
     out = list(messages)
     order = sorted(
         (
             i
             for i, m in enumerate(out)
-            if m.role in ("tool", "assistant") and m is not latest and m.text
+            if m.role in ("tool", "assistant") and m.text and not context.protection.is_pinned(m)
         ),
         key=lambda i: -context.message_tokens(out[i]),
     )
@@ -236,7 +183,12 @@ async def compress(
         else:
             action = f"step:{getattr(still, 'name', type(still).__name__)}"
             latest = _latest_user(current)
-            relaxed = Protection(current, lambda m: m is latest, protect_newest_turn=False)
+            pins = context.protection
+            relaxed = Protection(
+                current,
+                lambda m: m is latest or pins.is_pinned(m),
+                protect_newest_turn=False,
+            )
             relaxed_context = StepContext(
                 target_tokens=limits.target_tokens,
                 threshold_tokens=limits.threshold_tokens,
@@ -254,9 +206,7 @@ async def compress(
             total = meter.total(current)
             context.summary_cost_usd += relaxed_context.summary_cost_usd
 
-    slot, added = align(original, current)
-    n_removed = sum(m is None for m in slot)
-    n_changed = sum(m is not None and m is not o for m, o in zip(slot, original, strict=True))
+    traced = trace(original, current)
     return current, CompressionReport(
         tokens_before=tokens_before,
         tokens_after=total,
@@ -264,9 +214,9 @@ async def compress(
         target_tokens=limits.target_tokens,
         messages_before=n_before,
         messages_after=len(current),
-        messages_removed=n_removed,
-        messages_changed=n_changed,
-        messages_added=sum(len(v) for v in added.values()),
+        messages_removed=traced.removed,
+        messages_changed=traced.changed(original),
+        messages_added=traced.n_added,
         protected_tokens=protected_tokens,
         steps=tuple(step_reports),
         failures=tuple(failures),
@@ -274,101 +224,3 @@ async def compress(
         summary_cost_usd=context.summary_cost_usd,
         seconds=time.perf_counter() - started,
     )
-
-
-async def compress_for(
-    messages: Sequence[Any],
-    policy: CompressionPolicy,
-    *,
-    format: str = "auto",
-    pinned: Callable[[Any], bool] | None = None,
-    model_max_tokens: int | None = None,
-    ctx: Any = None,
-) -> tuple[list[Any], CompressionReport]:
-    """compress() for any message format: the compressed list in that format, and a report.
-
-    Messages kept as they were come back as the same objects; nothing calls the main model.
-    Under the threshold the caller's own list object comes back. ``pinned(native)`` marks
-    natives no step may change or remove (for ``agent_adapter``, ``pinned(message)``).
-
-    Raises:
-        ConfigError: as compress and convert.
-        MissingDependency: as convert.
-    """
-    from agent_adapter.context.formats._registry import convert, detect_format
-
-    name = detect_format(messages) if format == "auto" else format
-    if name == "agent_adapter":
-        return await compress(
-            messages, policy, pinned=pinned, model_max_tokens=model_max_tokens, ctx=ctx
-        )
-    conversion = convert(messages, name, pinned=pinned)
-    result, report = await compress(
-        conversion.messages,
-        policy,
-        pinned=conversion.is_pinned if pinned is not None else None,
-        model_max_tokens=model_max_tokens,
-        ctx=ctx,
-    )
-    return conversion.back(result), report
-
-
-def compress_for_sync(
-    messages: Sequence[Any],
-    policy: CompressionPolicy,
-    *,
-    format: str = "auto",
-    pinned: Callable[[Any], bool] | None = None,
-    model_max_tokens: int | None = None,
-    ctx: Any = None,
-) -> tuple[list[Any], CompressionReport]:
-    """compress_for for sync code (Flask, Celery, scripts, a sync LangGraph node).
-
-    With no event loop running in this thread it uses ``asyncio.run``; inside a running loop
-    (a notebook, an async framework calling sync code) it runs in a worker thread with its
-    own loop, so it never deadlocks.
-
-    Raises:
-        ConfigError: as compress_for.
-        MissingDependency: as compress_for.
-    """
-
-    async def main() -> tuple[list[Any], CompressionReport]:
-        # a closure without arguments: asyncio formats the task's coroutine (and so its
-        # arguments, the whole message list) in debug paths; this keeps that cheap
-        return await compress_for(
-            messages,
-            policy,
-            format=format,
-            pinned=pinned,
-            model_max_tokens=model_max_tokens,
-            ctx=ctx,
-        )
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _run_to_end(main())
-    context = contextvars.copy_context()  # the caller's context variables (tracing, ids)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, _run_to_end, main()).result()
-
-
-def _run_to_end(coro: Coroutine[Any, Any, _T]) -> _T:
-    """``asyncio.run(coro)`` without its SIGINT handler, whose setup formats the running task
-    (a few hundred microseconds a call); leftover tasks, async generators and the default
-    executor are shut down the same way."""
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(coro)
-    finally:
-        try:
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            loop.close()

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from agent_adapter.context._provenance import text_only_change, trace
 from agent_adapter.context.units import Protection, _bounds
 from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message, TextPart
+from agent_adapter.messages import Message, OpaquePart, ThinkingPart
 
 __all__ = ["GuardStats", "enforce_invariants"]
 
@@ -41,76 +41,6 @@ def _check_list(after: object, step: str) -> list[Message]:
     return after
 
 
-def _same_shape(old: Message, new: Message) -> bool:
-    """True when ``new`` differs from ``old`` in text only (thinking, calls, ids kept)."""
-    if (
-        old.role != new.role
-        or old.tool_calls != new.tool_calls
-        or old.tool_call_id != new.tool_call_id
-        or old.name != new.name
-        or old.extras != new.extras
-    ):
-        return False
-    old_other = [p for p in old.parts if not isinstance(p, TextPart)]
-    new_other = [p for p in new.parts if not isinstance(p, TextPart)]
-    return old_other == new_other
-
-
-def _replaces(old: Message, new: Message) -> bool:
-    """Could ``new`` be an edited ``old``? Same role and the same call ids."""
-    return (
-        old.role == new.role
-        and old.tool_call_id == new.tool_call_id
-        and [c.id for c in old.tool_calls] == [c.id for c in new.tool_calls]
-    )
-
-
-def next_known(items: Sequence[Any], pos: dict[int, int], default: int) -> list[int]:
-    """For each index ``k`` of ``items`` (and one past the end), the position in ``pos`` of
-    the first item at or after ``k`` that ``pos`` knows by identity, else ``default``."""
-    out = [default] * (len(items) + 1)
-    for k in range(len(items) - 1, -1, -1):
-        j = pos.get(id(items[k]))
-        out[k] = j if j is not None else out[k + 1]
-    return out
-
-
-def align(
-    before: Sequence[Message], after: Sequence[Message]
-) -> tuple[list[Message | None], dict[int, list[Message]]]:
-    """Map ``after`` onto ``before``: what stands in each original slot, and what was added.
-
-    ``slot[j]`` is ``before[j]`` itself (kept), a new object standing for it (changed: same
-    role and call ids, placed where ``before[j]`` is missing, between the kept neighbours), or
-    ``None`` (removed). ``added[g]`` lists new messages that stand before ``before[g]``.
-    """
-    n = len(before)
-    pos = {id(m): i for i, m in enumerate(before)}
-    present = {id(m) for m in after if id(m) in pos}
-    slot: list[Message | None] = [None] * n
-    added: dict[int, list[Message]] = {}
-    next_orig = next_known(after, pos, n)
-    last = -1
-    for k, m in enumerate(after):
-        j = pos.get(id(m))
-        if j is not None:
-            if slot[j] is None:
-                slot[j] = m
-                last = j
-            continue
-        match = -1
-        for c in range(last + 1, min(next_orig[k + 1], n)):
-            if slot[c] is None and id(before[c]) not in present and _replaces(before[c], m):
-                match = c
-                break
-        if match >= 0:
-            slot[match] = m
-            last = match
-        else:
-            added.setdefault(last + 1, []).append(m)
-    return slot, added
-
-
 def _guard(
     before: Sequence[Message],
     after: object,
@@ -120,8 +50,8 @@ def _guard(
     allow_system_prompt_shortening: bool = False,
 ) -> tuple[list[Message], GuardStats]:
     out = _check_list(after, step)
-    n = len(before)
-    slot, added = align(before, out)
+    traced = trace(before, out)
+    slot, added = traced.slot, traced.added
 
     reverted = changed = 0
     for j, m in enumerate(slot):
@@ -133,7 +63,7 @@ def _guard(
             continue
         if m is old:
             continue
-        ok = _same_shape(old, m)
+        ok = text_only_change(old, m)
         if ok and protection.is_protected(old):
             ok = (
                 allow_system_prompt_shortening
@@ -148,18 +78,47 @@ def _guard(
             reverted += 1
 
     bounds = _bounds(before)
-    starts = {start for start, _ in bounds}
-    for start, stop in bounds:  # a tool round is kept whole if any of it is kept
+    reverted += _keep_units_whole(before, slot, bounds)
+    placeable, dropped = _placeable_additions(before, added, bounds)
+    reverted += dropped
+    reverted += _keep_opening_user_turn(before, slot, placeable)
+    reverted += _no_added_assistant_before_assistant(slot, placeable)
+    reverted += _keep_call_turns_after_user_turns(before, slot, placeable, bounds)
+    result = _emit(slot, placeable)
+    n_added = sum(len(ms) for ms in placeable.values())
+    removed = sum(s is None for s in slot)
+    return result, GuardStats(removed, changed, n_added, reverted)
+
+
+def _keep_units_whole(
+    before: Sequence[Message], slot: list[Message | None], bounds: list[tuple[int, int]]
+) -> int:
+    """A unit (a tool round, a reasoning item with its output) is kept whole if any of it is
+    kept: providers reject a call without all its results, a result without its call, and a
+    Responses output item without its reasoning item. Returns how many were put back."""
+    restored = 0
+    for start, stop in bounds:
         kept = [slot[j] is not None for j in range(start, stop)]
         if any(kept) and not all(kept):
             for j in range(start, stop):
                 if slot[j] is None:
                     slot[j] = before[j]
-                    reverted += 1
+                    restored += 1
+    return restored
 
+
+def _placeable_additions(
+    before: Sequence[Message], added: dict[int, list[Message]], bounds: list[tuple[int, int]]
+) -> tuple[dict[int, list[Message]], int]:
+    """The additions that may stay: user or assistant messages without tool calls and without
+    provider state (thinking, opaque items: a step cannot sign reasoning), at a unit boundary
+    after the leading system messages and before the last unit. Returns them and how many
+    were dropped."""
+    n = len(before)
     lead = 0
     while lead < n and before[lead].role == "system":
         lead += 1
+    starts = {start for start, _ in bounds}
     last_start = bounds[-1][0] if bounds else 0
     placeable = {
         g: [
@@ -167,36 +126,62 @@ def _guard(
             for m in ms
             if m.role in ("user", "assistant")
             and not m.tool_calls
+            and not _carries_provider_state(m)
             and g in starts
             and lead <= g <= last_start
         ]
         for g, ms in added.items()
     }
-    n_added = sum(len(ms) for ms in placeable.values())
-    reverted += sum(len(ms) for ms in added.values()) - n_added
-    result = _emit(slot, placeable)
-    # the history after the system messages opens on a user message when the input did
-    # (Anthropic, Gemini and Bedrock reject a conversation opening on an assistant turn)
-    if lead < n and before[lead].role == "user" and slot[lead] is None:
-        first = next((m for m in result if m.role != "system"), None)
-        if first is not None and first.role != "user":
-            slot[lead] = before[lead]
-            reverted += 1
-            result = _emit(slot, placeable)
-    # an added assistant message never lands right before a kept assistant message: providers
-    # merge the two, and the merged turn would no longer open on its thinking block (Anthropic
-    # extended thinking) nor be a call turn after a user turn (Gemini)
-    for g, ms in placeable.items():
+    dropped = sum(len(ms) for ms in added.values()) - sum(len(ms) for ms in placeable.values())
+    return placeable, dropped
+
+
+def _carries_provider_state(message: Message) -> bool:
+    """True when ``message`` holds parts only a provider can make: thinking (signed or
+    redacted reasoning) and opaque provider items."""
+    return not isinstance(message.content, str) and any(
+        isinstance(p, ThinkingPart | OpaquePart) for p in message.content
+    )
+
+
+def _keep_opening_user_turn(
+    before: Sequence[Message], slot: list[Message | None], added: dict[int, list[Message]]
+) -> int:
+    """The history after the system messages opens on a user message when the input did.
+
+    Anthropic ("The first message must always use the user role"), Gemini and Bedrock reject
+    a conversation opening on an assistant turn. Returns how many messages were put back.
+    """
+    n = len(before)
+    lead = 0
+    while lead < n and before[lead].role == "system":
+        lead += 1
+    if lead >= n or before[lead].role != "user" or slot[lead] is not None:
+        return 0
+    first = next((m for m in _emit(slot, added) if m.role != "system"), None)
+    if first is None or first.role == "user":
+        return 0
+    slot[lead] = before[lead]
+    return 1
+
+
+def _no_added_assistant_before_assistant(
+    slot: list[Message | None], added: dict[int, list[Message]]
+) -> int:
+    """An added assistant message never lands right before a kept assistant message.
+
+    Providers merge consecutive same-role turns (Anthropic: "Consecutive user or assistant
+    turns in your request will be combined into a single turn"), and the merged turn would no
+    longer open on its thinking block (extended thinking) nor be a call turn right after a
+    user turn (Gemini). Returns how many additions were dropped.
+    """
+    dropped = 0
+    for g, ms in added.items():
         nxt = next((m for m in slot[g:] if m is not None), None)
         while ms and ms[-1].role == "assistant" and nxt is not None and nxt.role == "assistant":
             ms.pop()
-            reverted += 1
-            n_added -= 1
-    reverted += _keep_call_turns_after_user_turns(before, slot, placeable, bounds)
-    if reverted:
-        result = _emit(slot, placeable)
-    removed = sum(s is None for s in slot)
-    return result, GuardStats(removed, changed, n_added, reverted)
+            dropped += 1
+    return dropped
 
 
 def _keep_call_turns_after_user_turns(

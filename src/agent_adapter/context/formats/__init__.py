@@ -1,6 +1,6 @@
 """Compress any framework's message list: convert it to Message, compress, convert back."""
 
-from agent_adapter.context.engine import compress_for, compress_for_sync
+from agent_adapter.context._compress_for import compress_for, compress_for_sync
 from agent_adapter.context.formats._base import Converter, Pinned
 from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._registry import (

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
+from agent_adapter.context._provenance import text_only_change, trace
 from agent_adapter.context.formats._base import Converter, Pinned
-from agent_adapter.context.invariants import align, next_known
 from agent_adapter.errors import ConfigError
 from agent_adapter.messages import Message
 
@@ -47,11 +47,30 @@ class Conversion(Generic[T]):
             for i, native in enumerate(natives):
                 if pinned(native):  # a pinned member pins its group's message
                     start, stop = self._ranges[members.get(i, i)]
-                    self._pinned.update(id(m) for m in self.messages[start:stop])
+                    self._pinned.update(m.origin for m in self.messages[start:stop])
+
+    @property
+    def call_terms(self) -> tuple[str, str]:
+        """What the format calls a tool call and a tool result (for error messages)."""
+        return self._converter.call_terms
+
+    def native_call_id(self, call_id: str) -> str:
+        """How the caller knows the call ``call_id``."""
+        return self._converter.native_call_id(call_id)
+
+    def native_index(self, index: int) -> int:
+        """The index in the caller's list of the native that ``messages[index]`` came from
+        (``len(natives)`` for one past the last message)."""
+        if index >= len(self.messages):
+            return len(self._natives)
+        for i, (start, stop) in enumerate(self._ranges):
+            if start <= index < stop:
+                return i
+        return len(self._natives)
 
     def is_pinned(self, message: Message) -> bool:
         """True when ``message`` came from a native the caller's ``pinned`` marked."""
-        return id(message) in self._pinned
+        return message.origin in self._pinned
 
     def back(self, messages: Sequence[Message]) -> list[T]:
         """Natives for messages (this conversion's messages, compressed or not).
@@ -65,7 +84,18 @@ class Conversion(Generic[T]):
             a is b for a, b in zip(messages, self.messages, strict=True)
         ):
             return self._natives
-        slot, added = align(self.messages, messages)  # popped as dumped: starts can repeat
+        traced = trace(self.messages, messages)
+        slot, added = traced.slot, traced.added  # popped as dumped
+        for j, m in enumerate(slot):
+            # a change of more than text cannot be written onto the native: the message is
+            # written as itself, in its place (its extras carry its native fields)
+            if (
+                m is not None
+                and m is not self.messages[j]
+                and not text_only_change(self.messages[j], m)
+            ):
+                slot[j] = None
+                added.setdefault(j, []).append(m)
         conv = self._converter
         out: list[T] = []
         for i, (native, (start, stop)) in enumerate(zip(self._natives, self._ranges, strict=True)):
@@ -92,7 +122,7 @@ class Conversion(Generic[T]):
         pos = {id(n): i for i, n in enumerate(self._natives)}
         if all(id(x) in pos for x in out):
             return out
-        nxt = next_known(out, pos, len(self._natives))
+        nxt = _next_known(out, pos, len(self._natives))
         prev = -1
         for k, x in enumerate(out):
             i = pos.get(id(x))
@@ -105,3 +135,13 @@ class Conversion(Generic[T]):
             if i is not None:
                 prev = i
         return out
+
+
+def _next_known(items: Sequence[Any], pos: dict[int, int], default: int) -> list[int]:
+    """For each index ``k`` of ``items`` (and one past the end), the position in ``pos`` of
+    the first item at or after ``k`` that ``pos`` knows by identity, else ``default``."""
+    out = [default] * (len(items) + 1)
+    for k in range(len(items) - 1, -1, -1):
+        j = pos.get(id(items[k]))
+        out[k] = j if j is not None else out[k + 1]
+    return out

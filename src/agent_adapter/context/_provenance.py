@@ -1,0 +1,153 @@
+"""Provenance: what a list of messages kept, changed and added, known and never guessed.
+
+Every :class:`~agent_adapter.messages.Message` carries an ``origin`` token: fresh when it is
+built, copied by :func:`dataclasses.replace` (and so by ``Message.with_text``, deep copies and
+pickling). So an output message is, relative to an input list:
+
+* **kept**: the very same object as an input message;
+* **changed**: a new object with the ``origin`` of an input message (a step edited it);
+* **changed, by ids**: a new object with a fresh origin that is a tool result answering, or an
+  assistant message making, exactly the call ids of one input message no other output message
+  stands for (call ids are unique within a validated round; when the ids match more than one
+  input message, nothing is assumed);
+* **added**: anything else, including a second copy of an input message's origin.
+
+This is the one mechanism the invariant guard, ``Conversion.back`` and the report use. An
+ambiguous case is an addition, never a graft onto a look-alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from agent_adapter.messages import Message, TextPart
+
+__all__ = ["Trace", "fresh", "text_only_change", "trace"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Trace:
+    """``after`` mapped onto ``before``.
+
+    Attributes:
+        slot: for each ``before[j]``, the output message standing for it (``before[j]`` itself
+            when kept, a new object when changed) or ``None`` (removed). A message matched by
+            ids is given ``before[j]``'s origin here, so what comes after knows it too.
+        added: ``added[g]`` lists the new messages standing right before ``before[g]``
+            (``g == len(before)``: at the end), in output order.
+    """
+
+    slot: list[Message | None]
+    added: dict[int, list[Message]]
+
+    @property
+    def removed(self) -> int:
+        """How many input messages nothing stands for."""
+        return sum(m is None for m in self.slot)
+
+    def changed(self, before: Sequence[Message]) -> int:
+        """How many input messages a new object stands for."""
+        return sum(m is not None and m is not o for m, o in zip(self.slot, before, strict=True))
+
+    @property
+    def n_added(self) -> int:
+        """How many messages were added."""
+        return sum(len(ms) for ms in self.added.values())
+
+
+def text_only_change(old: Message, new: Message) -> bool:
+    """True when ``new`` differs from ``old`` in text only (thinking, calls, ids kept)."""
+    if (
+        old.role != new.role
+        or old.tool_calls != new.tool_calls
+        or old.tool_call_id != new.tool_call_id
+        or old.name != new.name
+        or old.extras != new.extras
+    ):
+        return False
+    old_other = [p for p in old.parts if not isinstance(p, TextPart)]
+    new_other = [p for p in new.parts if not isinstance(p, TextPart)]
+    return old_other == new_other
+
+
+def fresh(message: Message) -> Message:
+    """``message`` as a new message with a fresh origin (it claims no input message)."""
+    return dataclasses.replace(message, origin=0)
+
+
+def _call_key(m: Message) -> tuple[str, ...] | None:
+    """The call ids that identify ``m`` within a round, or ``None`` when it has none."""
+    if m.role == "tool":
+        return ("result", m.tool_call_id or "")
+    if m.tool_calls:
+        return ("calls", *(c.id for c in m.tool_calls))
+    return None
+
+
+def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
+    """Map ``after`` onto ``before`` by identity, origin and (for fresh messages) call ids.
+
+    Additions are placed after the input message that the nearest preceding output message
+    stands for. An output message carrying the origin of an input message that something else
+    already stands for is an addition and comes back with a fresh origin (so origins stay
+    unique in every list the engine builds).
+    """
+    n = len(before)
+    where: dict[int, list[int]] = {}  # origin -> input positions with it, ascending
+    for j, m in enumerate(before):
+        where.setdefault(m.origin, []).append(j)
+    slot: list[Message | None] = [None] * n
+    claim: list[int] = [-1] * len(after)  # after index -> the input position it stands for
+    pending: list[int] = []
+    # pass 1: the same object, then the same origin (first free position with that origin)
+    for k, m in enumerate(after):
+        spots = where.get(m.origin)
+        if not spots:
+            pending.append(k)
+            continue
+        j = next((j for j in spots if slot[j] is None and before[j] is m), -1)
+        if j < 0:
+            j = next((j for j in spots if slot[j] is None), -1)
+        if j < 0:
+            pending.append(k)
+            continue
+        slot[j] = m
+        claim[k] = j
+    # pass 2: fresh messages with call ids that match exactly one free input message
+    out = list(after)
+    by_key: dict[tuple[str, ...], list[int]] = {}
+    for k in pending:
+        key = _call_key(after[k])
+        if key is not None and after[k].origin not in where:
+            by_key.setdefault(key, [])
+    if by_key:
+        for j, m in enumerate(before):
+            key = _call_key(m)
+            if key in by_key and slot[j] is None:
+                by_key[key].append(j)
+    still: set[int] = set()
+    taken: set[tuple[str, ...]] = set()
+    for k in pending:
+        m = after[k]
+        key = _call_key(m)
+        spots = by_key.get(key) if key is not None and m.origin not in where else None
+        if key is not None and spots is not None and len(spots) == 1 and key not in taken:
+            j = spots[0]
+            taken.add(key)
+            m = dataclasses.replace(m, origin=before[j].origin)
+            out[k] = m
+            slot[j] = m
+            claim[k] = j
+        else:
+            still.add(k)
+    added: dict[int, list[Message]] = {}
+    last = -1
+    for k, m in enumerate(out):
+        if claim[k] >= 0:
+            last = claim[k]
+            continue
+        if k in still and m.origin in where:
+            m = fresh(m)
+        added.setdefault(last + 1, []).append(m)
+    return Trace(slot, added)
