@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from agent_adapter.context.tokens import TokenCounter
@@ -79,7 +79,6 @@ class CompressionPolicy:
     token_counter: TokenCounter | None = None
     if_still_too_long: IfStillTooLong | CompressionStep = "keep"
     on_step_error: OnStepError = "skip"
-    _percent: tuple[float, float] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         percents = (self.threshold_percent, self.target_percent)
@@ -103,22 +102,11 @@ class CompressionPolicy:
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
                 raise ConfigError(f"CompressionPolicy.{name} must be an int > 0, got {v!r}")
-        if not uses_percent and self.threshold_tokens is None and self.target_tokens is None:
-            object.__setattr__(
-                self, "_percent", (DEFAULT_THRESHOLD_PERCENT, DEFAULT_TARGET_PERCENT)
-            )
-        elif uses_percent:
-            threshold = self.threshold_percent
-            target = self.target_percent
-            if threshold is None:
-                threshold = target if target is not None else DEFAULT_THRESHOLD_PERCENT
-            if target is None:
-                target = threshold * 0.75
-            object.__setattr__(self, "_percent", (float(threshold), float(target)))
-        if self._percent is not None and self._percent[1] > self._percent[0]:
+        percent = self._percents()
+        if percent is not None and percent[1] > percent[0]:
             raise ConfigError(
-                f"CompressionPolicy: target_percent {self._percent[1]} is above "
-                f"threshold_percent {self._percent[0]}"
+                f"CompressionPolicy: target_percent {percent[1]} is above "
+                f"threshold_percent {percent[0]}"
             )
         if (
             self.threshold_tokens is not None
@@ -154,10 +142,24 @@ class CompressionPolicy:
         if self.token_counter is not None and not callable(self.token_counter):
             raise ConfigError("CompressionPolicy.token_counter must be callable")
 
+    def _percents(self) -> tuple[float, float] | None:
+        """(threshold, target) in percent when the policy works in percents (the defaults
+        included), else ``None``; derived from the fields, never stored."""
+        if self.threshold_tokens is not None or self.target_tokens is not None:
+            return None
+        threshold, target = self.threshold_percent, self.target_percent
+        if threshold is None and target is None:
+            return (DEFAULT_THRESHOLD_PERCENT, DEFAULT_TARGET_PERCENT)
+        if threshold is None:
+            threshold = target
+        if target is None:
+            target = threshold * 0.75  # type: ignore[operator]
+        return (float(threshold), float(target))  # type: ignore[arg-type]
+
     @property
     def uses_percent(self) -> bool:
         """True when the limits are percents of a context window."""
-        return self._percent is not None
+        return self._percents() is not None
 
     def limits(self, model_max_tokens: int | None = None) -> CompressionLimits:
         """The token limits; percents apply to the policy's model_max_tokens, else this one.
@@ -165,7 +167,8 @@ class CompressionPolicy:
         Raises:
             ConfigError: percents are used and no model size is known, or it is not positive.
         """
-        if self._percent is None:
+        percent = self._percents()
+        if percent is None:
             threshold = self.threshold_tokens
             target = self.target_tokens
             if threshold is None:
@@ -189,7 +192,7 @@ class CompressionPolicy:
             )
         if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
             raise ConfigError(f"model_max_tokens must be an int > 0, got {window!r}")
-        threshold_p, target_p = self._percent
+        threshold_p, target_p = percent
         return CompressionLimits(
             max(1, int(window * threshold_p / 100)), max(1, int(window * target_p / 100))
         )

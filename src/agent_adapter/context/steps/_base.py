@@ -93,6 +93,8 @@ class CompressionStep(Protocol):
 
 
 def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # JSON has no NaN or infinity: "nan", "inf", "-inf"
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple):

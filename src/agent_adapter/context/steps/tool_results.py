@@ -61,16 +61,16 @@ class ShrinkToolResults(BaseCompressionStep):
         """messages with old big tool results shortened until under the target."""
         out = list(messages)
         total = context.tokens(out)
+        # results before this index are older than the newest older_than_turns turns; with
+        # fewer turns than that in the list, no result is old
+        newest_ok = len(out) if self.older_than_turns == 0 else 0
         turns_after = 0
-        newest_ok = len(out)  # results at or after this index are in the newest turns
-        for i in range(len(out) - 1, -1, -1):
+        for i in range(len(out) - 1, -1, -1) if self.older_than_turns else ():
             if out[i].role == "assistant":
                 turns_after += 1
                 if turns_after == self.older_than_turns:
                     newest_ok = i
                     break
-        if self.older_than_turns == 0:
-            newest_ok = len(out)
         scope = owner_scope(context.ctx)
         for i in range(newest_ok):
             if context.under_target(total):
