@@ -11,7 +11,7 @@ from agent_adapter.context.formats._registry import (
     register_format,
     registered_names,
 )
-from agent_adapter.context.formats.acceptance import Violation, check, strip_reserved
+from agent_adapter.context.formats.checks import Violation, check, strip_reserved
 
 __all__ = [
     "FORMATS",

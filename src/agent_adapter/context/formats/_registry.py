@@ -47,7 +47,8 @@ def register_format(
     """Make format=name use converter; with detect, "auto" finds it too.
 
     Integrations call this when they are imported, so context never imports a framework.
-    Registering the same converter class again (a module reload) replaces it.
+    Registering the same converter class again (a module reload: the same module and
+    qualified class name) replaces it.
 
     Raises:
         ConfigError: the name is empty or built in, the converter is not a Converter, detect
@@ -62,11 +63,18 @@ def register_format(
     if detect is not None and not callable(detect):
         raise ConfigError("register_format: detect must be callable")
     old = _REGISTERED.get(name)
-    if old is not None and type(old[0]).__qualname__ != type(converter).__qualname__:
+    if old is not None and _class_name(old[0]) != _class_name(converter):
         raise ConfigError(
-            f"register_format: {name!r} is already registered to {type(old[0]).__name__}"
+            f"register_format: {name!r} is already registered to {'.'.join(_class_name(old[0]))}"
         )
     _REGISTERED[name] = (converter, detect)
+
+
+def _class_name(converter: Converter[Any]) -> tuple[str, str]:
+    """A converter's class as (module, qualified name): what stays the same across a reload
+    of the module defining it, and differs between two classes that share a name."""
+    cls = type(converter)
+    return cls.__module__, cls.__qualname__
 
 
 def registered_names() -> list[str]:
@@ -78,10 +86,13 @@ def detect_format(messages: Sequence[Any]) -> str:
     """The format of a message list; plain {"role", "content": str} dicts count as openai.
 
     Raises:
-        ConfigError: the items mix formats or are not messages of any known format.
+        ConfigError: the list is empty (it has no format: name one), the items mix formats
+            or are not messages of any known format.
     """
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise ConfigError(f"messages must be a list, got {type(messages).__name__}")
+    if not messages:
+        raise ConfigError("an empty message list has no format to detect; pass format= explicitly")
     for name, (_, detect) in _REGISTERED.items():
         if detect is None:
             continue
