@@ -10,7 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_adapter.context.formats import Violation, _registry, check, strip_reserved
+from agent_adapter.context import CompressionPolicy, compress_for_sync
+from agent_adapter.context._pairing import validate_messages
+from agent_adapter.context.formats import Violation, _registry, check, convert, strip_reserved
 from agent_adapter.context.formats.checks import (
     check_anthropic,
     check_messages,
@@ -77,19 +79,26 @@ def test_real_gemini_checker_when_present() -> None:
     assert check(contents, "gemini") == []
 
 
-def test_a_format_without_checker_gets_the_pairing_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Lines(_registry.Converter[str]):
-        name = "lines"
+def test_a_registered_format_without_checker_is_checked_at_its_natives_indexes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Pairs(_registry.Converter[str]):
+        """Each native 'x;y' holds two messages: 'c:ID' a call, 'r:ID' a result, else text."""
+
+        name = "pairs"
 
         def kind(self, item: Any) -> str | None:
             return None
 
         def load(self, native: str, index: int) -> list[Message]:
-            if native.startswith("call "):
-                return [Message("assistant", "", tool_calls=(ToolCall(native[5:], "f"),))]
-            if native.startswith("result "):
-                return [Message("tool", "r", tool_call_id=native[7:])]
-            return [Message("user", native)]
+            return [self._one(part) for part in native.split(";")]
+
+        def _one(self, part: str) -> Message:
+            if part.startswith("c:"):
+                return Message("assistant", "", tool_calls=(ToolCall(part[2:], "f"),))
+            if part.startswith("r:"):
+                return Message("tool", "r", tool_call_id=part[2:])
+            return Message("user", part)
 
         def rebuild(self, native: str, originals: Any, now: Any) -> list[str]:
             return [native]
@@ -97,12 +106,17 @@ def test_a_format_without_checker_gets_the_pairing_rules(monkeypatch: pytest.Mon
         def dump(self, message: Message) -> str:
             return message.text
 
-    monkeypatch.setitem(_registry._REGISTERED, "lines", (Lines(), None))
-    assert check(["hi", "call a", "result a", "bye"], "lines") == []
-    assert rules(check(["hi", "call a", "bye", "result b"], "lines")) == [
-        (1, "call_unanswered"),
-        (3, "tool_without_call"),
+    monkeypatch.setattr(_registry, "_REGISTERED", {})
+    _registry.register_format("pairs", Pairs())
+    assert check(["hi;c:a", "r:a;bye"], "pairs") == []
+    found = check(["hi;c:a", "bye;r:a", "c:b;r:c"], "pairs")
+    assert rules(found) == [
+        (0, "call_unanswered"),
+        (1, "tool_without_call"),
+        (2, "tool_without_call"),
+        (2, "calls_pending_at_end"),
     ]
+    assert found[0].message.startswith("messages[0]") and "messages[1]" in found[0].message
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,38 +338,6 @@ def test_broken_anthropic_lists_are_caught(
 # ------------------------------------------------------------------ regressions (second tester)
 
 
-def test_an_added_assistant_note_never_lands_before_the_thinking_opener() -> None:
-    from agent_adapter.context import CompressionPolicy, MyOwnStep, compress_for_sync
-    from agent_adapter.messages import Message
-
-    msgs = [
-        {"role": "user", "content": "old question " + "x " * 2000},
-        {"role": "assistant", "content": "old answer"},
-        {"role": "user", "content": "read a.py"},
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "thinking", "thinking": "I should read it", "signature": "EqQBSIG"},
-                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.py"}},
-            ],
-        },
-        {
-            "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "print(1)"}],
-        },
-    ]
-
-    def add_note(ms: list[Message]) -> list[Message]:
-        return [*ms[2:3], Message(role="assistant", content="[summary]"), *ms[3:]]
-
-    policy = CompressionPolicy(
-        threshold_tokens=100, target_tokens=100, steps=[MyOwnStep(fn=add_note)]
-    )
-    out, _ = compress_for_sync(msgs, policy, format="anthropic")
-    assert check(out, "anthropic") == []
-    assert out[-2] is msgs[3]  # the opener, thinking first, untouched
-
-
 def test_merged_text_before_thinking_is_caught() -> None:
     bad = [
         {"role": "user", "content": "q"},
@@ -394,69 +376,6 @@ def test_duplicate_tool_use_ids_are_caught() -> None:
     assert rules == ["tool_use_id_duplicate"]
 
 
-def test_cut_text_keeps_cache_control_on_its_block() -> None:
-    from agent_adapter.context import CompressionPolicy, CutLongMessages, compress_for_sync
-
-    big = "word " * 2000
-    marker = {"type": "ephemeral"}
-    msgs = [
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": "intro"},
-                {"type": "text", "text": big, "cache_control": marker},
-            ],
-        },
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "text", "text": "ok"},
-                {"type": "text", "text": big, "cache_control": marker},
-            ],
-        },
-        {"role": "user", "content": "latest question"},
-    ]
-    policy = CompressionPolicy(
-        threshold_tokens=500, target_tokens=500, steps=[CutLongMessages(max_tokens_per_message=100)]
-    )
-    out, _ = compress_for_sync(msgs, policy, format="anthropic")
-    for i in (0, 1):
-        blocks = out[i]["content"]
-        assert blocks[0] is msgs[i]["content"][0]  # the intact head block, same object
-        assert blocks[1]["cache_control"] == marker and "characters cut" in blocks[1]["text"]
-    assert check(out, "anthropic") == []
-
-
-def test_chat_content_missing_is_caught() -> None:
-    assert [v.rule for v in check([{"role": "user"}], "openai")] == ["content_missing"]
-    assert [v.rule for v in check([{"role": "user", "content": None}], "openai")] == [
-        "content_missing"
-    ]
-    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    ok = [
-        {"role": "user", "content": "q"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c", "content": "r"},
-    ]
-    assert check(ok, "openai") == []
-
-
-def test_a_registered_detect_that_raises_is_a_config_error(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from agent_adapter.context.formats import _registry, detect_format, register_format
-    from agent_adapter.context.formats.openai import OpenAIChatConverter
-    from agent_adapter.errors import ConfigError
-
-    class Mine(OpenAIChatConverter):
-        name = "mine"
-
-    monkeypatch.setattr(_registry, "_REGISTERED", {})
-    register_format("boom", Mine(), detect=lambda ms: 1 / 0)
-    with pytest.raises(ConfigError, match="'boom' raised ZeroDivisionError"):
-        detect_format([{"role": "user", "content": "x"}])
-
-
 def test_gemini_function_responses_in_a_model_turn_are_caught() -> None:
     contents = [
         {"role": "user", "parts": [{"text": "q"}]},
@@ -469,52 +388,190 @@ def test_gemini_function_responses_in_a_model_turn_are_caught() -> None:
     assert [(v.index, v.rule) for v in check(contents, "gemini")] == [(2, "response_position")]
 
 
-def test_anthropic_dump_all_makes_reused_call_ids_unique_and_loads_back() -> None:
-    from agent_adapter.context.formats import convert, strip_reserved
-    from agent_adapter.context.formats.anthropic import AnthropicConverter
-    from agent_adapter.messages import Message, ToolCall
+# ------------------------------------------------------- check() and compress() agree on pairing
 
-    def round_(text: str) -> list[Message]:
-        return [
-            Message("user", text),
-            Message("assistant", "", tool_calls=(ToolCall("call_1", "f", "{}"),)),
-            Message("tool", "ok", tool_call_id="call_1"),
-            Message("assistant", "done"),
-        ]
-
-    messages = [*round_("q1"), *round_("q2"), *round_("q3")]  # OpenAI allows the reuse
-    natives = AnthropicConverter().dump_all(messages)
-    assert convert(natives, "anthropic").messages == messages
-    sendable = strip_reserved(natives)
-    assert check(sendable, "anthropic") == []
-    ids = [
-        b["id"]
-        for n in sendable
-        if isinstance(n["content"], list)
-        for b in n["content"]
-        if b["type"] == "tool_use"
-    ]
-    assert ids == ["call_1", "call_1__2", "call_1__3"]
+PAIRING_RULES = {"openai": {"tool_without_call", "call_unanswered", "duplicate_call_id"}}
+PAIRING_RULES["anthropic"] = {"tool_result_without_use", "tool_use_unanswered", "duplicate_call_id"}
 
 
-def test_renamed_ids_survive_a_rebuild_of_the_changed_result() -> None:
-    from agent_adapter.context import CompressionPolicy, ShrinkToolResults, compress_for_sync
-    from agent_adapter.context.formats import strip_reserved
-    from agent_adapter.context.formats.anthropic import AnthropicConverter
-    from agent_adapter.messages import Message, ToolCall
+def compress_accepts(natives: list[Any], format: str) -> bool:
+    """What compress() decides: convert, then the engine's input validation."""
+    try:
+        validate_messages(convert(natives, format).messages)
+    except ConfigError:
+        return False
+    return True
 
-    def round_(text: str) -> list[Message]:
-        return [
-            Message("user", text),
-            Message("assistant", "", tool_calls=(ToolCall("call_1", "f", "{}"),)),
-            Message("tool", "result " * 300, tool_call_id="call_1"),
-            Message("assistant", "done"),
-        ]
 
-    natives = AnthropicConverter().dump_all([*round_("q1"), *round_("q2"), *round_("q3")])
-    policy = CompressionPolicy(
-        target_tokens=300, steps=[ShrinkToolResults(bigger_than_tokens=50, older_than_turns=1)]
+def assert_agree(natives: list[Any], format: str) -> None:
+    found = {v.rule for v in check(natives, format)}
+    try:
+        messages = convert(natives, format).messages
+    except ConfigError:  # structurally invalid: check() must reject it too
+        assert found
+        return
+    assert (not found & PAIRING_RULES[format]) == compress_accepts(natives, format), (
+        found,
+        messages,
     )
-    out, report = compress_for_sync(natives, policy, format="anthropic")
-    assert report.messages_changed >= 2
-    assert check(strip_reserved(out), "anthropic") == []
+
+
+def test_text_between_call_and_result_is_rejected_by_both() -> None:
+    natives = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+        {"role": "assistant", "content": "text"},
+        {"role": "tool", "tool_call_id": "a", "content": "r"},
+        {"role": "user", "content": "next"},
+    ]
+    assert rules(check(natives, "openai")) == [(1, "call_unanswered"), (3, "tool_without_call")]
+    with pytest.raises(ConfigError, match="no tool result before"):
+        compress_for_sync(natives, CompressionPolicy(target_tokens=50, threshold_tokens=60))
+
+
+_IDS = st.sampled_from(["a", "b", "c"])  # few ids: reuse across rounds, as tau-bench does
+
+
+@st.composite
+def _rounds(draw: st.DrawFn) -> list[tuple[list[str], list[str]]]:
+    """Valid rounds: (call ids, result ids in the order they come back); ([], []): text."""
+    out = []
+    for _ in range(draw(st.integers(0, 4))):
+        ids = draw(st.lists(_IDS, max_size=3, unique=True))
+        out.append((ids, draw(st.permutations(ids))))
+    return out
+
+
+_MUTATIONS = ("drop", "move", "dup", "text", "pending")
+
+
+@st.composite
+def chat_lists(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Chat Completions lists, valid or with broken pairing."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": "q"}]
+    for ids, results in draw(_rounds()):
+        if not ids:
+            out += [{"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}]
+            continue
+        out.append({"role": "assistant", "content": None, "tool_calls": [call(i) for i in ids]})
+        out += [{"role": "tool", "tool_call_id": r, "content": "r"} for r in results]
+    for mutation in draw(st.lists(st.sampled_from(_MUTATIONS), max_size=2)):
+        tools = [k for k, m in enumerate(out) if m["role"] == "tool"]
+        callers = [k for k, m in enumerate(out) if m.get("tool_calls")]
+        if mutation in ("drop", "move") and tools:
+            moved = out.pop(draw(st.sampled_from(tools)))
+            if mutation == "move":
+                out.insert(draw(st.integers(0, len(out))), moved)
+        elif mutation == "dup" and callers:
+            k = draw(st.sampled_from(callers))
+            out[k] = {**out[k], "tool_calls": [*out[k]["tool_calls"], out[k]["tool_calls"][0]]}
+        elif mutation == "text" and callers:
+            out.insert(draw(st.sampled_from(callers)) + 1, {"role": "assistant", "content": "t"})
+        elif mutation == "pending" and callers:
+            del out[callers[-1] + 1 :]
+    return out
+
+
+@st.composite
+def anthropic_lists(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Anthropic lists, valid or with broken pairing (or results after text)."""
+
+    def use(i: str) -> dict[str, Any]:
+        return {"type": "tool_use", "id": i, "name": "f", "input": {}}
+
+    def result(i: str) -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": i, "content": "r"}
+
+    text = {"type": "text", "text": "t"}
+    out: list[dict[str, Any]] = [{"role": "user", "content": [text]}]
+    for ids, results in draw(_rounds()):
+        out.append({"role": "assistant", "content": [text, *map(use, ids)]})
+        tail = [text] if not ids or draw(st.booleans()) else []
+        out.append({"role": "user", "content": [*map(result, results), *tail]})
+    for mutation in draw(st.lists(st.sampled_from((*_MUTATIONS, "swap")), max_size=2)):
+        spots = [(k, b) for k, m in enumerate(out) for b in range(len(m["content"]))]
+        results_at = [(k, b) for k, b in spots if out[k]["content"][b]["type"] == "tool_result"]
+        users = [k for k, m in enumerate(out) if m["role"] == "user"]
+        callers = [
+            k for k, m in enumerate(out) if any(b["type"] == "tool_use" for b in m["content"])
+        ]
+        if mutation in ("drop", "move", "swap") and results_at:
+            k, b = draw(st.sampled_from(results_at))
+            block = out[k]["content"][b]
+            out[k] = {**out[k], "content": [x for x in out[k]["content"] if x is not block]}
+            if mutation != "drop":
+                to = k if mutation == "swap" else draw(st.sampled_from(users))
+                extra = [text] if mutation == "swap" else []
+                out[to] = {**out[to], "content": [*extra, block, *out[to]["content"]]}
+        elif mutation == "dup" and callers:
+            k = draw(st.sampled_from(callers))
+            first = next(b for b in out[k]["content"] if b["type"] == "tool_use")
+            out[k] = {**out[k], "content": [*out[k]["content"], first]}
+        elif mutation == "text" and callers:
+            k = draw(st.sampled_from(callers)) + 1
+            out[k:k] = [
+                {"role": "assistant", "content": [text]},
+                {"role": "user", "content": [text]},
+            ]
+        elif mutation == "pending" and callers:
+            del out[callers[-1] + 1 :]
+    return out
+
+
+AGREE = settings(FAST, max_examples=400)
+
+
+@AGREE
+@given(chat_lists())
+def test_check_and_compress_agree_on_chat_pairing(natives: list[dict[str, Any]]) -> None:
+    assert_agree(natives, "openai")
+
+
+@AGREE
+@given(anthropic_lists())
+def test_check_and_compress_agree_on_anthropic_pairing(natives: list[dict[str, Any]]) -> None:
+    assert_agree(natives, "anthropic")
+
+
+# ------------------------------------------------------------------ regressions (this change)
+
+
+def test_a_responses_call_without_call_id_is_reported() -> None:
+    items = [USER, {"type": "function_call", "name": "f", "arguments": "{}"}]
+    assert rules(check(items, "openai")) == [(1, "call_id_missing")]
+    orphan = {"type": "function_call_output", "output": "r"}
+    assert rules(check([USER, orphan], "openai")) == [(1, "call_id_missing")]
+
+
+@pytest.mark.parametrize("role", ["system", "developer", "user", "tool", "assistant"])
+@pytest.mark.parametrize("content", [{"content": None}, {}])
+def test_chat_content_none_or_absent_is_reported_where_required(
+    role: str, content: dict[str, Any]
+) -> None:
+    item: dict[str, Any] = {"role": role, **content}
+    natives = [item]
+    if role == "tool":
+        item["tool_call_id"] = "a"
+        natives = [{"role": "assistant", "content": None, "tool_calls": [call("a")]}, item]
+    assert rules(check(natives, "openai")) == [(len(natives) - 1, "content_missing")]
+
+
+def test_strip_reserved_of_a_non_list_is_a_config_error() -> None:
+    for bad in (None, "text", {"role": "user"}):
+        with pytest.raises(ConfigError, match="natives must be a list"):
+            strip_reserved(bad)  # type: ignore[arg-type]
+
+
+def test_duplicate_tool_use_ids_in_one_message_are_duplicate_ids() -> None:
+    use = {"type": "tool_use", "id": "a", "name": "f", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "a", "content": "r"}
+    natives = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [use, use]},
+        {"role": "user", "content": [result, result]},
+    ]
+    assert rules(check(natives, "anthropic")) == [(1, "duplicate_call_id")]
+    chat = [USER, {"role": "assistant", "content": None, "tool_calls": [call("a"), call("a")]}]
+    assert rules(check([*chat, {"role": "tool", "tool_call_id": "a", "content": "r"}])) == [
+        (1, "duplicate_call_id")
+    ]

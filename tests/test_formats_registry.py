@@ -125,3 +125,39 @@ def test_register_format_and_use_it(monkeypatch: pytest.MonkeyPatch) -> None:
         register_format("x", object())  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="callable"):
         register_format("y", _Upper(), detect=42)  # type: ignore[arg-type]
+
+
+def test_a_class_of_another_module_with_the_same_qualname_is_no_reload(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_registry, "_REGISTERED", {})
+    register_format("toy", _Upper())
+    namesake = type("_Upper", (_Upper,), {"__module__": "someone_else.formats"})
+    assert namesake.__qualname__ == _Upper.__qualname__
+    with pytest.raises(ConfigError, match=r"already registered to test_formats_registry\._Upper"):
+        register_format("toy", namesake())
+    reloaded = type("_Upper", (_Upper,), {"__module__": _Upper.__module__})  # a module reload
+    register_format("toy", reloaded())
+    assert isinstance(_registry._REGISTERED["toy"][0], reloaded)
+
+
+def test_an_empty_list_has_no_format() -> None:
+    with pytest.raises(ConfigError, match="empty message list has no format"):
+        detect_format([])
+    with pytest.raises(ConfigError, match="empty message list has no format"):
+        convert([], "auto")
+    assert convert([], "openai").messages == []
+
+
+def test_a_registered_detect_that_raises_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_adapter.context.formats.openai import OpenAIChatConverter
+
+    class Mine(OpenAIChatConverter):
+        name = "mine"
+
+    monkeypatch.setattr(_registry, "_REGISTERED", {})
+    register_format("boom", Mine(), detect=lambda ms: 1 / 0)
+    with pytest.raises(ConfigError, match="'boom' raised ZeroDivisionError"):
+        detect_format([{"role": "user", "content": "x"}])
