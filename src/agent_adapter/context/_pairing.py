@@ -138,21 +138,25 @@ def describe(
     ``name`` a call id as the caller knows it. Ids only, never message text."""
     ids = ", ".join(name(c) if c is not None else "no id" for c in problem.call_ids)
     where = at(problem.index)
+
+    def field(term: str) -> str:  # messages[3].tool_call_id, or messages[3] (a tool message)
+        return f"{where}.{term}" if term.isidentifier() else f"{where} ({term})"
+
     if problem.rule == "tool_without_call":
         return (
-            f"{where}.{result} {ids} answers no open tool call (no unanswered call of the "
+            f"{field(result)} {ids} answers no open tool call (no unanswered call of the "
             "nearest preceding message with calls has that id, or an earlier result already "
             "answered it)"
         )
     if problem.rule == "duplicate_call_id":
-        return f"{where}.{call}: call id {ids} appears more than once in one message"
+        return f"{field(call)}: call id {ids} appears more than once in one message"
     due = at(problem.before) if problem.before is not None else "the end"
     if problem.rule == "call_unanswered":
         return (
-            f"{where}.{call}: call {ids} has no tool result before {due}; every call is "
+            f"{field(call)}: call {ids} has no tool result before {due}; every call is "
             "answered right after the message making it (only the newest round may be pending)"
         )
-    return f"{where}.{call}: call {ids} of the last call turn has no result yet"
+    return f"{field(call)}: call {ids} of the last call turn has no result yet"
 
 
 def validate_messages(messages: object) -> list[Message]:

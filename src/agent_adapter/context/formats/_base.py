@@ -33,7 +33,7 @@ class Converter(ABC, Generic[T]):
     name: ClassVar[str]
     #: What the format calls a tool call and a tool result, for error messages that name the
     #: caller's own items (e.g. ``("tool_use", "tool_result")``).
-    call_terms: ClassVar[tuple[str, str]] = ("tool call", "tool result")
+    call_terms: ClassVar[tuple[str, str]] = ("tool_calls", "tool_call_id")
 
     def native_call_id(self, call_id: str) -> str:
         """How the caller knows the call ``call_id`` (a converter that makes up ids for calls
