@@ -9,10 +9,10 @@ from typing import Any
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context._provenance import trace
 from agent_adapter.context._text import fit_message
-from agent_adapter.context.invariants import _guard
+from agent_adapter.context.invariants import GuardStats, _guard
 from agent_adapter.context.policy import CompressionPolicy
 from agent_adapter.context.report import CompressionReport, SkipReason, StepFailure, StepReport
-from agent_adapter.context.steps._base import StepContext
+from agent_adapter.context.steps._base import CompressionStep, StepContext
 from agent_adapter.context.tokens import TokenMeter
 from agent_adapter.context.units import Protection
 from agent_adapter.errors import ConfigError, ModelContextOverflow
@@ -54,6 +54,61 @@ def _cut_protected(
         out[i] = cut
         total += context.message_tokens(cut) - before
     return out, total
+
+
+def _relaxed(messages: list[Message], context: StepContext) -> StepContext:
+    """The context of a last-resort step (``if_still_too_long`` given a step): only system
+    messages, pinned messages, approval rounds and the latest user message stay protected.
+    Summary costs go to the same total."""
+    latest = _latest_user(messages)
+    pins = context.protection
+    relaxed = Protection(
+        messages, lambda m: m is latest or pins.is_pinned(m), protect_newest_turn=False
+    )
+    return _SharedCostContext(context, relaxed)
+
+
+class _SharedCostContext(StepContext):
+    """A StepContext with other protection whose summary costs land on ``parent``."""
+
+    def __init__(self, parent: StepContext, protection: Protection) -> None:
+        super().__init__(
+            target_tokens=parent.target_tokens,
+            threshold_tokens=parent.threshold_tokens,
+            protection=protection,
+            meter=parent.meter,
+            ctx=parent.ctx,
+        )
+        self._parent = parent
+
+    def add_summary_cost(self, usd: float) -> None:
+        """Record the cost on the compression's own context."""
+        self._parent.add_summary_cost(usd)
+
+
+async def _run_step(
+    step: CompressionStep,
+    name: str,
+    current: list[Message],
+    context: StepContext,
+    policy: CompressionPolicy,
+    failures: list[StepFailure],
+) -> tuple[list[Message], GuardStats] | None:
+    """One step's output through the guard, or ``None`` when it failed and was skipped."""
+    try:
+        candidate = await step.apply(list(current), context)
+        return _guard(
+            current,
+            candidate,
+            context.protection,
+            step=name,
+            allow_system_prompt_shortening=bool(getattr(step, "include_system_prompt", False)),
+        )
+    except Exception as exc:  # a step's bug or outage never kills the run in "skip"
+        if policy.on_step_error == "raise":
+            raise
+        failures.append(StepFailure(name, type(exc).__name__))
+        return None
 
 
 async def compress(
@@ -136,20 +191,10 @@ async def compress(
             break
         name = str(getattr(step, "name", type(step).__name__))
         t0 = time.perf_counter()
-        try:
-            candidate = await step.apply(list(current), context)
-            result, stats = _guard(
-                current,
-                candidate,
-                protection,
-                step=name,
-                allow_system_prompt_shortening=bool(getattr(step, "include_system_prompt", False)),
-            )
-        except Exception as exc:  # a step's bug or outage never kills the run in "skip"
-            if policy.on_step_error == "raise":
-                raise
-            failures.append(StepFailure(name, type(exc).__name__))
+        ran = await _run_step(step, name, current, context, policy, failures)
+        if ran is None:
             continue
+        result, stats = ran
         after = meter.total(result)
         step_reports.append(
             StepReport(
@@ -181,30 +226,14 @@ async def compress(
         elif still == "keep":
             action = "keep"
         else:
-            action = f"step:{getattr(still, 'name', type(still).__name__)}"
-            latest = _latest_user(current)
-            pins = context.protection
-            relaxed = Protection(
-                current,
-                lambda m: m is latest or pins.is_pinned(m),
-                protect_newest_turn=False,
+            name = str(getattr(still, "name", type(still).__name__))
+            action = f"step:{name}"
+            ran = await _run_step(
+                still, name, current, _relaxed(current, context), policy, failures
             )
-            relaxed_context = StepContext(
-                target_tokens=limits.target_tokens,
-                threshold_tokens=limits.threshold_tokens,
-                protection=relaxed,
-                meter=meter,
-                ctx=ctx,
-            )
-            try:
-                candidate = await still.apply(list(current), relaxed_context)
-                current, _ = _guard(current, candidate, relaxed, step=action)
-            except Exception as exc:
-                if policy.on_step_error == "raise":
-                    raise
-                failures.append(StepFailure(action[5:], type(exc).__name__))
-            total = meter.total(current)
-            context.summary_cost_usd += relaxed_context.summary_cost_usd
+            if ran is not None:
+                current = ran[0]
+                total = meter.total(current)
 
     traced = trace(original, current)
     return current, CompressionReport(
