@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_adapter.cli._loaders import Trace, load_trace
 from agent_adapter.context import (
     CompressionPolicy,
     CompressionReport,
@@ -42,7 +43,6 @@ from agent_adapter.context import (
 )
 from agent_adapter.context import estimate_tokens as _estimate_tokens
 from agent_adapter.context.formats import convert
-from agent_adapter.traces import Trace, load_trace
 
 try:
     from langchain_core.messages import (

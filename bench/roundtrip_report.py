@@ -42,6 +42,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from agent_adapter.cli._loaders import (
+    load_claude_code,
+    load_mini_swe_agent,
+    load_swe_agent,
+    load_tau_bench,
+)
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -51,7 +57,7 @@ from agent_adapter.context import (
     compress_for,
     estimate_tokens,
 )
-from agent_adapter.context.engine import validate_messages
+from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context.formats import Violation, check, convert, strip_reserved
 from agent_adapter.context.formats._check_gemini import check_thought_signatures
 from agent_adapter.context.formats.acceptance import check_thinking_unchanged
@@ -61,12 +67,6 @@ from agent_adapter.context.formats.langchain import LangChainConverter
 from agent_adapter.context.formats.openai import OpenAIChatConverter
 from agent_adapter.errors import ConfigError
 from agent_adapter.messages import Message, ThinkingPart
-from agent_adapter.traces import (
-    load_claude_code,
-    load_mini_swe_agent,
-    load_swe_agent,
-    load_tau_bench,
-)
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent_adapter.context._pairing import pair_messages
 from agent_adapter.messages import Message, ToolCall
 
 
@@ -20,20 +21,11 @@ def result(id_: str, text: str = "ok") -> Message:
 
 
 def pairing_problems(messages: Sequence[Message]) -> list[str]:
-    """OpenAI Chat Completions pairing: every tool message answers a call of the nearest
-    preceding assistant message with calls, and every call is answered before the next
-    non-tool message (a trailing pending round is allowed only at the very end)."""
-    problems: list[str] = []
-    open_calls: set[str] = set()
-    active: set[str] = set()
-    for i, m in enumerate(messages):
-        if m.role == "tool":
-            if m.tool_call_id not in active:
-                problems.append(f"[{i}] tool result {m.tool_call_id} without its call")
-            open_calls.discard(m.tool_call_id or "")
-            continue
-        if open_calls:
-            problems.append(f"[{i}] calls {sorted(open_calls)} left without results")
-        open_calls = {c.id for c in m.tool_calls}
-        active = set(open_calls)
-    return problems
+    """What breaks the library's one tool-pairing rule (``agent_adapter.context._pairing``),
+    one line each; a pending round at the very end is allowed."""
+    return [
+        f"[{p.index}] {p.rule} {list(p.call_ids)}"
+        + (f" (due before [{p.before}])" if p.before is not None else "")
+        for p in pair_messages(messages).problems
+        if p.rule != "calls_pending_at_end"
+    ]

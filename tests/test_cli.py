@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agent_adapter.cli import _pairing_problems, main
+from agent_adapter.cli import main
+from agent_adapter.cli._loaders import load_trace
+from agent_adapter.cli._options import _pairing_problems
 from agent_adapter.context import estimate_tokens
-from agent_adapter.context.formats import convert
-from agent_adapter.traces import load_trace
+from agent_adapter.context.formats import check, convert
 
 PYTEST_6197 = "mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-6197.traj.json"
 REQUESTS_1142 = "mini-swe-agent-gemini3pro/trajs/psf__requests-1142.traj.json"
@@ -261,8 +266,9 @@ def test_inspect_claude_code(data_dir: Path, capsys: pytest.CaptureFixture[str])
         "assistant",
         "tool round",
         "What is protected and why",
-        "latest user message",
-        "last unit",
+        "latest_user",
+        "thinking_opener",  # this session's current turn opens on a thinking block
+        "newest_turn",
         "protected total:",
         "more units",
     ):
@@ -280,7 +286,7 @@ def test_inspect_tau_bench_exact_counter(
     assert code == 0
     assert "gpt-4o-airline[3]" in stdout
     assert "yes (system)" in stdout
-    assert "yes (latest user message, last unit)" in stdout
+    assert "yes (latest_user)" in stdout  # the newest turn is the latest user message
     for role in ("system", "user", "assistant", "tool", "total"):
         assert f"│ {role}" in stdout
 
@@ -332,3 +338,146 @@ def test_pairing_problems_use_the_provider_check() -> None:
 
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+
+
+# --------------------------------------------------------------------------------------------
+# the cli extra: the library never imports typer or rich
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_library_does_not_import_typer_or_rich() -> None:
+    done = _python(
+        "import agent_adapter, agent_adapter.context, agent_adapter.context.formats, sys; "
+        "import agent_adapter.cli, agent_adapter.cli._loaders; "
+        "assert 'typer' not in sys.modules and 'rich' not in sys.modules, "
+        "sorted(m for m in sys.modules if m.startswith(('typer', 'rich')))"
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_main_without_typer_names_the_cli_extra() -> None:
+    done = _python(
+        "import sys; sys.modules['typer'] = None; sys.modules['rich'] = None; "
+        "from agent_adapter.cli import main; sys.exit(main(['inspect', 'x.json']))"
+    )
+    assert done.returncode == 2
+    assert_one_line_error(done.stderr, "typer", 'pip install "agent-adapter[cli]"')
+
+
+# --------------------------------------------------------------------------------------------
+# regressions: Gemini files, the thinking-opener label, the README
+
+
+def _gemini_contents() -> list[dict[str, Any]]:
+    contents: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": "task " * 100}]}]
+    for i in range(6):
+        contents.append(
+            {
+                "role": "model",
+                "parts": [
+                    {"text": f"step {i}"},
+                    {"function_call": {"name": "bash", "args": {"command": f"ls {i}"}}},
+                ],
+            }
+        )
+        contents.append(
+            {
+                "role": "user",
+                "parts": [
+                    {"function_response": {"name": "bash", "response": {"output": "x\n" * 900}}}
+                ],
+            }
+        )
+    contents.append({"role": "model", "parts": [{"text": "done"}]})
+    contents.append({"role": "user", "parts": [{"text": "thanks, now sum it up"}]})
+    return contents
+
+
+def test_gemini_json_is_auto_detected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "gemini.json"
+    path.write_text(json.dumps(_gemini_contents()), encoding="utf-8")
+    out = tmp_path / "out.json"
+    code, stdout, _ = run(capsys, "compress", path, "--target", "1500", "--json", "-o", out)
+    assert code == 0
+    report = json.loads(stdout)
+    assert report["format"] == "gemini"
+    assert report["reached_target"] is True
+    assert report["provider_violations"] == []
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert check(written, "gemini") == []
+    assert all(m["role"] in {"user", "model"} for m in written)
+
+    code, stdout, _ = run(capsys, "inspect", path)
+    assert code == 0
+    assert "format gemini" in stdout and "tool round" in stdout
+
+
+def test_inspect_labels_the_thinking_opener(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thinking = {"type": "thinking", "thinking": "plan", "signature": "sig"}
+    messages = [
+        {"role": "user", "content": "first question " * 20},
+        {"role": "assistant", "content": "first answer"},
+        {"role": "user", "content": "fix the bug"},
+        {
+            "role": "assistant",
+            "content": [
+                thinking,
+                {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t2", "name": "bash", "input": {"c": "cat"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "b"}]},
+    ]
+    path = tmp_path / "thinking.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    code, stdout, _ = run(capsys, "inspect", path)
+    assert code == 0
+    assert "format anthropic" in stdout
+    rows = {line.split("│")[1].strip(): line for line in stdout.splitlines() if "│" in line}
+    assert "yes (latest_user)" in rows["2"]
+    assert "yes (thinking_opener)" in rows["3"]
+    assert "yes (newest_turn)" in rows["4"]
+    assert "pinned" not in stdout
+
+
+def _readme_block(heading: str, language: str) -> str:
+    """The first ``language`` code block after ``heading`` in README.md (the top if empty)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    if heading:
+        text = text[text.index(f"\n{heading}\n") :]
+    start = text.index(f"```{language}\n") + len(language) + 4
+    return text[start : text.index("```", start)]
+
+
+def test_readme_first_command_installs_the_cli_extra() -> None:
+    first, test_command = _readme_block("", "bash").splitlines()[:2]
+    assert 'pip install -e ".[cli]" && agent-adapter compress ' in first
+    assert test_command.endswith('pip install -e ".[dev]" && pytest -q')
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert 'python -m pip install -q -e ".[dev]"' in ci
+    assert ci[-1] == "pytest -q"  # the README's test command, last
+
+
+def test_readme_use_example_prints_what_it_says(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _readme_block("## Use", "python")
+    promised = re.search(r'print\(report\.explain\(\)\)\s+# "(.*)"', code)
+    assert promised is not None, code
+    trace = load_trace(data_dir / PYTEST_6197)
+    exec(code, {"openai_chat_messages": trace.messages})
+    assert capsys.readouterr().out.strip() == promised.group(1)

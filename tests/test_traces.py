@@ -1,16 +1,17 @@
-"""Tests for agent_adapter.traces on the real datasets in ../shared/data (see its README)."""
+"""The recorded-session loaders (agent_adapter.cli._loaders) on the real data in ../shared/data."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_adapter.traces import (
+from agent_adapter.cli._loaders import (
     NO_RESULT_TEXT,
     Trace,
     load_claude_code,
@@ -19,6 +20,8 @@ from agent_adapter.traces import (
     load_tau_bench,
     load_trace,
 )
+from agent_adapter.cli._openai_runs import _repair_openai
+from agent_adapter.context._pairing import Pairing
 
 Message = dict[str, Any]
 
@@ -36,11 +39,11 @@ def tokens(messages: list[Message]) -> int:
 
 
 def assert_openai_valid(messages: list[Message], where: str) -> None:
-    """Chat Completions pairing: tool messages answer the calls of the assistant message right
-    before their run; every call is answered before the next non-tool message, except in a
-    final assistant message."""
+    """Chat Completions shape, and the library's one pairing rule (``_pairing.Pairing``) on
+    the native messages: a pending round only as the very last message, unique ids per
+    message."""
     assert messages, f"{where}: no messages"
-    pending: set[str] = set()
+    pairing = Pairing()
     for i, m in enumerate(messages):
         at = f"{where}: message {i}"
         assert set(m) <= OPENAI_KEYS, f"{at}: non-OpenAI keys {set(m) - OPENAI_KEYS}"
@@ -50,29 +53,31 @@ def assert_openai_valid(messages: list[Message], where: str) -> None:
         if isinstance(content, list):
             assert all(p.get("type") == "text" and isinstance(p["text"], str) for p in content), at
         if m["role"] == "tool":
-            assert m["tool_call_id"] in pending, f"{at}: tool message answers no pending call"
-            pending.remove(m["tool_call_id"])
+            pairing.result(i, m["tool_call_id"])
             continue
-        assert not pending, f"{at}: calls {pending} unanswered before a {m['role']} message"
-        if m["role"] == "assistant" and m.get("tool_calls"):
-            for call in m["tool_calls"]:
-                assert call["type"] == "function", at
-                assert isinstance(call["function"]["name"], str), at
-                json.loads(call["function"]["arguments"])
-            # ids are unique within one message only: tau-bench and SWE-agent reuse them later
-            ids = [call["id"] for call in m["tool_calls"]]
-            assert len(set(ids)) == len(ids), f"{at}: duplicate call id in one message"
-            pending = {call["id"] for call in m["tool_calls"]}
-    if pending:
-        assert messages[-1].get("tool_calls"), f"{where}: calls {pending} never answered"
+        for call in m.get("tool_calls") or []:
+            assert call["type"] == "function", at
+            assert isinstance(call["function"]["name"], str), at
+            json.loads(call["function"]["arguments"])
+        # ids are unique within one message only: tau-bench and SWE-agent reuse them later
+        pairing.turn(i, [call["id"] for call in m.get("tool_calls") or []])
+    pairing.end()
+    problems = [
+        p
+        for p in pairing.problems
+        if not (p.rule == "calls_pending_at_end" and p.index == len(messages) - 1)
+    ]
+    assert not problems, f"{where}: {problems}"
 
 
 def assert_anthropic_valid(messages: list[Message], where: str) -> None:
     """Messages API: only role/content, alternating roles from user, non-blank content, and
-    every tool_use answered by a leading tool_result of the very next user message."""
+    the one pairing rule (``_pairing.Pairing``) fed block by block, so every tool_use is
+    answered by the leading tool_result blocks of the very next user message."""
     assert messages, f"{where}: no messages"
     assert messages[0]["role"] == "user", f"{where}: first message is not user"
-    use_ids: list[str] = []
+    pairing = Pairing()
+    item_message: list[int] = []  # Pairing item -> message index
     all_use_ids: set[str] = set()
     for i, m in enumerate(messages):
         at = f"{where}: message {i}"
@@ -81,27 +86,31 @@ def assert_anthropic_valid(messages: list[Message], where: str) -> None:
         content = m["content"]
         if isinstance(content, str):
             assert content.strip(), f"{at}: blank string content"
-            blocks: list[Message] = []
+            blocks: list[Message] = [{"type": "text", "text": content}]
         else:
             assert content, f"{at}: empty content list"
             blocks = content
         for block in blocks:
             if block["type"] == "text":
                 assert block["text"].strip(), f"{at}: whitespace-only text block"
-        results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
-        if m["role"] == "user":
-            leading = [b["type"] == "tool_result" for b in blocks][: len(results)]
-            assert all(leading), f"{at}: tool_result blocks are not first"
-            assert sorted(results) == sorted(use_ids), (
-                f"{at}: results {results} do not answer tool uses {use_ids}"
-            )
-            use_ids = []
-        else:
-            assert not results, f"{at}: tool_result in an assistant message"
+        if m["role"] == "assistant":
+            assert all(b["type"] != "tool_result" for b in blocks), f"{at}: tool_result"
             use_ids = [b["id"] for b in blocks if b["type"] == "tool_use"]
             assert not all_use_ids & set(use_ids), f"{at}: duplicate tool_use id"
             all_use_ids.update(use_ids)
-    assert not use_ids, f"{where}: last message has unanswered tool uses"
+            pairing.turn(len(item_message), use_ids)
+            item_message.append(i)
+            continue
+        for block in blocks:
+            if block["type"] == "tool_result":
+                pairing.result(len(item_message), block["tool_use_id"])
+            else:  # anything before a result ends the round: results come first
+                pairing.turn(len(item_message), [])
+            item_message.append(i)
+    pairing.end()
+    assert not pairing.problems, f"{where}: " + ", ".join(
+        f"message {item_message[p.index]}: {p.rule} {list(p.call_ids)}" for p in pairing.problems
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -548,3 +557,89 @@ def test_specific_loaders_reject_other_kinds(tmp_path: Path) -> None:
         load_claude_code(path)
     with pytest.raises(ValueError, match="cannot read"):
         load_trace(tmp_path / "missing.json")
+
+
+def test_plain_gemini_contents_are_detected(tmp_path: Path) -> None:
+    contents = [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {}}}]},
+    ]
+    trace = _load_tmp_json(tmp_path, contents)
+    assert (trace.format, trace.source, trace.messages) == ("gemini", "json", contents)
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps([*contents, {"role": "tool", "tool_call_id": "x", "content": ""}]))
+    with pytest.raises(ValueError, match=re.escape(str(path))):
+        load_trace(path)
+
+
+def _tool(call_id: str, content: str = "out") -> Message:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def _calls(*ids: str) -> Message:
+    calls = [
+        {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids
+    ]
+    return {"role": "assistant", "content": "", "tool_calls": calls}
+
+
+def _placeholder(call_id: str) -> Message:
+    return _tool(call_id, NO_RESULT_TEXT)
+
+
+USER: Message = {"role": "user", "content": "u"}
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected", "stats"),
+    [
+        pytest.param(  # a call unanswered before the next message: a placeholder after the rest
+            [USER, _calls("a", "b"), _tool("a"), USER],
+            [USER, _calls("a", "b"), _tool("a"), _placeholder("b"), USER],
+            {"missing tool result added": 1},
+            id="missing-result",
+        ),
+        pytest.param(  # a result answering no open call becomes a user message
+            [USER, _tool("z", "late")],
+            [USER, {"role": "user", "content": "[tool result z] late"}],
+            {"orphan tool message -> user": 1},
+            id="stray-result",
+        ),
+        pytest.param(  # a stray result inside a round ends it: the rest of the round too
+            [USER, _calls("a", "b"), _tool("z"), _tool("a"), USER],
+            [
+                USER,
+                _calls("a", "b"),
+                _placeholder("a"),
+                _placeholder("b"),
+                {"role": "user", "content": "[tool result z] out"},
+                {"role": "user", "content": "[tool result a] out"},
+                USER,
+            ],
+            {"missing tool result added": 2, "orphan tool message -> user": 2},
+            id="stray-inside-a-round",
+        ),
+        pytest.param(  # partly answered at the very end: answered in full
+            [USER, _calls("a", "b"), _tool("b")],
+            [USER, _calls("a", "b"), _tool("b"), _placeholder("a")],
+            {"missing tool result added": 1},
+            id="partly-answered-at-end",
+        ),
+        pytest.param(  # the last message's calls wait for their results: left alone
+            [USER, _calls("a")],
+            [USER, _calls("a")],
+            {},
+            id="pending-at-end",
+        ),
+    ],
+)
+def test_openai_repair_follows_the_pairing_rule(
+    messages: list[Message], expected: list[Message], stats: dict[str, int]
+) -> None:
+    repaired = json.loads(json.dumps(messages))
+    counts: Counter[str] = Counter()
+    _repair_openai(repaired, counts)
+    assert repaired == expected
+    assert dict(counts) == stats
+    assert_openai_valid(repaired, "repaired")

@@ -1,0 +1,57 @@
+"""The ``agent-adapter`` command line: compress and inspect recorded agent conversations.
+
+Commands:
+
+* ``agent-adapter compress FILE``: compress a conversation with a
+  :class:`~agent_adapter.context.CompressionPolicy`, print what each step did, check the
+  result against the provider's rules (every tool call still has its result), and write the
+  compressed list (``-o``) in the file's own native format.
+* ``agent-adapter inspect FILE``: tokens per role, the units a compression works on, and what
+  is protected and why (:meth:`~agent_adapter.context.Protection.reason`).
+
+FILE is a mini-swe-agent or SWE-agent trajectory, a tau-bench file (``--index`` picks the
+dialog), a Claude Code transcript, or a plain JSON list / JSONL file of OpenAI, Anthropic or
+Gemini messages (the recorded-session loaders of ``agent_adapter.cli._loaders``).
+
+Exit codes: 0 success; 1 the target was not reached and ``--strict`` was given (or
+``--if-still-too-long raise`` raised); 2 bad usage or bad input (one line on stderr, no
+traceback).
+
+The command line needs typer and rich: ``pip install "agent-adapter[cli]"``. The library
+itself never imports them; only :func:`main` does, when it runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from agent_adapter.errors import MissingDependency
+
+__all__ = ["main"]
+
+#: What the command line imports beyond the library (the ``cli`` extra and typer's own).
+_CLI_PACKAGES = frozenset({"typer", "rich", "click"})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); the exit code.
+
+    Args:
+        argv: the arguments after the program name.
+
+    Returns:
+        0 on success; 1 when the target was not reached with ``--strict`` (or
+        ``--if-still-too-long raise`` raised); 2 for bad usage or bad input, and when typer or
+        rich is not installed (the message names ``pip install "agent-adapter[cli]"``).
+    """
+    try:
+        from agent_adapter.cli._app import run
+    except ModuleNotFoundError as exc:
+        package = (exc.name or "").partition(".")[0]
+        if package not in _CLI_PACKAGES:
+            raise
+        error = MissingDependency(package, "cli", "the agent-adapter command line")
+        sys.stderr.write(f"agent-adapter: error: {error}\n")
+        return 2
+    return run(argv)

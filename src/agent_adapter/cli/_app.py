@@ -1,0 +1,265 @@
+"""The typer app of the command line: the ``compress`` and ``inspect`` commands and :func:`run`.
+
+Only :func:`agent_adapter.cli.main` imports this module (typer and rich are the ``cli`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.main import get_command
+
+from agent_adapter.cli._options import (
+    PROG,
+    STEP_NAMES,
+    CliError,
+    CounterChoice,
+    FormatChoice,
+    StillChoice,
+    _build_policy,
+    _error,
+    _load,
+    _pairing_problems,
+    _token_counter,
+    _write_messages,
+)
+from agent_adapter.cli._report import (
+    _console,
+    _print_compress_report,
+    _print_inspect,
+    _report_json,
+)
+from agent_adapter.context import Protection, compress_for_sync, split_units
+from agent_adapter.context.formats import convert
+from agent_adapter.errors import AgentAdapterError, ModelContextOverflow
+
+app = typer.Typer(
+    name=PROG,
+    help="Compress and inspect recorded LLM agent conversations.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+FileArg = Annotated[
+    Path,
+    typer.Argument(
+        help="A trace: mini-swe-agent / SWE-agent trajectory, tau-bench file, Claude Code "
+        "transcript, or a JSON list / JSONL file of messages.",
+        show_default=False,
+        metavar="FILE",
+    ),
+]
+FormatOpt = Annotated[
+    FormatChoice,
+    typer.Option("--format", help="Message format; auto uses the one detected in FILE."),
+]
+IndexOpt = Annotated[int, typer.Option("--index", help="Dialog to pick from a tau-bench file.")]
+CounterOpt = Annotated[
+    CounterChoice,
+    typer.Option("--counter", help="Token counter: chars/4 estimate or exact tiktoken."),
+]
+
+
+@app.command()
+def compress(
+    file: FileArg,
+    fmt: FormatOpt = "auto",
+    index: IndexOpt = 0,
+    threshold: Annotated[
+        str | None,
+        typer.Option(
+            "--threshold",
+            metavar="TOKENS|PCT",
+            help="Compress above this: tokens (32000, 32k) or a percent (80%) of "
+            "--model-max-tokens. Default: the target.",
+            show_default=False,
+        ),
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            metavar="TOKENS|PCT",
+            help="Compress down to this: tokens or a percent. Default: 32k (3/4 of the "
+            "threshold when only --threshold is given).",
+            show_default=False,
+        ),
+    ] = None,
+    model_max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--model-max-tokens",
+            metavar="TOKENS",
+            help="The model's context window in tokens (200000 or 200k); needed for percents.",
+            show_default=False,
+        ),
+    ] = None,
+    steps: Annotated[
+        str | None,
+        typer.Option(
+            "--steps",
+            metavar="LIST",
+            help=f"Comma list of steps to run in order, from: {','.join(STEP_NAMES)}. "
+            "Default: all four in that order.",
+            show_default=False,
+        ),
+    ] = None,
+    counter: CounterOpt = "estimate",
+    if_still_too_long: Annotated[
+        StillChoice,
+        typer.Option(
+            "--if-still-too-long",
+            help="Over the target after every step: keep it, cut the biggest protected texts, "
+            "or raise (exit code 1).",
+        ),
+    ] = "keep",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--out",
+            metavar="OUT",
+            help="Write the compressed messages here, in FILE's format: one per line for "
+            ".jsonl, else a JSON list.",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON instead of tables.")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit with code 1 when the target is not reached.")
+    ] = False,
+) -> int:
+    """Compress a conversation and report what every step did."""
+    token_counter = _token_counter(counter)
+    policy = _build_policy(
+        threshold, target, model_max_tokens, steps, token_counter, if_still_too_long
+    )
+    if out is not None and out.exists() and out.resolve() == file.resolve():
+        raise CliError(f"-o {out} is the input file: write the compressed list elsewhere")
+    started = time.perf_counter()
+    trace, name = _load(file, fmt, index)
+    load_seconds = time.perf_counter() - started
+    problems_before = _pairing_problems(trace.messages, name)
+    try:
+        compressed, report = compress_for_sync(trace.messages, policy, format=name)
+    except ModelContextOverflow as exc:
+        _error(f"target not reached (--if-still-too-long raise): {exc}")
+        return 1
+    problems = _pairing_problems(compressed, name)
+    if out is not None:
+        _write_messages(out, compressed)
+    if as_json:
+        data = _report_json(
+            report,
+            file=file,
+            trace=trace,
+            fmt=name,
+            counter=counter,
+            natives_after=len(compressed),
+            problems=problems,
+            out=out,
+        )
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        _print_compress_report(
+            _console(),
+            file=file,
+            trace=trace,
+            fmt=name,
+            counter=counter,
+            policy=policy,
+            report=report,
+            natives_after=len(compressed),
+            load_seconds=load_seconds,
+            problems_before=problems_before,
+            problems_after=problems,
+            out=out,
+        )
+    return 1 if strict and not report.reached_target else 0
+
+
+@app.command()
+def inspect(
+    file: FileArg,
+    fmt: FormatOpt = "auto",
+    index: IndexOpt = 0,
+    counter: CounterOpt = "estimate",
+) -> int:
+    """Show tokens per role, the units compression works on, and what is protected and why."""
+    count = _token_counter(counter)
+    trace, name = _load(file, fmt, index)
+    messages = convert(trace.messages, name).messages
+    protection = Protection(messages)
+    _print_inspect(
+        _console(),
+        file=file,
+        trace=trace,
+        fmt=name,
+        counter=counter,
+        messages=messages,
+        tokens={id(m): count([m]) for m in messages},
+        protection=protection,
+        units=split_units(messages, protection),
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# entry point
+
+
+def _is_click_error(exc: BaseException, name: str) -> bool:
+    """True when ``exc`` is the (typer-vendored or standalone) click exception ``name``."""
+    return any(cls.__name__ == name for cls in type(exc).__mro__)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
+
+    Args:
+        argv: the arguments after the program name.
+
+    Returns:
+        0 on success; 1 when the target was not reached with ``--strict`` (or
+        ``--if-still-too-long raise`` raised); 2 for bad usage or bad input.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = get_command(app)
+    try:
+        result = command.main(args=args, prog_name=PROG, standalone_mode=False)
+    except CliError as exc:
+        _error(str(exc))
+        return 2
+    except (AgentAdapterError, ValueError, OSError, ImportError) as exc:
+        # ConfigError, MissingDependency, load_trace's ValueError (bad file), JSON errors,
+        # unreadable or unwritable files.
+        _error(str(exc) or type(exc).__name__)
+        return 2
+    except Exception as exc:
+        format_message = getattr(exc, "format_message", None)
+        message = str(format_message()) if callable(format_message) else str(exc)
+        if _is_click_error(exc, "NoArgsIsHelpError"):  # no command: the help, once
+            if message.strip():  # typer's rich help printed itself and left this empty
+                sys.stderr.write(message.rstrip() + "\n")
+            return 2
+        if _is_click_error(exc, "ClickException"):
+            ctx = getattr(exc, "ctx", None)
+            path = getattr(ctx, "command_path", None)
+            hint = f" (see '{path} --help')" if path else ""
+            _error(message + hint)
+            code = getattr(exc, "exit_code", 2)
+            return code if isinstance(code, int) else 2
+        if _is_click_error(exc, "Abort"):
+            _error("aborted")
+            return 1
+        raise
+    return result if isinstance(result, int) else 0

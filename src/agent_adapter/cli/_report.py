@@ -1,0 +1,314 @@
+"""What the command line prints: rich tables for people, JSON for programs."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from agent_adapter.cli._loaders import Trace
+from agent_adapter.context import CompressionPolicy, CompressionReport, Protection, Unit
+from agent_adapter.messages import ROLES, Message
+
+#: Units shown at each end of a long list by ``inspect``.
+UNITS_SHOWN = 10
+#: What ``inspect`` names a protected unit by: :meth:`Protection.reason` of its messages, in
+#: this order ("unit", protected for being in a unit with one of these, is not shown).
+REASONS = ("system", "pinned", "approval", "latest_user", "thinking_opener", "newest_turn")
+
+COUNTER_LABELS: dict[str, str] = {
+    "estimate": "estimate (chars/4)",
+    "o200k": "tiktoken o200k_base",
+    "cl100k": "tiktoken cl100k_base",
+}
+
+
+def _console() -> Console:
+    """stdout as a rich console: wide and without colour when it is not a terminal."""
+    if sys.stdout.isatty():
+        return Console(file=sys.stdout, highlight=False)
+    return Console(file=sys.stdout, width=200, no_color=True, highlight=False, soft_wrap=False)
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f}"
+
+
+class _Fields:
+    """``key  value`` lines with aligned values, printed without wrapping or padding."""
+
+    def __init__(self, min_width: int = 0) -> None:
+        self.rows: list[tuple[str, str]] = []
+        self.min_width = min_width
+
+    def add_row(self, key: str, value: str) -> None:
+        self.rows.append((key, value))
+
+    def print(self, console: Console) -> None:
+        width = max((len(key) for key, _ in self.rows), default=self.min_width)
+        width = max(width, self.min_width)
+        for key, value in self.rows:
+            line = Text(f"{key:<{width}}", style="bold")
+            line.append(f"  {value}")
+            console.print(line, soft_wrap=True)
+
+
+def _limits_text(report: CompressionReport, policy: CompressionPolicy) -> str:
+    text = f"threshold {_n(report.threshold_tokens)}, target {_n(report.target_tokens)} tokens"
+    if policy.uses_percent and policy.model_max_tokens is not None:
+        th = policy.threshold_percent
+        tg = policy.target_percent
+        shown = ", ".join(
+            f"{label} {value:g}%" for label, value in (("threshold", th), ("target", tg)) if value
+        )
+        text += f" ({shown} of {_n(policy.model_max_tokens)})"
+    return text
+
+
+def _print_compress_report(
+    console: Console,
+    *,
+    file: Path,
+    trace: Trace,
+    fmt: str,
+    counter: str,
+    policy: CompressionPolicy,
+    report: CompressionReport,
+    natives_after: int,
+    load_seconds: float,
+    problems_before: list[str],
+    problems_after: list[str],
+    out: Path | None,
+) -> None:
+    """The human-readable compress report."""
+    head = _Fields(min_width=12)
+    head.add_row("file", str(file))
+    head.add_row("trace", f"{trace.name} ({trace.source}, format {fmt})")
+    head.add_row("counter", COUNTER_LABELS[counter])
+    head.add_row("limits", _limits_text(report, policy))
+    natives_before = len(trace.messages)
+    messages = f"{_n(natives_before)} -> {_n(natives_after)}"
+    if (report.messages_before, report.messages_after) != (natives_before, natives_after):
+        messages += (
+            f" native ({_n(report.messages_before)} -> {_n(report.messages_after)} "
+            "once split into single messages)"
+        )
+    messages += (
+        f"; {report.messages_removed} removed, {report.messages_changed} changed, "
+        f"{report.messages_added} added"
+    )
+    head.add_row("messages", messages)
+    head.add_row(
+        "tokens",
+        f"{_n(report.tokens_before)} -> {_n(report.tokens_after)} "
+        f"(saved {_n(report.tokens_saved)}, {_pct(report.tokens_saved, report.tokens_before)})",
+    )
+    if not report.skipped:
+        head.add_row("protected", f"{_n(report.protected_tokens)} tokens no step may touch")
+    head.print(console)
+
+    if report.steps:
+        steps = Table()
+        for name in ("step", "tokens before", "after", "saved"):
+            steps.add_column(name, justify="left" if name == "step" else "right")
+        for name in ("removed", "changed", "added", "reverted", "ms"):
+            steps.add_column(name, justify="right")
+        for s in report.steps:
+            steps.add_row(
+                s.step,
+                _n(s.tokens_before),
+                _n(s.tokens_after),
+                _n(s.tokens_saved),
+                str(s.messages_removed),
+                str(s.messages_changed),
+                str(s.messages_added),
+                str(s.changes_reverted),
+                _ms(s.seconds),
+            )
+        console.print(Text("Steps", style="bold"))
+        console.print(steps)
+    elif report.skipped:
+        console.print(f"No step ran ({report.skipped.replace('_', ' ')}).")
+
+    tail = _Fields(min_width=12)
+    if report.failures:
+        failed = ", ".join(f"{f.step} ({f.error_type})" for f in report.failures)
+        tail.add_row(
+            "failures", f"{len(report.failures)} step(s) raised and were skipped: {failed}"
+        )
+    else:
+        tail.add_row("failures", "none")
+    if report.if_still_too_long:
+        tail.add_row("if too long", report.if_still_too_long)
+    tail.add_row("time", f"{_ms(report.seconds)} ms compressing ({_ms(load_seconds)} ms loading)")
+    tail.add_row("result", report.explain())
+    if problems_after:
+        shown = "; ".join(problems_after[:5])
+        more = f" (and {len(problems_after) - 5} more)" if len(problems_after) > 5 else ""
+        tail.add_row("provider", f"REJECTED: {len(problems_after)} problem(s): {shown}{more}")
+    else:
+        tail.add_row(
+            "provider", f"OK: the {fmt} request passes formats.check (every tool call paired)"
+        )
+    if problems_before:
+        tail.add_row("", f"(the input already broke {len(problems_before)} provider rule(s))")
+    if out is not None:
+        tail.add_row("output", f"{_n(natives_after)} {fmt} messages written to {out}")
+    tail.print(console)
+
+
+def _report_json(
+    report: CompressionReport,
+    *,
+    file: Path,
+    trace: Trace,
+    fmt: str,
+    counter: str,
+    natives_after: int,
+    problems: list[str],
+    out: Path | None,
+) -> dict[str, Any]:
+    """The report as JSON-safe values: its fields plus reached_target, explain and context."""
+    data: dict[str, Any] = dataclasses.asdict(report)
+    data["tokens_saved"] = report.tokens_saved
+    data["reached_target"] = report.reached_target
+    data["explain"] = report.explain()
+    data["file"] = str(file)
+    data["format"] = fmt
+    data["source"] = trace.source
+    data["name"] = trace.name
+    data["counter"] = counter
+    data["native_messages_before"] = len(trace.messages)
+    data["native_messages_after"] = natives_after
+    data["provider_violations"] = problems
+    data["output"] = str(out) if out is not None else None
+    return data
+
+
+def _roles(unit: Unit) -> str:
+    """``assistant, tool x3`` for a unit's roles, in order of first appearance."""
+    counts: dict[str, int] = {}
+    for m in unit.messages:
+        counts[m.role] = counts.get(m.role, 0) + 1
+    return ", ".join(role if n == 1 else f"{role} x{n}" for role, n in counts.items())
+
+
+def _protection_reasons(units: Sequence[Unit], protection: Protection) -> list[list[str]]:
+    """For each unit, why it is protected (:data:`REASONS`; empty when it is not)."""
+    reasons: list[list[str]] = []
+    for unit in units:
+        found: set[str] = {protection.reason(m) for m in unit.messages}
+        why = [r for r in REASONS if r in found] or ["unit"]
+        reasons.append(why if unit.protected else [])
+    return reasons
+
+
+def _print_inspect(
+    console: Console,
+    *,
+    file: Path,
+    trace: Trace,
+    fmt: str,
+    counter: str,
+    messages: Sequence[Message],
+    tokens: dict[int, int],
+    protection: Protection,
+    units: Sequence[Unit],
+) -> None:
+    """The human-readable inspect report; ``tokens`` maps ``id(message)`` to its count."""
+    total = sum(tokens.values())
+    reasons = _protection_reasons(units, protection)
+
+    def unit_tokens(unit: Unit) -> int:
+        return sum(tokens[id(m)] for m in unit.messages)
+
+    head = _Fields()
+    head.add_row("file", str(file))
+    head.add_row("trace", f"{trace.name} ({trace.source}, format {fmt})")
+    head.add_row("counter", COUNTER_LABELS[counter])
+    rounds = sum(u.is_tool_round for u in units)
+    head.add_row(
+        "size",
+        f"{_n(total)} tokens; {_n(len(trace.messages))} native messages, "
+        f"{_n(len(messages))} messages, {_n(len(units))} units ({_n(rounds)} tool rounds)",
+    )
+    head.print(console)
+
+    roles = Table()
+    roles.add_column("role")
+    for column in ("messages", "tokens", "%"):
+        roles.add_column(column, justify="right")
+    for role in ROLES:
+        of_role = [m for m in messages if m.role == role]
+        if of_role:
+            role_tokens = sum(tokens[id(m)] for m in of_role)
+            roles.add_row(role, _n(len(of_role)), _n(role_tokens), _pct(role_tokens, total))
+    roles.add_row("total", _n(len(messages)), _n(total), _pct(total, total), style="bold")
+    console.print(Text("Tokens per role", style="bold"))
+    console.print(roles)
+
+    table = Table()
+    table.add_column("unit", justify="right")
+    table.add_column("messages")
+    table.add_column("kind")
+    table.add_column("roles")
+    table.add_column("tokens", justify="right")
+    table.add_column("protected")
+    shown = list(range(len(units)))
+    if len(units) > 2 * UNITS_SHOWN:
+        shown = [*range(UNITS_SHOWN), -1, *range(len(units) - UNITS_SHOWN, len(units))]
+    for n in shown:
+        if n < 0:
+            hidden = len(units) - 2 * UNITS_SHOWN
+            table.add_row("", f"... {hidden} more units", "", "", "", "", style="italic")
+            continue
+        unit = units[n]
+        span = str(unit.start) if len(unit) == 1 else f"{unit.start}-{unit.stop - 1}"
+        table.add_row(
+            str(n),
+            span,
+            "tool round" if unit.is_tool_round else "message",
+            _roles(unit),
+            _n(unit_tokens(unit)),
+            f"yes ({', '.join(reasons[n])})" if unit.protected else "no",
+        )
+    console.print(Text("Units (kept, changed or removed together)", style="bold"))
+    console.print(table)
+
+    why = Table()
+    why.add_column("reason")
+    why.add_column("units")
+    why.add_column("messages", justify="right")
+    why.add_column("tokens", justify="right")
+    for reason in (*REASONS, "unit"):
+        hit = [n for n, r in enumerate(reasons) if reason in r]
+        if hit:
+            why.add_row(
+                reason,
+                ", ".join(str(n) for n in hit[:12]) + (" ..." if len(hit) > 12 else ""),
+                _n(sum(len(units[n]) for n in hit)),
+                _n(sum(unit_tokens(units[n]) for n in hit)),
+            )
+    console.print(Text("What is protected and why", style="bold"))
+    console.print(why)
+    protected = [u for u in units if u.protected]
+    protected_tokens = sum(unit_tokens(u) for u in protected)
+    console.print(
+        f"protected total: {_n(protected_tokens)} tokens in {len(protected)} units "
+        f"({_pct(protected_tokens, total)} of {_n(total)}); no step changes or removes them, "
+        "so a target below this cannot be reached."
+    )
