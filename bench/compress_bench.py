@@ -42,6 +42,7 @@ from agent_adapter.context import (
     split_units,
 )
 from agent_adapter.context import estimate_tokens as _estimate_tokens
+from agent_adapter.context._pairing import Pairing
 from agent_adapter.context.formats import convert
 
 try:
@@ -326,29 +327,22 @@ def _events(kind: str, items: Sequence[Any]) -> list[tuple[str, Any]]:
 
 
 def pairing_problem(kind: str, items: Sequence[Any]) -> str:
-    """Empty when every result follows its call in the nearest preceding message with calls and
-    every call is answered before the next non-tool message; else the first violation.
-
-    Calls still open in the very last message (a pending round) are allowed."""
-    pending: list[str] = []
-    answered: set[str] = set()
-    open_calls: list[str] | None = None  # calls of the nearest preceding message with calls
+    """Empty when the events of ``items`` keep the library's one pairing rule
+    (``agent_adapter.context._pairing.Pairing``: every result answers an open call of the
+    nearest preceding message with calls, every call is answered before the next non-tool
+    message); else the first violation. Calls still open at the very end (a pending round) are
+    allowed."""
+    pairing = Pairing()
     for i, (event, value) in enumerate(_events(kind, items)):
         if event == "result":
-            if open_calls is None or value not in open_calls:
-                return f"event {i}: result {value!r} answers no call of the latest call message"
-            if value in answered:
-                return f"event {i}: second result for {value!r}"
-            answered.add(value)
-            if value in pending:
-                pending.remove(value)
-            continue
-        if pending:
-            return f"event {i}: calls {pending} unanswered before the next message"
-        if event == "calls":
-            open_calls, pending, answered = list(value), list(value), set()
+            pairing.result(i, value)
         else:
-            open_calls = None
+            pairing.turn(i, value if event == "calls" else [])
+    pairing.end()
+    for problem in pairing.problems:
+        if problem.rule != "calls_pending_at_end":
+            due = f" (due before event {problem.before})" if problem.before is not None else ""
+            return f"event {problem.index}: {problem.rule} {list(problem.call_ids)}{due}"
     return ""
 
 
