@@ -51,7 +51,7 @@ FileArg = Annotated[
     Path,
     typer.Argument(
         help="A trace: mini-swe-agent / SWE-agent trajectory, tau-bench file, Claude Code "
-        "transcript, or a JSON list / JSONL file of messages.",
+        "transcript, or a JSON list / JSONL file of OpenAI, Anthropic or Gemini messages.",
         show_default=False,
         metavar="FILE",
     ),

@@ -21,7 +21,12 @@ Supported inputs (see :func:`load_trace` for the detection rules):
 * tau-bench historical trajectories (a JSON list of ``{task_id, trial, reward, info, traj}``):
   :func:`load_tau_bench`.
 * Claude Code session transcripts ``*.jsonl``: :func:`load_claude_code`.
-* A plain JSON list (or JSONL file) of provider messages, returned as is.
+* A plain JSON list (or JSONL file) of provider messages, returned as is in the format
+  :func:`agent_adapter.context.formats.detect_format` finds (OpenAI, Anthropic, Gemini).
+
+Where a recording breaks the tool-pairing rule, the loaders repair it with what
+:class:`agent_adapter.context._pairing.Pairing` finds (placeholder results for calls without
+one, stray results turned into text); the real data sets need no repair.
 
 Malformed input raises :class:`ValueError` naming the file and the problem.
 """
