@@ -67,6 +67,7 @@ class _Runs:
         self.where: dict[tuple[int, str], list[int]] = {}  # (run, call id) -> call items
 
     def output(self, index: int, call_id: str | None) -> None:
+        """Item ``index`` is model output (a call when ``call_id`` is given)."""
         if self.start is None:
             self.start, self.ids = index, []
         if call_id is not None:
@@ -74,6 +75,7 @@ class _Runs:
             self.where.setdefault((self.start, call_id), []).append(index)
 
     def close(self) -> None:
+        """The open run (if any) ends: it is one call turn."""
         if self.start is not None:
             self.pairing.turn(self.start, self.ids)
             self.start = None
