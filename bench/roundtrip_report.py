@@ -59,9 +59,8 @@ from agent_adapter.context import (
 )
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context.formats import Violation, check, convert, strip_reserved
-from agent_adapter.context.formats._check_gemini import check_thought_signatures
-from agent_adapter.context.formats.acceptance import check_thinking_unchanged
 from agent_adapter.context.formats.anthropic import AnthropicConverter
+from agent_adapter.context.formats.checks import check_thinking_unchanged, check_thought_signatures
 from agent_adapter.context.formats.gemini import GeminiConverter
 from agent_adapter.context.formats.langchain import LangChainConverter
 from agent_adapter.context.formats.openai import OpenAIChatConverter

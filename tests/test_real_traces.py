@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from _convo import pairing_problems
+from agent_adapter.cli._loaders import load_trace
 from agent_adapter.context import CompressionPolicy, compress_for, tiktoken_counter
 from agent_adapter.context.formats import convert
-from agent_adapter.traces import load_trace
 
 MINI = "mini-swe-agent-gemini3pro/trajs"
 CASES = [
