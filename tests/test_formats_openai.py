@@ -631,7 +631,7 @@ def test_responses_items_map_one_to_one() -> None:
     assert detect_format(ITEMS) == "openai"
     conv = convert(ITEMS)
     m = conv.messages
-    assert len(m) == len(ITEMS)
+    assert len(m) == len(ITEMS) - 1  # the two parallel function calls are one message
     assert m[0] == Message("system", "rules", extras={"role": "developer"})
     assert m[1].content[0] == TextPart("hi")
     assert m[1].content[1] == ImagePart(url="https://x/i.png", detail="low")
@@ -639,39 +639,46 @@ def test_responses_items_map_one_to_one() -> None:
     (thinking,) = m[2].content
     assert m[2].role == "assistant" and not m[2].tool_calls
     assert thinking == ThinkingPart("think\n\nmore", "gAAAA==", extras=REASONING)
-    assert m[3].tool_calls == (ToolCall("call_1", "calc", '{"x":1}'),)
+    assert m[3].tool_calls == (
+        ToolCall("call_1", "calc", '{"x":1}'),
+        ToolCall("call_2", "calc", '{"x":2}', {"id": "fc_2", "status": "completed"}),
+    )
     assert m[3].extras == {"type": "function_call", "id": "fc_1", "status": "completed"}
-    assert m[5] == Message(
+    assert m[4] == Message(
         "tool", "two", tool_call_id="call_2", extras={"type": "function_call_output"}
     )
-    assert m[6].content[0] == TextPart("one")
-    assert m[7].tool_calls == (ToolCall("call_3", "patch", "diff"),)
-    assert m[9].tool_calls[0].name == "computer"
-    assert json.loads(m[9].tool_calls[0].arguments) == {"action": {"type": "click", "x": 1}}
-    assert m[10].tool_call_id == "cc_1"
-    assert m[10].content == (
+    assert m[5].content[0] == TextPart("one")
+    assert m[6].tool_calls == (ToolCall("call_3", "patch", "diff"),)
+    assert m[8].tool_calls[0].name == "computer"
+    assert json.loads(m[8].tool_calls[0].arguments) == {"action": {"type": "click", "x": 1}}
+    assert m[9].tool_call_id == "cc_1"
+    assert m[9].content == (
         ImagePart(data="QQ", media_type="image/png", extras={"type": "computer_screenshot"}),
     )
-    assert m[11].tool_calls[0].id == "lsc_1" and m[12].tool_call_id == "lsc_1"
+    assert m[10].tool_calls[0].id == "lsc_1" and m[11].tool_call_id == "lsc_1"
     for k in range(13, 22):
-        assert m[k].content == (OpaquePart("openai", ITEMS[k]),), k
-        assert m[k].content[0].data is ITEMS[k]
-        assert m[k].extras == {"type": ITEMS[k]["type"]}
-    assert m[15].role == "user" and m[14].role == "assistant"
+        assert m[k - 1].content == (OpaquePart("openai", ITEMS[k]),), k
+        assert m[k - 1].content[0].data is ITEMS[k]
+        assert m[k - 1].extras == {"type": ITEMS[k]["type"]}
+    assert m[14].role == "user" and m[13].role == "assistant"
     assert conv.back(list(m)) is ITEMS
     for message in m:
         dumped = OPENAI.dump(message)
         assert OPENAI.load(dumped, 0) == [message]
-        assert RESERVED_KEY not in dumped, dumped
-    assert [OPENAI.dump(x) for x in m[2:]] == ITEMS[2:]
+        # one item holds one call: the second call of the parallel round rides in the carrier
+        assert (RESERVED_KEY in dumped) == (message is m[3]), dumped
+    assert [OPENAI.dump(x) for x in m[4:]] == ITEMS[5:]
+    # written as a list, the parallel round is its two call items again
+    assert strip_reserved(RESPONSES.dump_all(m[2:])) == ITEMS[2:]
+    assert RESPONSES.load_all(RESPONSES.dump_all(m))[0] == m
 
 
 def test_approval_items_are_protected() -> None:
     m = convert(ITEMS).messages
     protection = Protection(m, protect_newest_turn=False)
-    assert protection.is_protected(m[14])  # request
-    assert protection.is_protected(m[15])  # response
-    assert protection.is_protected(m[16])  # mcp_call made with an approval
+    assert protection.is_protected(m[13])  # request
+    assert protection.is_protected(m[14])  # response
+    assert protection.is_protected(m[15])  # mcp_call made with an approval
 
 
 def test_responses_rebuild_keeps_ids_status_and_annotations() -> None:
@@ -926,7 +933,7 @@ def test_reasoning_is_never_split_from_its_item_in_units() -> None:
         if unit.messages[-1].content and isinstance(unit.messages[-1].content[0], ThinkingPart):
             pytest.fail("a unit ends on a reasoning item")
     (unit,) = [u for u in split_units(m) if u.start == 2]
-    assert unit.stop >= 7  # reasoning, both calls and both outputs
+    assert unit.stop >= 6  # reasoning, the parallel calls (one message) and both outputs
 
 
 @pytest.mark.parametrize("answered", [False, True])
@@ -1084,8 +1091,12 @@ def test_dump_all_writes_each_call_as_its_own_item() -> None:
     # dump (one native per message) stays lossless, with the calls in the carrier
     assert RESPONSES.load(RESPONSES.dump(msgs[1]), 1) == [msgs[1]]
     assert [RESPONSES.dump(m) for m in msgs] != items
-    # without its group marker (stripped) every item is one message again
-    assert len(convert(clean, "openai").messages) == len(clean)
+    # without its group marker (stripped) the message item and the run of call items after
+    # it (parallel calls) are two messages
+    stripped = convert(clean, "openai").messages
+    assert len(stripped) == len(clean) - 2
+    assert stripped[1] == Message("assistant", (TextPart("Let me look."),))
+    assert [c.id for c in stripped[2].tool_calls] == ["c1", "c2"]
 
 
 def test_a_group_stays_together_through_back() -> None:
@@ -1129,7 +1140,7 @@ def test_an_edited_group_loads_one_message_per_item() -> None:
         Message("tool", "r", tool_call_id="c1"),
     ]
     items = RESPONSES.dump_all(msgs)
-    items[2] = {**items[2], "id": "fc_1"}  # a member with a key dump_all does not write
+    items[2] = {**items[2], "zz": 1}  # a member with a key dump_all does not write
     loaded, _, members = RESPONSES.load_grouped(items)
     assert members == {} and len(loaded) == 4 and loaded[2].tool_calls[0].id == "c1"
     assert RESPONSES.load_all(items[:2])[0][1].text == "x"  # the leader without its member

@@ -1,44 +1,110 @@
-"""Patching the text of native content while every other block stays the same object."""
+"""Patching the text of native content while every other block stays the same object.
+
+Every format stores a message's text in a list of blocks of its own (Chat and Anthropic
+``{"type": "text"}`` blocks, Responses ``input_text`` / ``output_text`` parts, Gemini ``text``
+parts, LangChain text blocks and bare strings). :func:`patch_text_blocks` is the one way a
+changed message's text goes back into such a list, so a cut behaves the same in every format:
+the block structure stays and ``cache_control``, signatures and other keys stay on their
+block. A :class:`TextBlocks` tells it how one format's blocks hold text.
+"""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+__all__ = ["CHAT_TEXT", "TextBlocks", "dict_text_blocks", "is_text_block", "patch_text_blocks"]
 
 #: How a message's text parts are joined (``Message.text``), and so how a step's new text
 #: lines up with the native text blocks it came from.
 _SEP = "\n"
-#: The text a dropped block keeps when it must stay for its keys (``cache_control``...).
-_CUT_STUB = "[...]"
 
 
-def _has_keys(block: Any, key: str) -> bool:
-    """True for a text block carrying more than its type and text (``cache_control``,
-    ``citations``...): it must keep its place."""
-    return isinstance(block, Mapping) and any(k not in ("type", key) for k in block)
+@dataclass(frozen=True, slots=True)
+class TextBlocks:
+    """How one format's content blocks hold text.
+
+    Attributes:
+        is_text: True for a block that loads as a text part (exactly those).
+        text_of: a text block's text.
+        with_text: a copy of a text block with another text (never mutating it).
+        new: a new text block for a text.
+        keyed: True for a text block carrying more than its text (``cache_control``,
+            ``citations``, a ``thought_signature``...): it keeps its place when cut.
+        stub: the text a keyed block keeps when its text went (Anthropic rejects empty text
+            blocks: ``"[...]"``; Gemini keeps a signature on an empty part: ``""``).
+    """
+
+    is_text: Callable[[Any], bool]
+    text_of: Callable[[Any], str]
+    with_text: Callable[[Any, str], Any]
+    new: Callable[[str], Any]
+    keyed: Callable[[Any], bool]
+    stub: str = "[...]"
 
 
-def _with_text(block: Any, key: str, text: str) -> Any:
-    return {**block, key: text} if isinstance(block, Mapping) else block
+def dict_text_blocks(
+    types: frozenset[str],
+    new_type: str,
+    *,
+    defaults: Mapping[str, Any] | None = None,
+    ignore: Mapping[str, Any] | None = None,
+) -> TextBlocks:
+    """:class:`TextBlocks` for dict blocks ``{"type": t, "text": str, ...}`` with ``t`` in
+    ``types``; new blocks are ``{"type": new_type, "text": ..., **defaults}``, and keys equal to
+    their value in ``defaults`` or ``ignore`` (a Responses ``output_text``'s empty
+    ``annotations`` and ``logprobs``) do not count as keys of their own."""
+    plain = {**(ignore or {}), **(defaults or {})}
+    fresh = dict(defaults or {})
+
+    def is_text(block: Any) -> bool:
+        return (
+            isinstance(block, Mapping)
+            and block.get("type") in types
+            and isinstance(block.get("text"), str)
+        )
+
+    def keyed(block: Any) -> bool:
+        return isinstance(block, Mapping) and any(
+            k not in ("type", "text") and not (k in plain and v == plain[k])
+            for k, v in block.items()
+        )
+
+    return TextBlocks(
+        is_text=is_text,
+        text_of=lambda block: str(block["text"]),
+        with_text=lambda block, text: {**block, "text": text},
+        new=lambda text: {"type": new_type, "text": text, **copy.deepcopy(fresh)},
+        keyed=keyed,
+    )
 
 
-def patch_text_blocks(
-    blocks: list[Any], text: str, is_text: Callable[[Any], bool], key: str = "text"
-) -> list[Any]:
+#: ``{"type": "text", "text": str}`` blocks (Chat Completions content parts, Anthropic).
+CHAT_TEXT = dict_text_blocks(frozenset({"text"}), "text")
+
+
+def is_text_block(block: Any) -> bool:
+    """True for a ``{"type": "text", "text": str}`` dict."""
+    return CHAT_TEXT.is_text(block)
+
+
+def patch_text_blocks(blocks: list[Any], text: str, kind: TextBlocks = CHAT_TEXT) -> list[Any]:
     """``blocks`` with their text replaced by ``text`` (a message's text, the text blocks
     joined by newlines, as a step changed it); every other block is kept as the same object.
 
     The new text is lined up with the old blocks: leading and trailing text blocks whose text
     is still there whole stay as the same objects (a head or tail cut keeps them), and what is
-    left goes into one block in between, so ``cache_control`` and other keys never move to
-    another block. A block whose text went and that carries such keys stays in place with the
-    text ``"[...]"``; other emptied text blocks are dropped. With no text block, one
-    ``{"type": "text", key: text}`` is appended when ``text`` is not empty.
+    left goes into one block in between (the last keyed one, else the first), so
+    ``cache_control`` and other keys never move to another block. A keyed block whose text
+    went stays in place with ``kind.stub``; other emptied text blocks are dropped. With no text
+    block, ``kind.new(text)`` is appended when ``text`` is not empty.
     """
-    spots = [i for i, b in enumerate(blocks) if is_text(b)]
+    spots = [i for i, b in enumerate(blocks) if kind.is_text(b)]
     if not spots:
-        return [*blocks, {"type": "text", key: text}] if text else list(blocks)
-    texts = [str(blocks[i][key]) for i in spots]
+        return [*blocks, kind.new(text)] if text else list(blocks)
+    texts = [kind.text_of(blocks[i]) for i in spots]
     if _SEP.join(texts) == text:
         return list(blocks)
     head, p = 0, 0  # whole blocks at the start of the new text
@@ -59,22 +125,22 @@ def patch_text_blocks(
     inner = spots[head : len(spots) - tail]
     new: dict[int, Any] = {}  # position -> replacement block, or None to drop
     if inner:
-        keyed = [i for i in inner if _has_keys(blocks[i], key)]
+        keyed = [i for i in inner if kind.keyed(blocks[i])]
         anchor = keyed[-1] if keyed else inner[0]
         for i in inner:
             if i == anchor and middle:
-                new[i] = _with_text(blocks[i], key, middle)
-            elif _has_keys(blocks[i], key):
-                new[i] = _with_text(blocks[i], key, _CUT_STUB)
+                new[i] = kind.with_text(blocks[i], middle)
+            elif i in keyed:
+                new[i] = kind.with_text(blocks[i], kind.stub)
             else:
                 new[i] = None
     elif middle:  # nothing between: the remainder joins the nearest whole block
         if tail:
             i = spots[len(spots) - tail]
-            new[i] = _with_text(blocks[i], key, middle + _SEP + texts[len(texts) - tail])
+            new[i] = kind.with_text(blocks[i], middle + _SEP + texts[len(texts) - tail])
         else:
             i = spots[head - 1]
-            new[i] = _with_text(blocks[i], key, texts[head - 1] + _SEP + middle)
+            new[i] = kind.with_text(blocks[i], texts[head - 1] + _SEP + middle)
     out: list[Any] = []
     for i, block in enumerate(blocks):
         if i in new:
@@ -83,8 +149,3 @@ def patch_text_blocks(
         else:
             out.append(block)
     return out
-
-
-def is_text_block(block: Any) -> bool:
-    """True for a ``{"type": "text", "text": str}`` dict."""
-    return isinstance(block, Mapping) and block.get("type") == "text" and "text" in block

@@ -30,20 +30,20 @@ unit), so results stay first.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar, assert_never
 
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
     apply_carrier,
     dump_lossless,
+    over_native,
     split_carrier,
-    without_carrier_rebuild,
 )
-from agent_adapter.context.formats._patch import is_text_block, patch_text_blocks
+from agent_adapter.context.formats._codec import parse_json, to_json
+from agent_adapter.context.formats._patch import CHAT_TEXT, patch_text_blocks
 from agent_adapter.errors import ConfigError
 from agent_adapter.messages import (
     FilePart,
@@ -160,12 +160,7 @@ def _load(native: Any, where: str) -> list[Message]:
                 meta = {
                     k2: v for k2, v in block.items() if k2 not in ("type", "id", "name", "input")
                 }
-                try:
-                    arguments = json.dumps(block.get("input", {}))
-                except (TypeError, ValueError) as exc:
-                    raise ConfigError(
-                        f"{where}.content[{k}].input is not JSON-serializable: {exc}"
-                    ) from exc
+                arguments = to_json(block.get("input", {}), f"{where}.content[{k}].input")
                 calls.append(ToolCall(id_, name, arguments, meta))
             else:
                 parts.append(_block_part(block))
@@ -195,53 +190,52 @@ def _load(native: Any, where: str) -> list[Message]:
     return out
 
 
+def _render_source(part: ImagePart | FilePart, kind: str, keys: frozenset[str]) -> Any:
+    """An ``image`` / ``document`` block with a ``url`` or ``base64`` source."""
+    if part.url is not None:
+        src: dict[str, Any] = {"type": "url", "url": part.url}
+    elif part.data is not None:
+        src = {"type": "base64", "media_type": part.media_type, "data": part.data}
+    else:
+        return None
+    return {"type": kind, "source": src, **{k: v for k, v in part.extras.items() if k in keys}}
+
+
 def _render_block(part: Part, role: str) -> Any:
     """The content block for ``part`` in a ``role`` message, or ``None`` with no slot."""
-    if isinstance(part, TextPart):
-        return {
-            "type": "text",
-            "text": part.text,
-            **{k: v for k, v in part.extras.items() if k in _TEXT_KEYS},
-        }
-    if isinstance(part, ThinkingPart):
-        if role != "assistant":
+    match part:
+        case TextPart():
+            return {
+                "type": "text",
+                "text": part.text,
+                **{k: v for k, v in part.extras.items() if k in _TEXT_KEYS},
+            }
+        case ThinkingPart():
+            if role != "assistant":
+                return None
+            if part.redacted:
+                return {"type": "redacted_thinking", "data": part.text}
+            block: dict[str, Any] = {"type": "thinking", "thinking": part.text}
+            if part.signature is not None:
+                block["signature"] = part.signature
+            return block
+        case ImagePart():
+            return _render_source(part, "image", _IMAGE_KEYS)
+        case FilePart():
+            return _render_source(part, "document", _DOCUMENT_KEYS)
+        case OpaquePart():
+            data = part.data
+            if (
+                part.provider == "anthropic"
+                and isinstance(data, Mapping)
+                and isinstance(data.get("type"), str)
+                and data["type"] not in ("tool_use", "tool_result")
+                and _block_part(data) == part
+            ):
+                return data
             return None
-        if part.redacted:
-            return {"type": "redacted_thinking", "data": part.text}
-        block: dict[str, Any] = {"type": "thinking", "thinking": part.text}
-        if part.signature is not None:
-            block["signature"] = part.signature
-        return block
-    if isinstance(part, ImagePart | FilePart):
-        if part.url is not None:
-            src: dict[str, Any] = {"type": "url", "url": part.url}
-        elif part.data is not None:
-            src = {"type": "base64", "media_type": part.media_type, "data": part.data}
-        else:
-            return None
-        kind, keys = (
-            ("image", _IMAGE_KEYS)
-            if isinstance(part, ImagePart)
-            else (
-                "document",
-                _DOCUMENT_KEYS,
-            )
-        )
-        return {
-            "type": kind,
-            "source": src,
-            **{k: v for k, v in part.extras.items() if k in keys},
-        }
-    data = part.data
-    if (
-        part.provider == "anthropic"
-        and isinstance(data, Mapping)
-        and isinstance(data.get("type"), str)
-        and data["type"] not in ("tool_use", "tool_result")
-        and _block_part(data) == part
-    ):
-        return data
-    return None
+        case _:
+            assert_never(part)
 
 
 def _with_native_ids(message: Message, native: Mapping[str, Any]) -> Message:
@@ -293,10 +287,7 @@ def _render(message: Message, with_parts: bool) -> tuple[dict[str, Any], list[in
                 blocks.append(block)
                 rendered.append(i)
     for call in message.tool_calls:
-        try:
-            args = call.args
-        except ValueError:
-            args = None
+        args = parse_json(call.arguments) if call.arguments else {}
         blocks.append(
             {
                 "type": "tool_use",
@@ -333,6 +324,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
     """Anthropic Messages dicts <-> Message (see the module docstring)."""
 
     name = "anthropic"
+    call_terms: ClassVar[tuple[str, str]] = ("tool_use", "tool_result")
 
     def kind(self, item: Any) -> str | None:
         if not isinstance(item, Mapping) or item.get("role") not in ("user", "assistant"):
@@ -354,10 +346,11 @@ class AnthropicConverter(Converter[dict[str, Any]]):
         return "maybe" if kinds <= {"text"} else None
 
     def load(self, native: dict[str, Any], index: int) -> list[Message]:
+        where = f"messages[{index}]"
         base, carrier = split_carrier(native)
-        messages = _load(base, f"messages[{index}]")
+        messages = _load(base, where)
         if carrier is not None and len(messages) == 1:
-            return [apply_carrier(messages[0], carrier)]
+            return [apply_carrier(messages[0], carrier, where)]
         return messages
 
     def rebuild(
@@ -376,7 +369,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
             # reused ones) stay, the carrier keeps the message's own
             view = _with_native_ids(message, native)
             dumped = dump_lossless(message, _renderer(view), _load_one)
-            return [without_carrier_rebuild(native, dumped)]
+            return [over_native(native, dumped)]
         raw = native.get("content")
         if isinstance(raw, str) or native.get("role") == "assistant":
             message = now[0]
@@ -387,7 +380,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
             if isinstance(raw, str):
                 return [{**native, "content": message.text}]
             blocks0 = raw if isinstance(raw, list) else []
-            return [{**native, "content": patch_text_blocks(blocks0, message.text, is_text_block)}]
+            return [{**native, "content": patch_text_blocks(blocks0, message.text, CHAT_TEXT)}]
         # a user message: tool_result blocks and runs of other blocks, as load() split them
         blocks: list[Any] = []
         k = 0  # index of the message the current block belongs to
@@ -404,7 +397,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
             if same(k):
                 blocks.extend(run)
             elif msg is not None:
-                blocks.extend(patch_text_blocks(run, msg.text, is_text_block))
+                blocks.extend(patch_text_blocks(run, msg.text, CHAT_TEXT))
             run.clear()
 
         for block in raw or []:
@@ -422,7 +415,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
                 new_body: Any = (
                     msg.text
                     if isinstance(body, str)
-                    else patch_text_blocks(list(body), msg.text, is_text_block)
+                    else patch_text_blocks(list(body), msg.text, CHAT_TEXT)
                 )
                 blocks.append({**block, "content": new_body})
             k += 1

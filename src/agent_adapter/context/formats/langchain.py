@@ -36,12 +36,14 @@ send. A changed message that carried it gets it updated.
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, assert_never
 
 from agent_adapter.context.formats._base import Converter
-from agent_adapter.context.formats.gemini import RESERVED_KEY, carry_apply, carry_diff
+from agent_adapter.context.formats._carrier import RESERVED_KEY, apply_carrier, carrier_for
+from agent_adapter.context.formats._codec import parse_json, to_json
+from agent_adapter.context.formats._patch import TextBlocks, patch_text_blocks
 from agent_adapter.errors import ConfigError, MissingDependency
 from agent_adapter.messages import (
     FilePart,
@@ -77,6 +79,7 @@ _CHAT_ROLES: dict[str, Role] = {
 }
 _CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call"})
 _LC_FIELDS = ("id", "usage_metadata", "invalid_tool_calls", "artifact", "response_metadata")
+_MADE_UP = re.compile(r"lc_call_(-?\d+)_(\d+)")
 
 
 def _class_names(item: Any) -> list[str]:
@@ -93,10 +96,6 @@ def _role(native: Any) -> tuple[Role | None, str | None]:
         role = getattr(native, "role", None)
         return (_CHAT_ROLES.get(role) if isinstance(role, str) else None), str(role)
     return None, None
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _rest(block: Mapping[str, Any], *skip: str) -> dict[str, Any]:
@@ -152,35 +151,26 @@ def _block_part(block: Any) -> Part:
     return OpaquePart("langchain", block)
 
 
-def _dump_block(part: Part) -> Any:
-    if isinstance(part, TextPart):
-        return {"type": "text", "text": part.text, **part.extras}
-    if isinstance(part, ThinkingPart):
-        extras = dict(part.extras)
-        if part.redacted:
-            return {"type": "redacted_thinking", "data": part.text, **extras}
-        if extras.pop("langchain_type", None) == "reasoning":
-            out: dict[str, Any] = {"type": "reasoning", "reasoning": part.text, **extras}
-            if part.signature is not None:
-                more = extras.get("extras")
-                out["extras"] = {
-                    **(more if isinstance(more, Mapping) else {}),
-                    "signature": part.signature,
-                }
-            return out
-        out = {"type": "thinking", "thinking": part.text}
+def _dump_thinking(part: ThinkingPart) -> dict[str, Any]:
+    extras = dict(part.extras)
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.text, **extras}
+    if extras.pop("langchain_type", None) == "reasoning":
+        out: dict[str, Any] = {"type": "reasoning", "reasoning": part.text, **extras}
         if part.signature is not None:
-            out["signature"] = part.signature
-        return {**out, **extras}
-    if isinstance(part, OpaquePart):
-        return (
-            part.data
-            if part.provider == "langchain"
-            else {
-                "type": "non_standard",
-                "value": part.data,
+            more = extras.get("extras")
+            out["extras"] = {
+                **(more if isinstance(more, Mapping) else {}),
+                "signature": part.signature,
             }
-        )
+        return out
+    out = {"type": "thinking", "thinking": part.text}
+    if part.signature is not None:
+        out["signature"] = part.signature
+    return {**out, **extras}
+
+
+def _dump_media(part: ImagePart | FilePart) -> dict[str, Any]:
     if isinstance(part, ImagePart) and part.url and not part.data and not part.media_type:
         image: dict[str, Any] = {"url": part.url}
         if part.detail:
@@ -196,27 +186,41 @@ def _dump_block(part: Part) -> Any:
     return {**block, **part.extras}
 
 
+def _dump_block(part: Part) -> Any:
+    match part:
+        case TextPart():
+            return {"type": "text", "text": part.text, **part.extras}
+        case ThinkingPart():
+            return _dump_thinking(part)
+        case ImagePart() | FilePart():
+            return _dump_media(part)
+        case OpaquePart():
+            if part.provider == "langchain":
+                return part.data
+            return {"type": "non_standard", "value": part.data}
+        case _:
+            assert_never(part)
+
+
 def _is_text_block(block: Any) -> bool:
+    """A block that loads as a text part: a bare str or a ``text`` block."""
     return isinstance(block, str) or (
-        isinstance(block, Mapping) and block.get("type") == "text" and "text" in block
+        isinstance(block, Mapping)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
     )
 
 
-def _patch_content(blocks: list[Any], text: str) -> list[Any]:
-    """``blocks`` with the first text block (a dict or a bare str) holding ``text`` and the
-    other text blocks removed; other blocks stay the same objects. With no text block, one is
-    appended for a non-empty ``text``."""
-    out: list[Any] = []
-    placed = False
-    for block in blocks:
-        if not _is_text_block(block):
-            out.append(block)
-        elif not placed:
-            out.append(text if isinstance(block, str) else {**block, "text": text})
-            placed = True
-    if not placed and text:
-        out.append({"type": "text", "text": text})
-    return out
+#: LangChain content lists: bare strings and ``{"type": "text"}`` blocks hold the text.
+_TEXT = TextBlocks(
+    is_text=_is_text_block,
+    text_of=lambda block: block if isinstance(block, str) else str(block["text"]),
+    with_text=lambda block, text: text if isinstance(block, str) else {**block, "text": text},
+    new=lambda text: {"type": "text", "text": text},
+    keyed=lambda block: (
+        isinstance(block, Mapping) and any(k not in ("type", "text") for k in block)
+    ),
+)
 
 
 def _lc() -> Any:
@@ -233,6 +237,15 @@ class LangChainConverter(Converter[Any]):
     """LangChain ``BaseMessage`` objects <-> Message (see the module docstring)."""
 
     name = "langchain"
+    call_terms: ClassVar[tuple[str, str]] = ("tool_calls", "tool_call_id")
+
+    def native_call_id(self, call_id: str) -> str:
+        """How the caller knows ``call_id``: a made-up id (a call with no ``id``) as the place
+        of its call, e.g. ``tool_calls[0] (no id)``; a real id as itself."""
+        made_up = _MADE_UP.fullmatch(call_id)
+        if made_up is not None:
+            return f"tool_calls[{made_up.group(2)}] (no id)"
+        return repr(call_id)
 
     def kind(self, item: Any) -> str | None:
         return "sure" if "BaseMessage" in _class_names(item) else None
@@ -297,7 +310,7 @@ class LangChainConverter(Converter[Any]):
             name=name if isinstance(name, str) else None,
             extras=extras,
         )
-        return [carry_apply(message, carried, where) if carried is not None else message]
+        return [apply_carrier(message, carried, where) if carried is not None else message]
 
     def _call(
         self, call: Any, index: int, k: int, signatures: dict[str, Any], where: str
@@ -306,6 +319,7 @@ class LangChainConverter(Converter[Any]):
             raise ConfigError(f"{where} must be a tool call dict with a str name")
         args = call.get("args")
         args = {} if args is None else args
+        arguments = to_json(args, f"{where}.args", ensure_ascii=False, lenient=True)
         extras: dict[str, Any] = {
             k2: v for k2, v in call.items() if k2 not in ("name", "args", "id", "type")
         }
@@ -315,7 +329,7 @@ class LangChainConverter(Converter[Any]):
             extras["langchain_no_id"] = True
         elif call_id in signatures:
             extras["thought_signature"] = signatures.pop(call_id)
-        return ToolCall(call_id, call["name"], _json(args), extras)
+        return ToolCall(call_id, call["name"], arguments, extras)
 
     def rebuild(
         self, native: Any, originals: Sequence[Message], now: Sequence[Message | None]
@@ -326,7 +340,9 @@ class LangChainConverter(Converter[Any]):
         if message.text == originals[0].text:
             return [native]
         raw = native.content
-        content: Any = message.text if isinstance(raw, str) else _patch_content(raw, message.text)
+        content: Any = (
+            message.text if isinstance(raw, str) else patch_text_blocks(raw, message.text, _TEXT)
+        )
         update: dict[str, Any] = {"content": content}
         kwargs = native.additional_kwargs or {}
         if RESERVED_KEY in kwargs:
@@ -334,8 +350,8 @@ class LangChainConverter(Converter[Any]):
             plain = self.load(
                 native.model_copy(update={**update, "additional_kwargs": bare}), _PROBE
             )
-            diff = carry_diff(plain[0], message)
-            update["additional_kwargs"] = {**bare, RESERVED_KEY: diff} if diff else bare
+            carrier = carrier_for(message, plain[0])
+            update["additional_kwargs"] = {**bare, RESERVED_KEY: carrier} if carrier else bare
         return [native.model_copy(update=update)]
 
     def dump(self, message: Message) -> Any:
@@ -346,9 +362,9 @@ class LangChainConverter(Converter[Any]):
         """
         lcm = _lc()
         native = self._build(lcm, message, {})
-        diff = carry_diff(self.load(native, _PROBE)[0], message)
-        if diff:
-            native = self._build(lcm, message, {RESERVED_KEY: diff})
+        carrier = carrier_for(message, self.load(native, _PROBE)[0])
+        if carrier:
+            native = self._build(lcm, message, {RESERVED_KEY: carrier})
         return native
 
     def _build(self, lcm: Any, message: Message, more: dict[str, Any]) -> Any:
@@ -377,10 +393,7 @@ class LangChainConverter(Converter[Any]):
         if message.role == "assistant":
             calls = []
             for call in message.tool_calls:
-                try:
-                    args = json.loads(call.arguments) if call.arguments else {}
-                except ValueError:
-                    args = None
+                args = parse_json(call.arguments) if call.arguments else {}
                 calls.append(
                     {
                         "name": call.name,

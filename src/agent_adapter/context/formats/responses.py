@@ -1,9 +1,8 @@
-"""OpenAI Responses API items: the private half of the ``openai`` format.
+"""OpenAI Responses API items: the Responses half of the ``openai`` format.
 
 Shapes follow the Responses API reference (*Create a model response*, ``input`` item list) and
-the function-calling, reasoning, MCP and computer-use guides. One item is one message (the
-converter's ``dump_all`` writes an assistant message with several calls, or text and a call, as
-a group of items: :func:`render_group`):
+the function-calling, reasoning, MCP and computer-use guides. An item is one message, except
+that several items can make one message (a *group*, below):
 
 * ``message`` (typed, or an "easy input message" ``{"role", "content"}``): roles ``user``,
   ``system``, ``developer`` (a ``system`` message with ``extras["role"]``), ``assistant``;
@@ -17,10 +16,15 @@ a group of items: :func:`render_group`):
   ``shell_call``, ``apply_patch_call``): an assistant message with one tool call. The call's
   payload (``action``, ``operation``...) is its ``arguments`` as JSON, its ``name`` the item's
   or the type without ``_call``; ``type``, ``id``, ``status`` and safety checks go to extras.
+* **Parallel calls.** Consecutive call items (as the API returns parallel function calls) are
+  one assistant message with one call each, as Chat Completions has them: the first item's
+  keys in the message's extras as above, each further item's (``id``, ``status``) in its
+  call's extras (``"type": "custom"`` for a ``custom_tool_call``, the item type for other
+  non-function calls). So a round of parallel calls and their outputs pairs like a Chat round,
+  the newest round may still be pending, and compression keeps or drops the round whole.
 * ``*_call_output`` items (``call_id``; ``local_shell_call_output`` links by ``id``): a ``tool``
   message; a str ``output`` is the text, a list its parts, a ``computer_screenshot`` an image
-  part (``type`` in its extras), any other output stays in ``extras["output"]``. So a call
-  and its output form a tool round, which compression keeps or drops whole.
+  part (``type`` in its extras), any other output stays in ``extras["output"]``.
 * ``reasoning``: an assistant message holding one thinking part and nothing else: ``text`` is
   the summary texts joined (the ``reasoning_text`` content when there is no summary),
   ``signature`` the ``encrypted_content``, ``extras`` the whole item, so it goes back unchanged.
@@ -30,668 +34,303 @@ a group of items: :func:`render_group`):
   ``web_search_call``, ``file_search_call``, ``image_generation_call``,
   ``code_interpreter_call``, ``item_reference``, unknown types): a message holding the item as
   one opaque part (and its ``type`` in extras), ``user`` for ``mcp_approval_response`` (the
-  client's answer), else ``assistant``. MCP approval requests and responses hold an approval marker
-  (:func:`~agent_adapter.context.units.has_approval_marker`), so they are protected.
+  client's answer), else ``assistant``. MCP approval requests and responses hold an approval
+  marker (:func:`~agent_adapter.context.units.has_approval_marker`), so they are protected.
+
+**Groups.** A message one item cannot hold (an assistant message with several calls, or with
+text and a call) is written by :meth:`ResponsesConverter.dump_all` as its ``message`` item (when
+it has content) and one call item per call, the first item's carrier saying ``{"group": k}``;
+those ``k`` items load as that message again. A run of parallel call items (above) is a group
+too, with no carrier. :meth:`ResponsesConverter.load_grouped` reports both.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
+from agent_adapter.context.formats._base import Converter
+from agent_adapter.context.formats._carrier import (
+    RESERVED_KEY,
+    apply_carrier,
+    carrier_diff,
+    dump_lossless,
+    split_carrier,
+    with_carrier,
+)
+from agent_adapter.context.formats._chat import load_chat
+from agent_adapter.context.formats._codec import data_url, split_data_url
+from agent_adapter.context.formats._responses_items import (
+    ITEM_TYPES,
+    PART_TYPES,
+    check_one_api,
+    classify,
+    is_call,
+    is_item_type,
+    is_responses_message,
+    kind,
+    load_item,
+    member_call,
+    output_call_id,
+)
+from agent_adapter.context.formats._responses_render import (
+    needs_group,
+    rebuild_item,
+    render_group,
+    render_item,
+    render_member,
+)
 from agent_adapter.errors import ConfigError
-from agent_adapter.messages import (
-    FilePart,
-    ImagePart,
-    Message,
-    OpaquePart,
-    Part,
-    Role,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-)
+from agent_adapter.messages import Message, ToolCall
 
-#: Item types of the Responses API reference (``input`` item list).
-ITEM_TYPES = frozenset(
-    {
-        "message",
-        "reasoning",
-        "function_call",
-        "function_call_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "computer_call",
-        "computer_call_output",
-        "local_shell_call",
-        "local_shell_call_output",
-        "shell_call",
-        "shell_call_output",
-        "apply_patch_call",
-        "apply_patch_call_output",
-        "mcp_call",
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "mcp_approval_response",
-        "web_search_call",
-        "file_search_call",
-        "image_generation_call",
-        "code_interpreter_call",
-        "item_reference",
-        "compaction",
-    }
-)
-#: Content part types of Responses messages.
-PART_TYPES = frozenset(
-    {"input_text", "output_text", "input_image", "input_file", "input_audio", "refusal"}
-)
-_TEXT_TYPES = ("input_text", "output_text")
-#: Text part keys of the API reference besides ``type`` and ``text``.
-_TEXT_KEYS = frozenset({"annotations", "logprobs"})
-_RESPONSES_ONLY_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
-_CHAT_ONLY_PARTS = frozenset({"text", "image_url", "file"})
-_CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
-_MESSAGE_ROLES = frozenset({"system", "developer", "user", "assistant"})
-#: Items the client sends (not model output) that are not ``*_call_output``.
-_USER_SIDE = frozenset({"mcp_approval_response"})
-#: Keys of a ``*_call`` item that are not its payload.
-_CALL_META = frozenset({"id", "status", "pending_safety_checks"})
-_DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+);base64,(.*)", re.DOTALL)
+__all__ = [
+    "ITEM_TYPES",
+    "PART_TYPES",
+    "ResponsesConverter",
+    "classify",
+    "data_url",
+    "is_call",
+    "is_item_type",
+    "is_responses_message",
+    "kind",
+    "output_call_id",
+    "split_data_url",
+]
 
 
-def split_data_url(value: str) -> tuple[str | None, str | None]:
-    """``(media_type, data)`` of a ``data:<type>;base64,<data>`` URL, else ``(None, None)``."""
-    match = _DATA_URL.fullmatch(value)
-    return (match.group(1), match.group(2)) if match else (None, None)
+def _load_native(native: Any, index: int | str) -> Message:
+    """The message of one native of a Responses list (carrier left out): a Responses item, or
+    a plain message valid in both APIs (loaded as Chat Completions loads it)."""
+    if classify(native) == "responses":
+        return load_item(native, f"input[{index}]")
+    return load_chat(native, f"messages[{index}]")
 
 
-def data_url(media_type: str, data: str) -> str:
-    """The ``data:`` URL that :func:`split_data_url` reads back byte for byte."""
-    return f"data:{media_type};base64,{data}"
+def _load_one(native: Any) -> Message:
+    return _load_native(native, "?")
 
 
-def is_item_type(kind: Any) -> bool:
-    """True for a known Responses item type, or one shaped like them (``*_call``, ``mcp_*``)."""
-    return isinstance(kind, str) and (
-        kind in ITEM_TYPES or kind.endswith(("_call", "_call_output")) or kind.startswith("mcp_")
-    )
+def _group_size(carrier: Mapping[str, Any] | None) -> int:
+    """The number of items a carrier says its message spans (0: it says nothing)."""
+    size = carrier.get("group") if carrier is not None else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size >= 1 else 0
 
 
-def is_call(item: Mapping[str, Any]) -> bool:
-    """True for a ``*_call`` item answered by a ``*_call_output`` (it has a ``call_id``)."""
-    kind = item.get("type")
-    return isinstance(kind, str) and kind.endswith("_call") and isinstance(item.get("call_id"), str)
+def _plain_call(native: Any) -> bool:
+    """True for a call item with no carrier: it can join a run of parallel calls."""
+    return isinstance(native, Mapping) and RESERVED_KEY not in native and is_call(native)
 
 
-def output_call_id(item: Mapping[str, Any]) -> str | None:
-    """The call a ``*_call_output`` item answers, or ``None`` when it is not one."""
-    kind = item.get("type")
-    if not isinstance(kind, str) or not kind.endswith("_call_output"):
-        return None
-    call_id = item.get("call_id")
-    if isinstance(call_id, str):
-        return call_id
-    link = item.get("id")  # local_shell_call_output names the call by ``id``
-    return link if kind == "local_shell_call_output" and isinstance(link, str) else None
+def _with_calls(first: Message, calls: Sequence[ToolCall], where: str) -> Message:
+    try:
+        return replace(first, tool_calls=(*first.tool_calls, *calls))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: a {first.role} message cannot start a group") from exc
 
 
-def classify(item: Any) -> str | None:
-    """``"responses"``, ``"chat"`` (Chat Completions only), ``"either"`` (a plain message valid
-    in both APIs) or ``None`` (not an OpenAI message)."""
-    if not isinstance(item, Mapping):
-        return None
-    if "type" in item:
-        return "responses" if isinstance(item["type"], str) else None
-    if item.get("role") not in _CHAT_ROLES:
-        return None
-    content = item.get("content")
-    kinds = (
-        {p.get("type") for p in content if isinstance(p, Mapping)}
-        if isinstance(content, list)
-        else set()
-    )
-    if (
-        "tool_calls" in item
-        or "tool_call_id" in item
-        or item["role"] == "tool"
-        or kinds & _CHAT_ONLY_PARTS
-    ):
-        return "chat"
-    return "responses" if kinds & _RESPONSES_ONLY_PARTS else "either"
-
-
-def kind(item: Mapping[str, Any]) -> str | None:
-    """Detection of an item :func:`classify` calls ``"responses"``: ``"sure"`` for messages and
-    known item types, ``"maybe"`` for other typed dicts (a newer item type)."""
-    kind_ = item.get("type")
-    if kind_ is None or kind_ == "message":
-        content = item.get("content")
-        if item.get("role") not in _MESSAGE_ROLES:
-            return None
-        if isinstance(content, str):
-            return "sure"
-        if isinstance(content, list) and all(
-            isinstance(p, Mapping) and p.get("type") in PART_TYPES for p in content
-        ):
-            return "sure"
-        return None
-    return "sure" if is_item_type(kind_) else "maybe"
-
-
-def is_responses_message(message: Message) -> bool:
-    """True when ``message`` was loaded from a Responses item (it goes back as one)."""
-    kind_ = message.extras.get("type")
-    if is_item_type(kind_):
-        return True
-    if isinstance(message.content, str):
-        return False
-    if _opaque_item(message) is not None:
-        return True
-    return any(
-        isinstance(part, ThinkingPart) and part.extras.get("type") == "reasoning"
-        for part in message.content
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# load
-
-
-def _text_type(role: str) -> str:
-    """The text part type the API expects in a ``role`` message (tool outputs: input)."""
-    return "output_text" if role == "assistant" else "input_text"
-
-
-def _load_part(raw: Any, role: str) -> Part:
-    """One content part. Defaults :func:`_render_part` writes back are left out of extras
-    (the role's text type, empty ``annotations``), so text from any format looks alike."""
-    if not isinstance(raw, Mapping):
-        return OpaquePart("openai", raw)
-    kind_ = raw.get("type")
-    if kind_ in _TEXT_TYPES and isinstance(raw.get("text"), str):
-        extras = {k: v for k, v in raw.items() if k != "text"}
-        if kind_ == _text_type(role):
-            del extras["type"]
-        if kind_ == "output_text" and extras.get("annotations") == []:
-            del extras["annotations"]
-        return TextPart(raw["text"], extras)
-    if kind_ == "input_image" and all(
-        isinstance(raw.get(k), str | None) for k in ("image_url", "detail")
-    ):
-        url = raw.get("image_url")
-        extras = {k: v for k, v in raw.items() if k not in ("type", "image_url", "detail")}
-        media_type, data = split_data_url(url) if url is not None else (None, None)
-        if data is not None:
-            return ImagePart(
-                data=data, media_type=media_type, detail=raw.get("detail"), extras=extras
-            )
-        return ImagePart(url=url, detail=raw.get("detail"), extras=extras)
-    keys = ("file_url", "file_data", "file_id", "filename")
-    if kind_ == "input_file" and all(isinstance(raw.get(k), str | None) for k in keys):
-        file_data = raw.get("file_data")
-        media_type, data = split_data_url(file_data) if file_data is not None else (None, None)
-        return FilePart(
-            url=raw.get("file_url"),
-            data=data if data is not None else file_data,
-            media_type=media_type,
-            file_id=raw.get("file_id"),
-            filename=raw.get("filename"),
-            extras={k: v for k, v in raw.items() if k not in ("type", *keys)},
-        )
-    return OpaquePart("openai", raw)
-
-
-def _load_message(item: Mapping[str, Any], where: str) -> Message:
-    role = item.get("role")
-    if role not in _MESSAGE_ROLES:
-        raise ConfigError(f"{where}.role {role!r} must be one of {sorted(_MESSAGE_ROLES)}")
-    raw = item.get("content")
-    content: str | tuple[Part, ...]
-    if raw is None or isinstance(raw, str):
-        content = raw or ""
-    elif isinstance(raw, list):
-        content = tuple(_load_part(p, role) for p in raw)
-    else:
-        raise ConfigError(f"{where}.content must be a str or a list of content parts")
-    extras = {k: v for k, v in item.items() if k not in ("role", "content")}
-    if role == "developer":
-        extras["role"] = "developer"
-    message_role: Role = "system" if role == "developer" else role
-    return Message(message_role, content, extras=extras)
-
-
-def _thinking(item: Mapping[str, Any]) -> ThinkingPart:
-    texts = [
-        s["text"]
-        for s in item.get("summary") or ()
-        if isinstance(s, Mapping) and isinstance(s.get("text"), str)
-    ]
-    if not texts:
-        texts = [
-            c["text"]
-            for c in item.get("content") or ()
-            if isinstance(c, Mapping) and isinstance(c.get("text"), str)
-        ]
-    signature = item.get("encrypted_content")
-    return ThinkingPart(
-        "\n\n".join(texts), signature if isinstance(signature, str) else None, extras=item
-    )
-
-
-def _load_call(item: Mapping[str, Any], kind_: str, where: str) -> Message:
-    call_id = item["call_id"]
-    if kind_ in ("function_call", "custom_tool_call"):
-        key = "arguments" if kind_ == "function_call" else "input"
-        name, args = item.get("name"), item.get(key)
-        if not isinstance(name, str) or not isinstance(args, str):
-            raise ConfigError(f"{where}: {kind_} needs a str name and {key}")
-        extras = {k: v for k, v in item.items() if k not in ("call_id", "name", key)}
-    else:
-        name = item["name"] if isinstance(item.get("name"), str) else kind_[: -len("_call")]
-        payload = {k: v for k, v in item.items() if k not in _CALL_META | {"type", "call_id"}}
-        try:
-            args = json.dumps(payload)
-        except (TypeError, ValueError):
-            return Message("assistant", (OpaquePart("openai", item),))
-        extras = {k: v for k, v in item.items() if k in _CALL_META or k == "type"}
-    return Message("assistant", "", tool_calls=(ToolCall(call_id, name, args),), extras=extras)
-
-
-def _is_screenshot(output: Any) -> bool:
-    return (
-        isinstance(output, Mapping)
-        and output.get("type") == "computer_screenshot"
-        and all(isinstance(output.get(k), str | None) for k in ("image_url", "file_id"))
-    )
-
-
-def _screenshot_part(output: Mapping[str, Any]) -> ImagePart:
-    """A ``computer_screenshot`` output as an image part (``type`` and ``file_id`` in
-    extras), so token counters see an image."""
-    url = output.get("image_url")
-    extras = {k: v for k, v in output.items() if k != "image_url"}
-    media_type, data = split_data_url(url) if url is not None else (None, None)
-    if data is not None:
-        return ImagePart(data=data, media_type=media_type, extras=extras)
-    return ImagePart(url=url, extras=extras)
-
-
-def _render_screenshot(part: Part) -> dict[str, Any] | None:
-    if not isinstance(part, ImagePart) or part.extras.get("type") != "computer_screenshot":
-        return None
-    out: dict[str, Any] = {"type": "computer_screenshot"}
-    if part.url is not None:
-        out["image_url"] = part.url
-    elif part.data is not None:
-        out["image_url"] = data_url(part.media_type or "image/png", part.data)
-    out.update({k: v for k, v in part.extras.items() if k != "type"})
-    return out
-
-
-def _load_output(item: Mapping[str, Any], call_id: str) -> Message:
-    output = item.get("output")
-    consumed = {"call_id"} if "call_id" in item else set()
-    content: str | tuple[Part, ...] = ""
-    if isinstance(output, str):
-        content = output
-        consumed.add("output")
-    elif isinstance(output, list):
-        content = tuple(_load_part(p, "tool") for p in output)
-        consumed.add("output")
-    elif output is None and "output" in item:
-        consumed.add("output")
-    elif isinstance(output, Mapping) and _is_screenshot(output):
-        content = (_screenshot_part(output),)
-        consumed.add("output")
-    extras = {k: v for k, v in item.items() if k not in consumed}
-    return Message("tool", content, tool_call_id=call_id, extras=extras)
-
-
-def load_item(item: Any, where: str) -> Message:
-    """The message of one Responses item (see the module docstring).
+def _load_marked(items: Sequence[Any], where: str) -> Message:
+    """The message of a group :meth:`ResponsesConverter.dump_all` wrote (carrier left out):
+    the first item's message with the calls of the others, each exactly as
+    :func:`render_member` writes it.
 
     Raises:
-        ConfigError: ``item`` is not a dict, a message has no valid role or content, or a
-            function call has no str name and arguments.
+        ConfigError: the items are not such a group (an edited or stripped one).
     """
-    if not isinstance(item, Mapping):
-        raise ConfigError(f"{where} is {type(item).__name__}, not a Responses item dict")
-    kind_ = item.get("type")
-    if kind_ is None or kind_ == "message":
-        return _load_message(item, where)
-    if not isinstance(kind_, str):
-        raise ConfigError(f"{where}.type must be a str")
-    if kind_ == "reasoning":
-        return Message("assistant", (_thinking(item),))
-    if is_call(item):
-        return _load_call(item, kind_, where)
-    call_id = output_call_id(item)
-    if call_id:
-        return _load_output(item, call_id)
-    role: Role = "user" if kind_ in _USER_SIDE else "assistant"
-    if item.get("role") in ("user", "assistant"):
-        role = item["role"]
-    return Message(role, (OpaquePart("openai", item),), extras={"type": kind_})
+    first = _load_one(items[0])
+    calls: list[ToolCall] = []
+    for item in items[1:]:
+        call = member_call(item, where) if isinstance(item, Mapping) else None
+        if call is None or RESERVED_KEY in item or render_member(call) != item:
+            raise ConfigError(f"{where}: a group's items after the first must be its call items")
+        calls.append(call)
+    return _with_calls(first, calls, where)
 
 
-# --------------------------------------------------------------------------------------------
-# rebuild
+def _load_items(items: Sequence[Any]) -> Message:
+    return _load_marked(items, "input[?]")
 
 
-def _patch_parts(blocks: list[Any], text: str, new_type: str) -> list[Any]:
-    """``blocks`` with the first text part set to ``text`` and other text parts removed;
-    other parts are kept as the same objects. With no text part, one is appended."""
-    out: list[Any] = []
-    placed = False
-    for block in blocks:
-        if isinstance(block, Mapping) and block.get("type") in _TEXT_TYPES:
-            if not placed:
-                out.append({**block, "text": text})
-                placed = True
-        else:
-            out.append(block)
-    if not placed and text:
-        new: dict[str, Any] = {"type": new_type, "text": text}
-        if new_type == "output_text":
-            new["annotations"] = []
-        out.append(new)
-    return out
+class ResponsesConverter(Converter[dict[str, Any]]):
+    """OpenAI Responses items <-> Message (see the module docstring).
 
-
-def rebuild_item(item: dict[str, Any], text: str) -> dict[str, Any]:
-    """``item`` with its text replaced by ``text``; every other key and part is kept.
-
-    Items with no text (calls, reasoning, opaque items, a screenshot output) come back as is.
+    The ``openai`` converter binds to this one for a list holding Responses items: new natives
+    are Responses items, and :meth:`dump_all` writes each tool call as its own item, as the
+    Responses API does.
     """
-    kind_ = item.get("type")
-    if kind_ is None or kind_ == "message":
-        raw = item.get("content")
-        if isinstance(raw, list):
-            new_type = "output_text" if item.get("role") == "assistant" else "input_text"
-            return {**item, "content": _patch_parts(raw, text, new_type)}
-        return {**item, "content": text}
-    if output_call_id(item):
-        output = item.get("output")
-        if output is None or isinstance(output, str):
-            return {**item, "output": text}
-        if isinstance(output, list):
-            return {**item, "output": _patch_parts(output, text, "input_text")}
+
+    name = "openai"
+    call_terms: ClassVar[tuple[str, str]] = ("function_call", "function_call_output")
+
+    def kind(self, item: Any) -> str | None:
+        flavour = classify(item)
+        if flavour == "responses":
+            return kind(item)
+        return "maybe" if flavour == "either" else None
+
+    # ---- loading
+
+    def load_all(self, natives: Sequence[Any]) -> tuple[list[Message], list[tuple[int, int]]]:
+        """Every native loaded; the items of a group load as one message (see
+        :meth:`load_grouped`).
+
+        Raises:
+            ConfigError: Chat-only dicts and Responses-only items in one list, or an item that
+                is not a message of either API.
+        """
+        messages, ranges, _ = self.load_grouped(natives)
+        return messages, ranges
+
+    def load_grouped(
+        self, natives: Sequence[Any]
+    ) -> tuple[list[Message], list[tuple[int, int]], dict[int, int]]:
+        """:meth:`load_all` with the groups: a native whose carrier says ``{"group": k}`` and
+        the ``k - 1`` call items after it exactly as :meth:`dump_all` wrote them (when they are
+        not there as written, e.g. edited or stripped, every item loads on its own), and every
+        run of two or more consecutive call items without a carrier (parallel calls).
+
+        Raises:
+            ConfigError: as :meth:`load_all`.
+        """
+        check_one_api([classify(split_carrier(n)[0]) for n in natives])
+        messages: list[Message] = []
+        ranges: list[tuple[int, int]] = []
+        members: dict[int, int] = {}
+        i = 0
+        while i < len(natives):
+            size, message = self._group_at(natives, i)
+            start = len(messages)
+            if message is None:
+                messages.extend(self.load(natives[i], i))
+                ranges.append((start, len(messages)))
+                i += 1
+                continue
+            messages.append(message)
+            ranges.append((start, start + 1))
+            for k in range(i + 1, i + size):
+                ranges.append((start + 1, start + 1))
+                members[k] = i
+            i += size
+        return messages, ranges, members
+
+    def _group_at(self, natives: Sequence[Any], i: int) -> tuple[int, Message | None]:
+        """The group starting at ``natives[i]``: its size and message (``None``: none)."""
+        native = natives[i]
+        base, carrier = split_carrier(native)
+        where = f"input[{i}]"
+        size = _group_size(carrier)
+        if size >= 2:
+            group = natives[i + 1 : i + size]
+            if len(group) != size - 1:
+                return 0, None
+            try:
+                loaded = _load_marked([base, *group], where)
+            except ConfigError:  # not as dump_all wrote it: one message per item
+                return 0, None
+            assert carrier is not None
+            return size, apply_carrier(loaded, carrier, where)
+        if not _plain_call(native):
+            return 0, None
+        first = load_item(native, where)
+        if len(first.tool_calls) != 1:
+            return 0, None  # an opaque call item
+        calls: list[ToolCall] = []
+        j = i + 1
+        while j < len(natives) and _plain_call(natives[j]):
+            call = member_call(natives[j], f"input[{j}]")
+            if call is None:
+                break
+            calls.append(call)
+            j += 1
+        if not calls:
+            return 0, None
+        return j - i, _with_calls(first, calls, where)
+
+    def load(self, native: dict[str, Any], index: int) -> list[Message]:
+        """The message of one native. A group's first item loads as the message without the
+        calls of the items after it: load a group with :meth:`load_grouped`."""
+        base, carrier = split_carrier(native)
+        message = _load_native(base, index)
+        if carrier is None:
+            return [message]
+        return [apply_carrier(message, carrier, f"input[{index}]")]
+
+    # ---- back
+
+    def rebuild(
+        self,
+        native: dict[str, Any],
+        originals: Sequence[Message],
+        now: Sequence[Message | None],
+    ) -> list[dict[str, Any]]:
+        """The native with the message's new text. A native that holds the carrier, and the
+        first item of a group, are written again from the message (a group as the whole
+        group, so its call items come back equal to what they were)."""
+        message = now[0]
+        if message is None:
+            return []
+        base, carrier = split_carrier(native)
+        marked = _group_size(carrier) >= 2
+        natural = carrier is None and is_call(base) and len(originals[0].tool_calls) > 1
+        if message.text == originals[0].text and not (marked or natural):
+            return [native]
+        if RESERVED_KEY in native or natural:
+            items = self._dump_items(message, mark=not natural)
+            return [_rebuilt_first(base, items[0]), *items[1:]]
+        return [rebuild_item(native, message.text)]
+
+    def dump(self, message: Message) -> dict[str, Any]:
+        """One item for ``message`` (lossless: ``load(dump(m), i) == [m]``).
+
+        An assistant message with several tool calls, or with text and a call, becomes one
+        ``message`` item whose calls exist only in the carrier, so
+        :func:`~agent_adapter.context.formats.strip_reserved` removes them: use
+        :meth:`dump_all` to write such messages for a Responses list.
+        """
+        return dump_lossless(message, render_item, _load_one)
+
+    def dump_all(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """Items for a run of messages, lossless (``load_all(dump_all(ms))[0] == ms``).
+
+        As :meth:`dump`, except that a message one item cannot hold (see
+        :func:`~agent_adapter.context.formats._responses_render.needs_group`) becomes a group:
+        its ``message`` item (when it has text or other non-thinking content), then one
+        ``function_call`` / ``custom_tool_call`` item per call, as the Responses API writes
+        them. The first item's carrier says ``{"group": k}`` (``k`` items), so
+        :meth:`load_all` gives the one message back; after ``strip_reserved`` the items are
+        what the API expects (each call item answered by its output). A one-call message
+        right after another is marked ``{"group": 1}``, so the two do not load as one.
+        """
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            items = self._dump_items(message)
+            if out and len(items) == 1 and _plain_call(items[0]) and _plain_call(out[-1]):
+                items = [with_carrier(items[0], {"group": 1})]
+            out.extend(items)
+        return out
+
+    def _dump_items(self, message: Message, *, mark: bool = True) -> list[dict[str, Any]]:
+        """The items for ``message``: a group when it needs one, else one item. ``mark=False``
+        leaves the carrier off a group of call items that loads back exactly without one."""
+        if needs_group(message):
+            for with_parts in (True, False):
+                items, rendered = render_group(message, with_parts)
+                try:
+                    loaded = _load_items(items)
+                except ConfigError:
+                    continue
+                carrier = carrier_diff(message, loaded, rendered)
+                if carrier is None:
+                    continue
+                if not mark and not carrier and is_call(items[0]):
+                    return items
+                return [with_carrier(items[0], {**carrier, "group": len(items)}), *items[1:]]
+        return [self.dump(message)]
+
+
+def _rebuilt_first(base: Mapping[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+    """The first item dumped for a changed native (carrier left out), with the keys of the
+    native it replaces when that was an item of the same type."""
+    if base.get("type", "message") == item.get("type", "message"):
+        return {**base, **item}
     return item
-
-
-# --------------------------------------------------------------------------------------------
-# render (dump)
-
-
-def _render_part(part: Part, role: str) -> Any:
-    """The Responses content part for ``part``, or ``None`` when it has no slot."""
-    if isinstance(part, TextPart):
-        kind_ = part.extras.get("type")
-        if kind_ not in _TEXT_TYPES:
-            kind_ = _text_type(role)
-        block: dict[str, Any] = {"type": kind_, "text": part.text}
-        block.update({k: v for k, v in part.extras.items() if k in _TEXT_KEYS})
-        if kind_ == "output_text":
-            block.setdefault("annotations", [])  # required on output_text
-        return block
-    if isinstance(part, ImagePart):
-        block = {"type": "input_image"}
-        if part.url is not None:
-            block["image_url"] = part.url
-        elif part.data is not None:
-            block["image_url"] = data_url(part.media_type or "image/png", part.data)
-        elif not isinstance(part.extras.get("file_id"), str):
-            return None
-        if part.detail is not None:  # the API defaults to "auto"
-            block["detail"] = part.detail
-        block.update({k: v for k, v in part.extras.items() if k == "file_id"})
-        return block
-    if isinstance(part, FilePart):
-        if part.url is None and part.data is None and part.file_id is None:
-            return None
-        block = {"type": "input_file"}
-        if part.url is not None:
-            block["file_url"] = part.url
-        if part.data is not None:
-            block["file_data"] = (
-                data_url(part.media_type, part.data) if part.media_type else part.data
-            )
-        if part.file_id is not None:
-            block["file_id"] = part.file_id
-        if part.filename is not None:
-            block["filename"] = part.filename
-        return block
-    if isinstance(part, OpaquePart):
-        data = part.data
-        if (
-            part.provider == "openai"
-            and isinstance(data, Mapping)
-            and isinstance(data.get("type"), str)
-            and data["type"] not in _RESPONSES_ONLY_PARTS | _CHAT_ONLY_PARTS
-            and not is_item_type(data["type"])
-        ):
-            return data
-    return None  # thinking, other providers' items
-
-
-def _render_parts(
-    parts: Sequence[Part], role: str, with_parts: bool
-) -> tuple[list[Any], list[int]]:
-    blocks: list[Any] = []
-    rendered: list[int] = []
-    for i, part in enumerate(parts):
-        block = _render_part(part, role) if with_parts else None
-        if block is not None:
-            blocks.append(block)
-            rendered.append(i)
-    return blocks, rendered
-
-
-def _origin_meta(message: Message, kind_: str, skip: Sequence[str]) -> dict[str, Any]:
-    """The message's extras to write on a ``kind_`` item: all of them (but ``skip``) when the
-    message was loaded from such an item, none otherwise (they go to the carrier)."""
-    if message.extras.get("type") != kind_:
-        return {}
-    return {k: v for k, v in message.extras.items() if k not in ("type", *skip)}
-
-
-def _render_call(message: Message) -> dict[str, Any]:
-    call = message.tool_calls[0]
-    kind_ = message.extras.get("type")
-    if not isinstance(kind_, str) or not kind_.endswith("_call"):
-        kind_ = "custom_tool_call" if call.extras.get("type") == "custom" else "function_call"
-    payload: Any = None
-    if kind_ not in ("function_call", "custom_tool_call"):
-        try:
-            payload = json.loads(call.arguments)
-        except ValueError:
-            payload = None
-        if not isinstance(payload, dict):
-            kind_ = "function_call"
-    if kind_ == "function_call":
-        meta = _origin_meta(message, kind_, ("call_id", "name", "arguments"))
-        return {
-            "type": kind_,
-            **meta,
-            "call_id": call.id,
-            "name": call.name,
-            "arguments": call.arguments,
-        }
-    if kind_ == "custom_tool_call":
-        meta = _origin_meta(message, kind_, ("call_id", "name", "input"))
-        return {
-            "type": kind_,
-            **meta,
-            "call_id": call.id,
-            "name": call.name,
-            "input": call.arguments,
-        }
-    meta = {k: v for k, v in _origin_meta(message, kind_, ("call_id",)).items() if k in _CALL_META}
-    return {"type": kind_, **meta, "call_id": call.id, **payload}
-
-
-def _render_output(message: Message, with_parts: bool) -> tuple[dict[str, Any], list[int]]:
-    kind_ = message.extras.get("type")
-    if not isinstance(kind_, str) or not kind_.endswith("_call_output"):
-        kind_ = "function_call_output"
-    meta = _origin_meta(message, kind_, ("call_id",))
-    item: dict[str, Any] = {"type": kind_}
-    item.update({k: v for k, v in meta.items() if k != "output"})
-    call_id = message.tool_call_id or ""
-    if not (kind_ == "local_shell_call_output" and meta.get("id") == call_id):
-        item["call_id"] = call_id
-    rendered: list[int] = []
-    screenshot = (
-        _render_screenshot(message.content[0])
-        if with_parts and not isinstance(message.content, str) and len(message.content) == 1
-        else None
-    )
-    if "output" in meta and message.content in ("", ()):
-        item["output"] = meta["output"]
-    elif screenshot is not None:
-        item["output"], rendered = screenshot, [0]
-    elif isinstance(message.content, str):
-        item["output"] = message.content
-    else:
-        item["output"], rendered = _render_parts(message.content, "user", with_parts)
-    return item, rendered
-
-
-def _opaque_item(message: Message) -> Mapping[str, Any] | None:
-    """The item of a message that carries one opaque Responses item (``extras["type"]`` is
-    its type), else ``None``."""
-    content = message.content
-    if isinstance(content, str) or len(content) != 1 or message.tool_calls:
-        return None
-    part = content[0]
-    if (
-        isinstance(part, OpaquePart)
-        and part.provider == "openai"
-        and isinstance(part.data, Mapping)
-        and isinstance(part.data.get("type"), str)
-        and part.data["type"] == message.extras.get("type")
-    ):
-        return part.data
-    return None
-
-
-def render_item(message: Message, with_parts: bool) -> tuple[dict[str, Any], list[int]]:
-    """The Responses item for ``message`` and the indexes of the parts it holds, in order.
-
-    What one item cannot hold (a second tool call, a thinking part in a message, foreign
-    extras) is left to the caller's carrier; ``with_parts=False`` renders no part at all.
-    """
-    content = message.content
-    parts = () if isinstance(content, str) else content
-    if message.role == "tool":
-        return _render_output(message, with_parts)
-    opaque = _opaque_item(message) if with_parts else None
-    if opaque is not None:
-        return dict(opaque), [0]
-    if (
-        with_parts
-        and message.role == "assistant"
-        and not message.tool_calls
-        and parts
-        and all(isinstance(p, ThinkingPart) for p in parts)
-    ):
-        first = parts[0]
-        assert isinstance(first, ThinkingPart)
-        if first.extras.get("type") == "reasoning":
-            return dict(first.extras), [0]
-        item: dict[str, Any] = {
-            "type": "reasoning",
-            "summary": [{"type": "summary_text", "text": first.text}] if first.text else [],
-        }
-        if first.signature is not None:
-            item["encrypted_content"] = first.signature
-        return item, [0]
-    if (
-        len(message.tool_calls) == 1
-        and all(isinstance(p, ThinkingPart) for p in parts)
-        and not (isinstance(content, str) and content)
-    ):
-        return _render_call(message), []
-    role: str = message.role
-    if role == "system" and message.extras.get("role") == "developer":
-        role = "developer"
-    item = {}
-    if message.extras.get("type") == "message":
-        item["type"] = "message"
-        item.update(_origin_meta(message, "message", ("role", "content")))
-    item["role"] = role
-    rendered: list[int] = []
-    if isinstance(content, str):
-        item["content"] = content
-    else:
-        item["content"], rendered = _render_parts(content, message.role, with_parts)
-    return item, rendered
-
-
-# --------------------------------------------------------------------------------------------
-# groups: one message written as several items (``dump_all``)
-
-#: The argument key of the two call item types a group's members are written as.
-_MEMBER_KEYS = {"function_call": "arguments", "custom_tool_call": "input"}
-
-
-def needs_group(message: Message) -> bool:
-    """True when one item cannot hold ``message``: an assistant message with two or more
-    tool calls, or with a call and text or other non-thinking content. The Responses API
-    writes each call as its own item, after the message item holding the rest."""
-    calls = message.tool_calls
-    if message.role != "assistant" or not calls:
-        return False
-    return len(calls) > 1 or _has_head(message)
-
-
-def _has_head(message: Message) -> bool:
-    """True when a group for ``message`` starts with an item for its content (not a call)."""
-    content = message.content
-    if isinstance(content, str):
-        return bool(content)
-    return any(not isinstance(part, ThinkingPart) for part in content)
-
-
-def render_member(call: ToolCall) -> dict[str, Any]:
-    """The call item a group writes for ``call`` (``custom_tool_call`` when its extras say
-    ``"type": "custom"``, as Chat Completions custom calls load, else ``function_call``)."""
-    kind_ = "custom_tool_call" if call.extras.get("type") == "custom" else "function_call"
-    return {
-        "type": kind_,
-        "call_id": call.id,
-        "name": call.name,
-        _MEMBER_KEYS[kind_]: call.arguments,
-    }
-
-
-def load_member(item: Any) -> ToolCall | None:
-    """The call of an item exactly as :func:`render_member` writes it (no other key), else
-    ``None``: only such items can be members of a group."""
-    if not isinstance(item, Mapping):
-        return None
-    kind_ = item.get("type")
-    key = _MEMBER_KEYS.get(kind_) if isinstance(kind_, str) else None
-    if key is None or set(item) != {"type", "call_id", "name", key}:
-        return None
-    call_id, name, args = item["call_id"], item["name"], item[key]
-    if not (isinstance(call_id, str) and isinstance(name, str) and isinstance(args, str)):
-        return None
-    return ToolCall(call_id, name, args, {"type": "custom"} if kind_ == "custom_tool_call" else {})
-
-
-def render_group(message: Message, with_parts: bool) -> tuple[list[dict[str, Any]], list[int]]:
-    """The items of a message :func:`needs_group` (see there) and the indexes of the parts
-    the first one holds: the message item (:func:`render_item` of the message without its
-    calls) when there is text or another non-thinking part, then one item per call; without
-    such content the first call's item (as :func:`render_item` writes a one-call message) comes
-    first. Thinking parts and extras no item has a slot for are left to the caller's carrier."""
-    calls = message.tool_calls
-    if _has_head(message):
-        head, rendered = render_item(replace(message, tool_calls=()), with_parts)
-        return [head, *(render_member(c) for c in calls)], rendered
-    first = _render_call(replace(message, tool_calls=calls[:1]))
-    return [first, *(render_member(c) for c in calls[1:])], []
