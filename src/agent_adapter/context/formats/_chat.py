@@ -282,7 +282,7 @@ class ChatConverter(Converter[dict[str, Any]]):
     """
 
     name = "openai"
-    call_terms: ClassVar[tuple[str, str]] = ("tool_calls", "tool message")
+    call_terms: ClassVar[tuple[str, str]] = ("tool_calls", "tool_call_id")
 
     def kind(self, item: Any) -> str | None:
         if classify(item) not in ("chat", "either"):

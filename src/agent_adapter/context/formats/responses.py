@@ -160,7 +160,7 @@ class ResponsesConverter(Converter[dict[str, Any]]):
     """
 
     name = "openai"
-    call_terms: ClassVar[tuple[str, str]] = ("function_call", "function_call_output")
+    call_terms: ClassVar[tuple[str, str]] = ("call_id", "call_id")
 
     def kind(self, item: Any) -> str | None:
         flavour = classify(item)
