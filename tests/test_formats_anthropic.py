@@ -21,12 +21,14 @@ from agent_adapter.context import (
     RemoveOldMessages,
     ShrinkToolResults,
     compress_for,
+    compress_for_sync,
     estimate_tokens,
 )
 from agent_adapter.context.formats import convert
 from agent_adapter.context.formats.acceptance import check, check_thinking_unchanged
 from agent_adapter.context.formats.anthropic import AnthropicConverter
 from agent_adapter.context.formats.openai import RESERVED_KEY, OpenAIChatConverter
+from agent_adapter.errors import ConfigError
 from agent_adapter.messages import (
     FilePart,
     ImagePart,
@@ -608,3 +610,27 @@ def test_anthropic_round_trip(natives: list[dict[str, Any]]) -> None:
             assert converter.load(native, 0) == [message]
         if message.role != "assistant" or all(not isinstance(p, OpaquePart) for p in message.parts):
             assert RESERVED_KEY not in ANTHROPIC.dump(message)
+
+
+def test_a_deeply_nested_tool_input_is_a_config_error() -> None:
+    nested: dict[str, Any] = {}
+    for _ in range(1000):
+        nested = {"a": nested}
+    natives: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "f", "input": nested}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
+    ]
+    field = r"messages\[1\]\.content\[0\]\.input is nested more than"
+    with pytest.raises(ConfigError, match=field):  # was RecursionError
+        convert(natives)
+    with pytest.raises(ConfigError, match=field):
+        compress_for_sync(natives, CompressionPolicy(target_tokens=5))
+    shallow: dict[str, Any] = {}
+    for _ in range(150):  # deep, but within the limit
+        shallow = {"a": shallow}
+    natives[1]["content"][0]["input"] = shallow
+    assert len(convert(natives).messages) == 3

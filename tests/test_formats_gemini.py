@@ -7,6 +7,7 @@ import base64
 import copy
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -29,6 +30,7 @@ from agent_adapter.context import (
     carries_approval_state,
     compress,
     compress_for,
+    compress_for_sync,
     estimate_tokens,
     has_approval_marker,
 )
@@ -241,6 +243,86 @@ def test_invalid_contents_raise_config_error_naming_the_index() -> None:
         convert([{"role": "model", "parts": [{"function_call": {"args": {}}}]}], "gemini")
     with pytest.raises(ConfigError, match=r"messages\[0\] is str"):
         convert(["hi"], "gemini")
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("form", ["snake", "camel", "objects"])
+def test_deeply_nested_args_and_responses_are_config_errors(form: str) -> None:
+    def contents(args: Any, response: Any) -> list[Any]:
+        base = [
+            {"role": "user", "parts": [{"text": "go"}]},
+            {"role": "model", "parts": [{"function_call": {"name": "f", "args": args}}]},
+            {"role": "user", "parts": [{"function_response": {"name": "f", "response": response}}]},
+        ]
+        return base if form == "snake" else _camel(base) if form == "camel" else _objects(base)
+
+    fc = "functionCall" if form == "camel" else "function_call"
+    fr = "functionResponse" if form == "camel" else "function_response"
+    cases = [
+        (contents(_nested(1000), {"output": "x"}), rf"messages\[1\]\.parts\[0\]\.{fc}\.args"),
+        (contents({}, _nested(1000)), rf"messages\[2\]\.parts\[0\]\.{fr}\.response"),
+    ]
+    policy = CompressionPolicy(target_tokens=5)
+    for natives, field in cases:  # was RecursionError
+        with pytest.raises(ConfigError, match=field + " is nested more than"):
+            convert(natives, "gemini")
+        with pytest.raises(ConfigError, match=field):
+            compress_for_sync(natives, policy)
+    assert len(convert(contents(_nested(150), _nested(150)), "gemini").messages) == 3
+
+
+def test_errors_name_the_callers_own_fields_and_never_a_made_up_id() -> None:
+    user = {"role": "user", "parts": [{"text": "weather?"}]}
+    for bad, field in [
+        ({"role": "model", "parts": [{"functionCall": {"args": {}}}]}, "functionCall.name"),
+        (
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": [1]}}]},
+            "functionCall.args",
+        ),
+        ({"role": "model", "parts": [{"function_call": "f"}]}, "function_call must be an object"),
+        (
+            {"role": "user", "parts": [{"functionResponse": "x"}]},
+            "functionResponse must be an object",
+        ),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(f"messages[1].parts[0].{field}")):
+            convert([user, bad], "gemini")
+    # a call without id left unanswered: named by its function, never by the made-up id
+    contents = [
+        user,
+        {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {}}}]},
+        {"role": "user", "parts": [{"text": "never mind"}]},
+    ]
+    conv = convert(contents, "gemini")
+    made_up = conv.messages[1].tool_calls[0].id
+    assert conv.native_call_id(made_up) == "function_call 'get_weather'"
+    assert conv.call_terms == ("function_call", "function_response")
+    for form in (contents, _objects([user, *(_snake(c) for c in contents[1:])])):
+        with pytest.raises(ConfigError) as err:
+            compress_for_sync(form, CompressionPolicy(target_tokens=5))
+        assert made_up not in str(err.value) and "gemini_call" not in str(err.value)
+        assert "function_call 'get_weather'" in str(err.value)
+        assert "messages[1]" in str(err.value)
+
+
+def _snake(value: Any) -> Any:
+    """camelCase keys as snake_case (``args`` and ``response`` values left as they are)."""
+    if isinstance(value, dict):
+        return {
+            re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): v
+            if k in ("args", "response")
+            else _snake(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_snake(v) for v in value]
+    return value
 
 
 # ------------------------------------------------------------------------------------ back

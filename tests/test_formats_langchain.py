@@ -33,6 +33,7 @@ from agent_adapter.context import (
     carries_approval_state,
     compress,
     compress_for,
+    compress_for_sync,
     estimate_tokens,
     has_approval_marker,
 )
@@ -145,6 +146,36 @@ def test_chat_messages_ids_and_unsupported_types() -> None:
         convert([RemoveMessage(id="x")], "langchain")
     with pytest.raises(ConfigError, match="role"):
         convert([ChatMessage("?", role="critic")], "langchain")
+
+
+def test_deeply_nested_call_args_are_a_config_error() -> None:
+    nested: dict[str, Any] = {}
+    for _ in range(1000):
+        nested = {"a": nested}
+    messages = [
+        HumanMessage("hi"),
+        AIMessage("", tool_calls=[{"name": "f", "args": nested, "id": "c1"}]),
+        ToolMessage("x", tool_call_id="c1"),
+    ]
+    field = r"messages\[1\]\.tool_calls\[0\]\.args is nested more than"
+    with pytest.raises(ConfigError, match=field):  # was RecursionError
+        convert(messages, "langchain")
+    with pytest.raises(ConfigError, match=field):
+        compress_for_sync(messages, CompressionPolicy(target_tokens=5))
+
+
+def test_calls_without_id_are_named_by_their_place() -> None:
+    messages = [
+        HumanMessage("hi"),
+        AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": None}]),
+        HumanMessage("never mind"),
+    ]
+    conv = convert(messages, "langchain")
+    assert conv.call_terms == ("tool_calls", "tool_call_id")
+    assert conv.native_call_id(conv.messages[1].tool_calls[0].id) == "tool_calls[0] (no id)"
+    with pytest.raises(ConfigError) as err:
+        compress_for_sync(messages, CompressionPolicy(target_tokens=5))
+    assert "lc_call" not in str(err.value) and "tool_calls[0] (no id)" in str(err.value)
 
 
 # ------------------------------------------------------------------------------------ back

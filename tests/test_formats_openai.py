@@ -27,6 +27,7 @@ from agent_adapter.context import (
     RemoveOldMessages,
     ShrinkToolResults,
     compress_for,
+    compress_for_sync,
     estimate_tokens,
 )
 from agent_adapter.context.formats import Conversion, Converter, convert, detect_format
@@ -895,6 +896,88 @@ def test_output_never_sent_without_its_call() -> None:
     kinds = [i.get("type") for i in out]
     assert ("function_call" in kinds) == ("function_call_output" in kinds)
     assert check(out, "openai") == []
+
+
+def test_a_pending_parallel_round_of_responses_items_is_one_message() -> None:
+    items = [
+        {"role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"},
+    ]
+    chat = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                for i in ("a", "b")
+            ],
+        },
+    ]
+    conv = convert(items)
+    user, calls = conv.messages  # was: one message per call item, so 'a' went unanswered
+    assert [c.id for c in calls.tool_calls] == ["a", "b"]
+    assert [(m.role, m.text, m.tool_calls) for m in conv.messages] == [
+        (m.role, m.text, m.tool_calls) for m in convert(chat).messages
+    ]
+    for target in (1, 5, 1000):  # the newest round may be pending, as in Chat
+        out, _ = compress_for_sync(items, CompressionPolicy(target_tokens=target))
+        assert out is items
+    assert conv.back([user]) == items[:1]  # the round goes whole
+    same = conv.back([user, calls.with_text("")])  # rebuilt: the very same call items
+    assert all(a is b for a, b in zip(same, items, strict=True))
+    out = conv.back([user, calls.with_text("Looking.")])
+    assert convert(out).messages[1] == calls.with_text("Looking.")
+    assert out[2:] == items[1:]
+    assert {v.rule for v in check(strip_reserved(out), "openai")} == {"calls_pending_at_end"}
+
+
+def _nested_json(depth: int) -> str:
+    return '{"a":' * depth + "{}" + "}" * depth
+
+
+def test_deeply_nested_arguments_are_config_errors() -> None:
+    deep = _nested_json(1000)
+    chat = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "t", "type": "function", "function": {"name": "f", "arguments": deep}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "t", "content": "x"},
+    ]
+    action: Any = {}
+    for _ in range(1000):
+        action = {"a": action}
+    responses = [
+        {"role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "t", "name": "f", "arguments": deep},
+        {"type": "function_call_output", "call_id": "t", "output": "x"},
+    ]
+    computer = [
+        {"role": "user", "content": "hi"},
+        {"type": "computer_call", "call_id": "t", "action": action},
+        {"type": "computer_call_output", "call_id": "t", "output": "x"},
+    ]
+    policy = CompressionPolicy(target_tokens=5)
+    for natives, field in [
+        (chat, r"messages\[1\]\.tool_calls\[0\]\.function\.arguments"),
+        (responses, r"input\[1\]\.arguments"),
+        (computer, r"input\[1\]\.action"),
+    ]:
+        with pytest.raises(ConfigError, match=field + " is nested more than"):
+            convert(natives)
+        with pytest.raises(ConfigError, match=field):  # was RecursionError (computer_call)
+            compress_for_sync(natives, policy)
+    chat[1]["tool_calls"][0]["function"]["arguments"] = _nested_json(150)
+    assert len(convert(chat).messages) == 3  # deep, but within the limit
+    # a message holding such arguments is never parsed on dump: the text rides in the carrier
+    message = Message("assistant", "", tool_calls=(ToolCall("t", "f", deep),))
+    assert ANTHROPIC.load(ANTHROPIC.dump(message), 0) == [message]
 
 
 @pytest.mark.parametrize("drop", ["reasoning", "call"])
