@@ -172,3 +172,97 @@ def test_every_converter_names_its_calls_and_results() -> None:
     assert ChatConverter.call_terms == default == OpenAIChatConverter.call_terms
     assert LangChainConverter().native_call_id("lc_call_3_1") == "tool_calls[1] (no id)"
     assert ChatConverter().native_call_id("c1") == "'c1'"
+
+
+# --------------------------------------------------------------------------------------------
+# one text patcher: a cut behaves the same in every format
+
+
+def _cut_natives() -> dict[str, tuple[list[Any], Any]]:
+    """Per format: a conversation whose second native holds three text blocks, the middle
+    one with a key of its own, and how to read a native's blocks."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    marker = {"type": "ephemeral"}
+    chat_blocks = [
+        {"type": "text", "text": "head"},
+        {"type": "text", "text": "middle", "cache_control": marker},
+        {"type": "text", "text": "tail"},
+    ]
+    out_blocks = [
+        {"type": "output_text", "text": "head", "annotations": []},
+        {"type": "output_text", "text": "middle", "annotations": [{"type": "url_citation"}]},
+        {"type": "output_text", "text": "tail", "annotations": []},
+    ]
+    gemini_parts = [
+        {"text": "head"},
+        {"text": "middle", "thought_signature": SIG},
+        {"text": "tail"},
+    ]
+    lc_blocks = ["head", {"type": "text", "text": "middle", "id": "b1"}, "tail"]
+
+    def key(name: str) -> Any:
+        return lambda native: native[name]
+
+    return {
+        "chat": (
+            [{"role": "user", "content": "q"}, {"role": "assistant", "content": chat_blocks}],
+            key("content"),
+        ),
+        "anthropic": (
+            [{"role": "user", "content": "q"}, {"role": "assistant", "content": chat_blocks}],
+            key("content"),
+        ),
+        "responses": (
+            [
+                {"role": "user", "content": "q"},
+                {"type": "message", "role": "assistant", "content": out_blocks},
+            ],
+            key("content"),
+        ),
+        "gemini": (
+            [{"role": "user", "parts": [{"text": "q"}]}, {"role": "model", "parts": gemini_parts}],
+            key("parts"),
+        ),
+        "gemini objects": (
+            [
+                types.Content.model_validate({"role": "user", "parts": [{"text": "q"}]}),
+                types.Content.model_validate({"role": "model", "parts": gemini_parts}),
+            ],
+            lambda native: native.parts,
+        ),
+        "langchain": ([HumanMessage("q"), AIMessage(content=lc_blocks)], lambda n: n.content),
+    }
+
+
+@pytest.mark.parametrize("name", list(CONVERTERS))
+def test_a_cut_keeps_the_blocks_and_their_keys_in_every_format(name: str) -> None:
+    from agent_adapter.context.formats import convert
+
+    natives, blocks_of = _cut_natives()[name]
+    fmt = {"chat": "openai", "responses": "openai", "gemini objects": "gemini"}.get(name, name)
+    conv = convert(natives, fmt)
+    user, answer = conv.messages
+    assert answer.text == "head\nmiddle\ntail"
+    old = blocks_of(natives[1])
+    stub = "" if name.startswith("gemini") else "[...]"
+
+    def text(block: Any) -> str:
+        if isinstance(block, str):
+            return block
+        return block["text"] if isinstance(block, dict) else block.text
+
+    # the middle cut out: head and tail stay the very same blocks, the keyed one a stub
+    new = blocks_of(conv.back([user, answer.with_text("head\ntail")])[1])
+    assert [text(b) for b in new] == ["head", stub, "tail"]
+    assert new[0] is old[0] and new[2] is old[2]
+    # a tail cut: the remainder goes to the keyed block, which keeps its key in place
+    new = blocks_of(conv.back([user, answer.with_text("head\nmid")])[1])
+    assert [text(b) for b in new] == ["head", "mid"]
+    assert new[0] is old[0]
+    if isinstance(old[1], dict):
+        assert {k: v for k, v in new[1].items() if k != "text"} == {
+            k: v for k, v in old[1].items() if k != "text"
+        }
+    else:
+        assert new[1].thought_signature == old[1].thought_signature
