@@ -14,7 +14,7 @@ signatures never move or change.
 
 ``dump`` is lossless for a message of any format: what a block has no slot for (a chat
 message's ``name``, a Responses item's ``id``, a thinking part's missing signature...) rides in
-the reserved carrier described in :mod:`agent_adapter.context.formats.openai`.
+the reserved carrier described in :mod:`agent_adapter.context.formats._carrier`.
 
 **Alternation after compression.** The API wants ``user`` and ``assistant`` turns to
 alternate (it merges consecutive same-role turns, see *Messages API: consecutive user or

@@ -30,8 +30,14 @@ New messages (:meth:`LangChainConverter.dump`, e.g. summaries) are ``HumanMessag
 ``load(dump(m)) == [m]`` for any message; what has no LangChain slot (foreign extras such as
 Anthropic's ``is_error: false``, the exact text of a call's arguments, tool calls on a
 ChatMessage, opaque parts of other providers, image or file fields no block holds) rides in
-``additional_kwargs["_agent_adapter"]`` (``RESERVED_KEY``), which LangChain chat models do not
-send. A changed message that carried it gets it updated.
+``additional_kwargs["_agent_adapter"]`` (``RESERVED_KEY``; the carrier of
+:mod:`agent_adapter.context.formats._carrier`), which LangChain chat models do not send. A
+changed message that carried it gets it updated.
+
+A changed text goes back into list content through
+:func:`~agent_adapter.context.formats._patch.patch_text_blocks`, as in every format: the text
+blocks (bare strings and ``text`` blocks) keep their places, and a block with keys of its own
+keeps them.
 """
 
 from __future__ import annotations

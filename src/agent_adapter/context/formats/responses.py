@@ -16,12 +16,14 @@ that several items can make one message (a *group*, below):
   ``shell_call``, ``apply_patch_call``): an assistant message with one tool call. The call's
   payload (``action``, ``operation``...) is its ``arguments`` as JSON, its ``name`` the item's
   or the type without ``_call``; ``type``, ``id``, ``status`` and safety checks go to extras.
-* **Parallel calls.** Consecutive call items (as the API returns parallel function calls) are
-  one assistant message with one call each, as Chat Completions has them: the first item's
-  keys in the message's extras as above, each further item's (``id``, ``status``) in its
-  call's extras (``"type": "custom"`` for a ``custom_tool_call``, the item type for other
-  non-function calls). So a round of parallel calls and their outputs pairs like a Chat round,
-  the newest round may still be pending, and compression keeps or drops the round whole.
+* **Parallel calls.** Consecutive call items (the function-calling guide: with parallel tool
+  calls a response holds several ``function_call`` items, each answered by a
+  ``function_call_output`` with its ``call_id``) are one assistant message with one call
+  per item, as Chat Completions has them: the first item's keys in the message's extras as
+  above, each further item's (``id``, ``status``) in its call's extras (``"type": "custom"``
+  for a ``custom_tool_call``, the item type for other non-function calls). So a round of
+  parallel calls and their outputs pairs like a Chat round, the newest round may still be
+  pending, and compression keeps or drops the round whole.
 * ``*_call_output`` items (``call_id``; ``local_shell_call_output`` links by ``id``): a ``tool``
   message; a str ``output`` is the text, a list its parts, a ``computer_screenshot`` an image
   part (``type`` in its extras), any other output stays in ``extras["output"]``.
