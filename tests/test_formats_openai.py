@@ -33,7 +33,12 @@ from agent_adapter.context import (
 from agent_adapter.context.formats import Conversion, Converter, convert, detect_format
 from agent_adapter.context.formats.acceptance import check, check_thinking_unchanged, strip_reserved
 from agent_adapter.context.formats.anthropic import AnthropicConverter
-from agent_adapter.context.formats.openai import RESERVED_KEY, OpenAIChatConverter
+from agent_adapter.context.formats.openai import (
+    RESERVED_KEY,
+    ChatConverter,
+    OpenAIChatConverter,
+    ResponsesConverter,
+)
 from agent_adapter.context.formats.responses import ITEM_TYPES
 from agent_adapter.context.units import Protection
 from agent_adapter.errors import ConfigError
@@ -739,6 +744,12 @@ def test_bound_converter_writes_responses_items_for_added_messages() -> None:
         OPENAI.bind(ITEMS) is RESPONSES
         and OPENAI.bind([{"role": "user", "content": "x"}]) is OPENAI
     )
+    chat_list = [
+        {"role": "user", "content": "x"},
+        {"role": "tool", "tool_call_id": "c", "content": ""},
+    ]
+    assert isinstance(OPENAI.bind(chat_list), ChatConverter)
+    assert isinstance(RESPONSES, ResponsesConverter)
     summary = Message("user", (TextPart("summary"),))
     assert RESPONSES.dump(summary) == {
         "role": "user",

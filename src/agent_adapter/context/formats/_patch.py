@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CHAT_TEXT", "TextBlocks", "dict_text_blocks", "is_text_block", "patch_text_blocks"]
+__all__ = ["CHAT_TEXT", "TextBlocks", "dict_text_blocks", "patch_text_blocks"]
 
 #: How a message's text parts are joined (``Message.text``), and so how a step's new text
 #: lines up with the native text blocks it came from.
@@ -83,11 +83,6 @@ def dict_text_blocks(
 
 #: ``{"type": "text", "text": str}`` blocks (Chat Completions content parts, Anthropic).
 CHAT_TEXT = dict_text_blocks(frozenset({"text"}), "text")
-
-
-def is_text_block(block: Any) -> bool:
-    """True for a ``{"type": "text", "text": str}`` dict."""
-    return CHAT_TEXT.is_text(block)
 
 
 def patch_text_blocks(blocks: list[Any], text: str, kind: TextBlocks = CHAT_TEXT) -> list[Any]:
