@@ -67,8 +67,8 @@ QUICK_MINI = (
 #: A top-level Claude Code transcript counts as a long session from this many messages on.
 LONG_SESSION_MESSAGES = 100
 TAU_DIALOGS = 20
-IMAGE_TOKENS = 1600  # as agent_adapter.context.tokens.IMAGE_TOKENS
-OVERHEAD = 4  # as agent_adapter.context.tokens.MESSAGE_OVERHEAD_TOKENS
+IMAGE_TOKENS = 1600  # as agent_adapter.context._tokens.IMAGE_TOKENS
+OVERHEAD = 4  # as agent_adapter.context._tokens.MESSAGE_OVERHEAD_TOKENS
 
 
 # ----------------------------------------------------------------------------------------------

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message, ThinkingPart
 from agent_adapter.cli._loaders import (
     load_claude_code,
     load_mini_swe_agent,
@@ -59,13 +61,11 @@ from agent_adapter.context import (
 )
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context.formats import Violation, check, convert, strip_reserved
-from agent_adapter.context.formats.anthropic import AnthropicConverter
-from agent_adapter.context.formats.checks import check_thinking_unchanged, check_thought_signatures
-from agent_adapter.context.formats.gemini import GeminiConverter
-from agent_adapter.context.formats.langchain import LangChainConverter
-from agent_adapter.context.formats.openai import OpenAIChatConverter
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message, ThinkingPart
+from agent_adapter.context.formats._anthropic import AnthropicConverter
+from agent_adapter.context.formats._checks import check_thinking_unchanged, check_thought_signatures
+from agent_adapter.context.formats._gemini import GeminiConverter
+from agent_adapter.context.formats._langchain import LangChainConverter
+from agent_adapter.context.formats._openai import OpenAIChatConverter
 
 REPO = Path(__file__).resolve().parents[1]
 

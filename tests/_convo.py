@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent_adapter._messages import Message, ToolCall
 from agent_adapter.context._pairing import pair_messages
-from agent_adapter.messages import Message, ToolCall
 
 
 def call(id_: str, name: str = "bash", args: str = '{"command": "ls"}') -> ToolCall:

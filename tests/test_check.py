@@ -10,18 +10,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message, ToolCall
 from agent_adapter.context import CompressionPolicy, compress_for_sync
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context.formats import Violation, _registry, check, convert, strip_reserved
-from agent_adapter.context.formats.checks import (
+from agent_adapter.context.formats._checks import (
     check_anthropic,
     check_messages,
     check_openai_chat,
     check_responses,
     check_thinking_unchanged,
 )
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message, ToolCall
 from test_formats_anthropic import anthropic_conversations
 from test_formats_openai import chat_conversations, responses_conversations
 

@@ -7,8 +7,8 @@ from agent_adapter.context.formats import check
 
 
 def test_an_added_assistant_note_never_lands_before_the_thinking_opener() -> None:
+    from agent_adapter._messages import Message
     from agent_adapter.context import CompressionPolicy, MyOwnStep, compress_for_sync
-    from agent_adapter.messages import Message
 
     msgs = [
         {"role": "user", "content": "old question " + "x " * 2000},
@@ -72,9 +72,9 @@ def test_cut_text_keeps_cache_control_on_its_block() -> None:
 
 
 def test_anthropic_dump_all_makes_reused_call_ids_unique_and_loads_back() -> None:
+    from agent_adapter._messages import Message, ToolCall
     from agent_adapter.context.formats import convert, strip_reserved
-    from agent_adapter.context.formats.anthropic import AnthropicConverter
-    from agent_adapter.messages import Message, ToolCall
+    from agent_adapter.context.formats._anthropic import AnthropicConverter
 
     def round_(text: str) -> list[Message]:
         return [
@@ -100,10 +100,10 @@ def test_anthropic_dump_all_makes_reused_call_ids_unique_and_loads_back() -> Non
 
 
 def test_renamed_ids_survive_a_rebuild_of_the_changed_result() -> None:
+    from agent_adapter._messages import Message, ToolCall
     from agent_adapter.context import CompressionPolicy, ShrinkToolResults, compress_for_sync
     from agent_adapter.context.formats import strip_reserved
-    from agent_adapter.context.formats.anthropic import AnthropicConverter
-    from agent_adapter.messages import Message, ToolCall
+    from agent_adapter.context.formats._anthropic import AnthropicConverter
 
     def round_(text: str) -> list[Message]:
         return [

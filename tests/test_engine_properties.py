@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _convo import calls, pairing_problems, result
+from agent_adapter._messages import Message, TextPart, ThinkingPart
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -19,7 +20,6 @@ from agent_adapter.context import (
     compress,
     estimate_tokens,
 )
-from agent_adapter.messages import Message, TextPart, ThinkingPart
 
 _text = st.text(alphabet="ab 🦊\n", min_size=0, max_size=30).map(lambda s: s * 7)
 

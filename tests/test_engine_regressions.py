@@ -7,6 +7,8 @@ import copy
 import pytest
 
 from _convo import calls, pairing_problems, result
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -15,8 +17,6 @@ from agent_adapter.context import (
     estimate_tokens,
 )
 from agent_adapter.context._text import cut_text
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message
 
 
 def _policy(target: int, *steps: object) -> CompressionPolicy:

@@ -13,6 +13,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+)
+from agent_adapter.cli._loaders import load_claude_code
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -25,20 +36,9 @@ from agent_adapter.context import (
     estimate_tokens,
 )
 from agent_adapter.context.formats import convert
-from agent_adapter.context.formats.acceptance import check, check_thinking_unchanged
-from agent_adapter.context.formats.anthropic import AnthropicConverter
-from agent_adapter.context.formats.openai import RESERVED_KEY, OpenAIChatConverter
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import (
-    FilePart,
-    ImagePart,
-    Message,
-    OpaquePart,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-)
-from agent_adapter.traces import load_claude_code
+from agent_adapter.context.formats._anthropic import AnthropicConverter
+from agent_adapter.context.formats._checks import check, check_thinking_unchanged
+from agent_adapter.context.formats._openai import RESERVED_KEY, OpenAIChatConverter
 
 ANTHROPIC = AnthropicConverter()
 OPENAI = OpenAIChatConverter()

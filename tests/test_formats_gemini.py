@@ -19,6 +19,17 @@ from google.genai import types
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter._messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+)
+from agent_adapter.cli._loaders import load_claude_code, load_mini_swe_agent, load_tau_bench
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -35,21 +46,14 @@ from agent_adapter.context import (
     has_approval_marker,
 )
 from agent_adapter.context.formats import convert, detect_format
-from agent_adapter.context.formats._check_gemini import check_gemini, check_thought_signatures
-from agent_adapter.context.formats._registry import _CONVERTERS
-from agent_adapter.context.formats.acceptance import check, strip_reserved
-from agent_adapter.context.formats.gemini import RESERVED_KEY, GeminiConverter, _fields
-from agent_adapter.errors import ConfigError, MissingDependency
-from agent_adapter.messages import (
-    FilePart,
-    ImagePart,
-    Message,
-    OpaquePart,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
+from agent_adapter.context.formats._checks import (
+    check,
+    check_gemini,
+    check_thought_signatures,
+    strip_reserved,
 )
-from agent_adapter.traces import load_claude_code, load_mini_swe_agent, load_tau_bench
+from agent_adapter.context.formats._gemini import RESERVED_KEY, GeminiConverter, _fields
+from agent_adapter.context.formats._registry import _CONVERTERS
 
 DICTS = GeminiConverter(objects=False)
 OBJECTS = GeminiConverter(objects=True)

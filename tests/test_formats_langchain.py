@@ -23,6 +23,9 @@ from langchain_core.messages import (
 )
 
 from _convo import pairing_problems
+from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter._messages import ImagePart, Message, OpaquePart, TextPart, ThinkingPart, ToolCall
+from agent_adapter.cli._loaders import load_claude_code, load_tau_bench
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -38,14 +41,11 @@ from agent_adapter.context import (
     has_approval_marker,
 )
 from agent_adapter.context.formats import convert, detect_format
-from agent_adapter.context.formats.gemini import GeminiConverter
-from agent_adapter.context.formats.langchain import (
+from agent_adapter.context.formats._gemini import GeminiConverter
+from agent_adapter.context.formats._langchain import (
     GEMINI_SIGNATURES_KEY,
     LangChainConverter,
 )
-from agent_adapter.errors import ConfigError, MissingDependency
-from agent_adapter.messages import ImagePart, Message, OpaquePart, TextPart, ThinkingPart, ToolCall
-from agent_adapter.traces import load_claude_code, load_tau_bench
 
 LC = LangChainConverter()
 SIG = "EqQBCkgIBxABGAIiQL0l+sig/=="

@@ -19,6 +19,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+)
+from agent_adapter.cli._loaders import load_swe_agent, load_tau_bench
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -30,28 +41,17 @@ from agent_adapter.context import (
     compress_for_sync,
     estimate_tokens,
 )
+from agent_adapter.context._units import Protection
 from agent_adapter.context.formats import Conversion, Converter, convert, detect_format
-from agent_adapter.context.formats.acceptance import check, check_thinking_unchanged, strip_reserved
-from agent_adapter.context.formats.anthropic import AnthropicConverter
-from agent_adapter.context.formats.openai import (
+from agent_adapter.context.formats._anthropic import AnthropicConverter
+from agent_adapter.context.formats._checks import check, check_thinking_unchanged, strip_reserved
+from agent_adapter.context.formats._openai import (
     RESERVED_KEY,
     ChatConverter,
     OpenAIChatConverter,
     ResponsesConverter,
 )
-from agent_adapter.context.formats.responses import ITEM_TYPES
-from agent_adapter.context.units import Protection
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import (
-    FilePart,
-    ImagePart,
-    Message,
-    OpaquePart,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-)
-from agent_adapter.traces import load_swe_agent, load_tau_bench
+from agent_adapter.context.formats._responses import ITEM_TYPES
 
 OPENAI = OpenAIChatConverter()
 RESPONSES = OPENAI.bind([{"type": "message", "role": "user", "content": "x"}])

@@ -1,7 +1,7 @@
 """Every part kind through every converter: ``load(dump(m)) == m``, or the documented loss.
 
 The part kinds come from the ``Part`` union itself (``typing.get_args``), so a kind added to
-``agent_adapter.messages.Part`` fails here until every converter handles it (and mypy fails
+``agent_adapter._messages.Part`` fails here until every converter handles it (and mypy fails
 on the ``assert_never`` of each converter's part branches).
 """
 
@@ -14,16 +14,7 @@ from typing import Any, get_args
 import pytest
 from google.genai import types
 
-from agent_adapter.context.formats import Converter
-from agent_adapter.context.formats._carrier import RESERVED_KEY, decode_part, encode_part
-from agent_adapter.context.formats._chat import ChatConverter
-from agent_adapter.context.formats.acceptance import strip_reserved
-from agent_adapter.context.formats.anthropic import AnthropicConverter
-from agent_adapter.context.formats.gemini import GeminiConverter
-from agent_adapter.context.formats.langchain import LangChainConverter
-from agent_adapter.context.formats.openai import OpenAIChatConverter
-from agent_adapter.context.formats.responses import ResponsesConverter
-from agent_adapter.messages import (
+from agent_adapter._messages import (
     FilePart,
     ImagePart,
     Message,
@@ -33,6 +24,15 @@ from agent_adapter.messages import (
     ThinkingPart,
     ToolCall,
 )
+from agent_adapter.context.formats import Converter
+from agent_adapter.context.formats._anthropic import AnthropicConverter
+from agent_adapter.context.formats._carrier import RESERVED_KEY, decode_part, encode_part
+from agent_adapter.context.formats._chat import ChatConverter
+from agent_adapter.context.formats._checks import strip_reserved
+from agent_adapter.context.formats._gemini import GeminiConverter
+from agent_adapter.context.formats._langchain import LangChainConverter
+from agent_adapter.context.formats._openai import OpenAIChatConverter
+from agent_adapter.context.formats._responses import ResponsesConverter
 
 PNG = base64.b64encode(b"\x89PNG fake").decode()
 PDF = base64.b64encode(b"%PDF-1.7 fake").decode()

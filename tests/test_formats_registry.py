@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
 from agent_adapter.context import CompressionPolicy, compress_for_sync
 from agent_adapter.context.formats import (
     FORMATS,
@@ -17,8 +19,6 @@ from agent_adapter.context.formats import (
     register_format,
     registered_names,
 )
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message
 
 
 def test_formats_constant() -> None:
@@ -152,7 +152,7 @@ def test_an_empty_list_has_no_format() -> None:
 def test_a_registered_detect_that_raises_is_a_config_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agent_adapter.context.formats.openai import OpenAIChatConverter
+    from agent_adapter.context.formats._openai import OpenAIChatConverter
 
     class Mine(OpenAIChatConverter):
         name = "mine"

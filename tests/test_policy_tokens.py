@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import ImagePart, Message, TextPart, ToolCall
 from agent_adapter.context import (
     CompressionLimits,
     CompressionPolicy,
@@ -15,9 +17,7 @@ from agent_adapter.context import (
     estimate_tokens,
     tiktoken_counter,
 )
-from agent_adapter.context.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import ImagePart, Message, TextPart, ToolCall
+from agent_adapter.context._tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS
 
 
 def test_percents_and_tokens_never_mixed() -> None:

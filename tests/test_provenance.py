@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message, ToolCall
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -19,8 +21,6 @@ from agent_adapter.context import (
 )
 from agent_adapter.context._provenance import trace
 from agent_adapter.context.formats import check
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message, ToolCall
 
 
 def _drop_and_cut(drop: set[int], cut: int) -> MyOwnStep:

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_adapter._messages import Message, TextPart, ThinkingPart, ToolCall
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -33,7 +34,6 @@ from agent_adapter.context import (
 )
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context.formats import convert
-from agent_adapter.messages import Message, TextPart, ThinkingPart, ToolCall
 
 EXAMPLES = 400  # a format; six formats
 

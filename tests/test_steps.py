@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 
 from _convo import calls, pairing_problems, result
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
+from agent_adapter._run import RunContext
 from agent_adapter.context import (
     CompressionPolicy,
     CutLongMessages,
@@ -17,9 +20,6 @@ from agent_adapter.context import (
     estimate_tokens,
     recall_tool,
 )
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message
-from agent_adapter.run import RunContext
 
 
 def _policy(target: int, step: object, **kw: object) -> CompressionPolicy:
@@ -180,7 +180,7 @@ async def test_failing_step_is_skipped_and_reported_without_text() -> None:
 
 
 async def test_if_still_too_long_cut_and_raise() -> None:
-    from agent_adapter.errors import ModelContextOverflow
+    from agent_adapter._errors import ModelContextOverflow
 
     msgs = [
         Message("system", "s"),

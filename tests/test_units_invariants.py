@@ -7,6 +7,8 @@ from dataclasses import replace
 import pytest
 
 from _convo import calls, result
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message, OpaquePart, TextPart, ThinkingPart
 from agent_adapter.context import (
     Protection,
     carries_approval_state,
@@ -15,8 +17,6 @@ from agent_adapter.context import (
     split_units,
 )
 from agent_adapter.context._pairing import validate_messages
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message, OpaquePart, TextPart, ThinkingPart
 
 
 def _convo() -> list[Message]:

@@ -4,7 +4,7 @@ The message model (:class:`Message` and its parts), the error classes, the run c
 :mod:`agent_adapter.context`, the compression toolkit.
 """
 
-from agent_adapter.errors import (
+from agent_adapter._errors import (
     AgentAdapterError,
     ConfigError,
     MissingDependency,
@@ -14,7 +14,7 @@ from agent_adapter.errors import (
     ModelTimeout,
     ToolUsageError,
 )
-from agent_adapter.messages import (
+from agent_adapter._messages import (
     FilePart,
     ImagePart,
     Message,
@@ -25,8 +25,8 @@ from agent_adapter.messages import (
     ThinkingPart,
     ToolCall,
 )
-from agent_adapter.run import RunContext, owner_scope
-from agent_adapter.tools import FunctionTool
+from agent_adapter._run import RunContext, owner_scope
+from agent_adapter._tools import FunctionTool
 
 __version__ = "0.1.0"
 

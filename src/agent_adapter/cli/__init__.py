@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from agent_adapter.errors import MissingDependency
+from agent_adapter._errors import MissingDependency
 
 __all__ = ["main"]
 

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 from typer.main import get_command
 
+from agent_adapter._errors import AgentAdapterError, ModelContextOverflow
 from agent_adapter.cli._options import (
     PROG,
     STEP_NAMES,
@@ -37,7 +38,6 @@ from agent_adapter.cli._report import (
 )
 from agent_adapter.context import Protection, compress_for_sync, split_units
 from agent_adapter.context.formats import convert
-from agent_adapter.errors import AgentAdapterError, ModelContextOverflow
 
 app = typer.Typer(
     name=PROG,

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_adapter._errors import ConfigError
 from agent_adapter.cli._claude_code import (
     _claude_code_messages,
     _is_claude_code_record,
@@ -56,7 +57,6 @@ from agent_adapter.cli._openai_runs import (
     load_tau_bench,
 )
 from agent_adapter.context.formats import detect_format
-from agent_adapter.errors import ConfigError
 
 __all__ = [
     "NO_RESULT_TEXT",

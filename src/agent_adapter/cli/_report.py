@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from agent_adapter._messages import ROLES, Message
 from agent_adapter.cli._loaders import Trace
 from agent_adapter.context import CompressionPolicy, CompressionReport, Protection, Unit
-from agent_adapter.messages import ROLES, Message
 
 #: Units shown at each end of a long list by ``inspect``.
 UNITS_SHOWN = 10

@@ -1,11 +1,10 @@
 """Context compression: shrink the messages sent to a model, under fixed safety invariants."""
 
-from agent_adapter.context.engine import compress
-from agent_adapter.context.formats import compress_for, compress_for_sync  # (formats first)
-from agent_adapter.context.invariants import enforce_invariants
-from agent_adapter.context.policy import CompressionLimits, CompressionPolicy
-from agent_adapter.context.report import CompressionReport, SkipReason, StepFailure, StepReport
-from agent_adapter.context.steps import (
+from agent_adapter.context._engine import compress
+from agent_adapter.context._invariants import enforce_invariants
+from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
+from agent_adapter.context._report import CompressionReport, SkipReason, StepFailure, StepReport
+from agent_adapter.context._steps import (
     BaseCompressionStep,
     CompressionStep,
     CutLongMessages,
@@ -15,15 +14,21 @@ from agent_adapter.context.steps import (
     ShrinkToolResults,
     StepContext,
 )
-from agent_adapter.context.stores import MemoryStore, ToolResultStore, recall_tool
-from agent_adapter.context.tokens import TokenCounter, TokenMeter, estimate_tokens, tiktoken_counter
-from agent_adapter.context.units import (
+from agent_adapter.context._stores import MemoryStore, ToolResultStore, recall_tool
+from agent_adapter.context._tokens import (
+    TokenCounter,
+    TokenMeter,
+    estimate_tokens,
+    tiktoken_counter,
+)
+from agent_adapter.context._units import (
     Protection,
     Unit,
     carries_approval_state,
     has_approval_marker,
     split_units,
 )
+from agent_adapter.context.formats import compress_for, compress_for_sync  # (formats first)
 
 __all__ = [
     "BaseCompressionStep",

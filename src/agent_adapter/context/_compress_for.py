@@ -12,13 +12,13 @@ import contextvars
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
+from agent_adapter._errors import ConfigError
+from agent_adapter.context._engine import compress
 from agent_adapter.context._pairing import PairingError, describe
-from agent_adapter.context.engine import compress
+from agent_adapter.context._policy import CompressionPolicy
+from agent_adapter.context._report import CompressionReport
 from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._registry import convert, detect_format
-from agent_adapter.context.policy import CompressionPolicy
-from agent_adapter.context.report import CompressionReport
-from agent_adapter.errors import ConfigError
 
 __all__ = ["compress_for", "compress_for_sync"]
 

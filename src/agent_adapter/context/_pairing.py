@@ -20,7 +20,7 @@ next message"; Gemini: a function response turn follows its function call turn):
 
 Feed a :class:`Pairing` the items in order (:meth:`Pairing.turn` for anything that is not a
 result, :meth:`Pairing.result` for a result) and call :meth:`Pairing.end`; or call
-:func:`pair_messages` on a list of :class:`~agent_adapter.messages.Message`.
+:func:`pair_messages` on a list of :class:`~agent_adapter._messages.Message`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
 
 __all__ = [
     "Pairing",

@@ -1,6 +1,6 @@
 """Provenance: what a list of messages kept, changed and added, known and never guessed.
 
-Every :class:`~agent_adapter.messages.Message` carries an ``origin`` token: fresh when it is
+Every :class:`~agent_adapter._messages.Message` carries an ``origin`` token: fresh when it is
 built, copied by :func:`dataclasses.replace` (and so by ``Message.with_text``, deep copies and
 pickling). So an output message is, relative to an input list:
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from agent_adapter.messages import Message, TextPart
+from agent_adapter._messages import Message, TextPart
 
 __all__ = ["Trace", "fresh", "text_only_change", "trace"]
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 import regex
 
-from agent_adapter.messages import Message
+from agent_adapter._messages import Message
 
 Keep = Literal["start", "end", "both"]
 

@@ -2,6 +2,7 @@
 
 from agent_adapter.context._compress_for import compress_for, compress_for_sync
 from agent_adapter.context.formats._base import Converter, Pinned
+from agent_adapter.context.formats._checks import Violation, check, strip_reserved
 from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._registry import (
     FORMATS,
@@ -11,7 +12,6 @@ from agent_adapter.context.formats._registry import (
     register_format,
     registered_names,
 )
-from agent_adapter.context.formats.checks import Violation, check, strip_reserved
 
 __all__ = [
     "FORMATS",

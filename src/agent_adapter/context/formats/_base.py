@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
-from agent_adapter.messages import Message
+from agent_adapter._messages import Message
 
 __all__ = ["Converter", "Pinned"]
 

@@ -38,8 +38,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any, get_args
 
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message, Part, ToolCall
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message, Part, ToolCall
 
 __all__ = [
     "RESERVED_KEY",

@@ -14,6 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, assert_never
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+)
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
@@ -28,17 +39,6 @@ from agent_adapter.context.formats._responses_items import (
     check_one_api,
     classify,
     is_item_type,
-)
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import (
-    FilePart,
-    ImagePart,
-    Message,
-    OpaquePart,
-    Part,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
 )
 
 __all__ = ["ChatConverter", "chat_kind", "load_chat"]

@@ -6,7 +6,7 @@ the payload of a Responses ``computer_call``...) and parses call arguments on du
 ``json`` recurses once per nesting level, so a payload nested ~1,000 levels deep raised
 ``RecursionError`` from deep inside a converter. :func:`to_json` and :func:`check_json_depth`
 reject anything nested deeper than :data:`MAX_DEPTH` first, with a
-:class:`~agent_adapter.errors.ConfigError` naming the caller's index and field; the walk is
+:class:`~agent_adapter._errors.ConfigError` naming the caller's index and field; the walk is
 iterative, so it never recurses itself. :func:`parse_json` is the dump side: a text too deep
 (or not JSON) is not parsed, so a converter falls back to its "not JSON" rendering and the
 reserved carrier keeps the exact text.
@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agent_adapter.errors import ConfigError
+from agent_adapter._errors import ConfigError
 
 __all__ = [
     "MAX_DEPTH",

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
 from agent_adapter.context._provenance import text_only_change, trace
 from agent_adapter.context.formats._base import Converter, Pinned
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message
 
 __all__ = ["Conversion"]
 

@@ -1,6 +1,6 @@
 """Gemini parts: one part to a message part and back, function responses, Content objects.
 
-See :mod:`agent_adapter.context.formats.gemini` for the mapping (Gemini API reference,
+See :mod:`agent_adapter.context.formats._gemini` for the mapping (Gemini API reference,
 ``Part``; google-genai 3.x ``types.Part``).
 """
 
@@ -9,6 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, assert_never
 
+from agent_adapter._errors import MissingDependency
+from agent_adapter._messages import (
+    FilePart,
+    ImagePart,
+    OpaquePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+)
 from agent_adapter.context.formats._carrier import RESERVED_KEY
 from agent_adapter.context.formats._codec import parse_json, to_json
 from agent_adapter.context.formats._gemini_fields import (
@@ -20,16 +30,6 @@ from agent_adapter.context.formats._gemini_fields import (
     sig_bytes,
 )
 from agent_adapter.context.formats._patch import TextBlocks
-from agent_adapter.errors import MissingDependency
-from agent_adapter.messages import (
-    FilePart,
-    ImagePart,
-    OpaquePart,
-    Part,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-)
 
 # google-genai 3.x ``types.Part`` fields (snake_case); only these go into a dumped part.
 PART_KEYS = frozenset(

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
+from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter, Pinned
 from agent_adapter.context.formats._conversion import Conversion
-from agent_adapter.context.formats.anthropic import AnthropicConverter
-from agent_adapter.context.formats.gemini import GeminiConverter
-from agent_adapter.context.formats.langchain import LangChainConverter
-from agent_adapter.context.formats.openai import OpenAIChatConverter
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import Message
+from agent_adapter.context.formats._gemini import GeminiConverter
+from agent_adapter.context.formats._langchain import LangChainConverter
+from agent_adapter.context.formats._openai import OpenAIChatConverter
 
 __all__ = [
     "FORMATS",

@@ -1,6 +1,6 @@
 """Responses API items, the load side: what an item is, and the message one item loads as.
 
-See :mod:`agent_adapter.context.formats.responses` for the mapping; shapes follow the Responses
+See :mod:`agent_adapter.context.formats._responses` for the mapping; shapes follow the Responses
 API reference (*Create a model response*, ``input`` item list) and the function-calling,
 reasoning, MCP and computer-use guides.
 """
@@ -11,9 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_adapter.context.formats._codec import check_depth, check_json_depth, split_data_url
-from agent_adapter.errors import ConfigError
-from agent_adapter.messages import (
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import (
     FilePart,
     ImagePart,
     Message,
@@ -24,6 +23,7 @@ from agent_adapter.messages import (
     ThinkingPart,
     ToolCall,
 )
+from agent_adapter.context.formats._codec import check_depth, check_json_depth, split_data_url
 
 #: Item types of the Responses API reference (``input`` item list).
 ITEM_TYPES = frozenset(
@@ -337,7 +337,7 @@ def _load_output(item: Mapping[str, Any], call_id: str) -> Message:
 
 
 def load_item(item: Any, where: str) -> Message:
-    """The message of one Responses item (see :mod:`agent_adapter.context.formats.responses`).
+    """The message of one Responses item (see :mod:`agent_adapter.context.formats._responses`).
 
     Raises:
         ConfigError: ``item`` is not a dict, a message has no valid role or content, a

@@ -1,6 +1,6 @@
 """Responses API items, the write side: rendering messages as items and patching item text.
 
-See :mod:`agent_adapter.context.formats.responses` for the mapping. Render functions return the
+See :mod:`agent_adapter.context.formats._responses` for the mapping. Render functions return the
 item(s) and the indexes of the message's parts they hold, in order; what no item has a slot for
 is left to the caller's carrier (:mod:`agent_adapter.context.formats._carrier`).
 """
@@ -11,6 +11,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, assert_never
 
+from agent_adapter._messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+)
 from agent_adapter.context.formats._codec import data_url, parse_json
 from agent_adapter.context.formats._patch import TextBlocks, dict_text_blocks, patch_text_blocks
 from agent_adapter.context.formats._responses_items import (
@@ -23,16 +33,6 @@ from agent_adapter.context.formats._responses_items import (
     opaque_item,
     output_call_id,
     text_type,
-)
-from agent_adapter.messages import (
-    FilePart,
-    ImagePart,
-    Message,
-    OpaquePart,
-    Part,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
 )
 
 #: Text part keys of the API reference besides ``type`` and ``text``.

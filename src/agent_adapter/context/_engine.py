@@ -1,0 +1,255 @@
+"""The engine: run a policy's steps over a message list, under the invariant guard."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agent_adapter._errors import ConfigError, ModelContextOverflow
+from agent_adapter._messages import Message
+from agent_adapter.context._invariants import GuardStats, _guard
+from agent_adapter.context._pairing import validate_messages
+from agent_adapter.context._policy import CompressionPolicy
+from agent_adapter.context._provenance import trace
+from agent_adapter.context._report import CompressionReport, SkipReason, StepFailure, StepReport
+from agent_adapter.context._steps._base import CompressionStep, StepContext
+from agent_adapter.context._text import fit_message
+from agent_adapter.context._tokens import TokenMeter
+from agent_adapter.context._units import Protection
+
+__all__ = ["compress"]
+
+#: A protected text cut by if_still_too_long="cut" keeps at least this many tokens.
+_MIN_CUT_TOKENS = 200
+
+
+def _latest_user(messages: Sequence[Message]) -> Message | None:
+    return next((m for m in reversed(messages) if m.role == "user"), None)
+
+
+def _cut_protected(
+    messages: list[Message], context: StepContext, total: int
+) -> tuple[list[Message], int]:
+    """if_still_too_long="cut": the biggest tool results and assistant texts cut head-and-tail
+    (never system messages, the latest user message, pinned messages, calls or ids)."""
+    out = list(messages)
+    order = sorted(
+        (
+            i
+            for i, m in enumerate(out)
+            if m.role in ("tool", "assistant") and m.text and not context.protection.is_pinned(m)
+        ),
+        key=lambda i: -context.message_tokens(out[i]),
+    )
+    for i in order:
+        if context.under_target(total):
+            break
+        m = out[i]
+        before = context.message_tokens(m)
+        goal = max(_MIN_CUT_TOKENS, before - (total - context.target_tokens))
+        if goal >= before:
+            continue
+        cut = fit_message(m, goal, context.message_tokens, "both")
+        out[i] = cut
+        total += context.message_tokens(cut) - before
+    return out, total
+
+
+def _relaxed(messages: list[Message], context: StepContext) -> StepContext:
+    """The context of a last-resort step (``if_still_too_long`` given a step): only system
+    messages, pinned messages, approval rounds and the latest user message stay protected.
+    Summary costs go to the same total."""
+    latest = _latest_user(messages)
+    pins = context.protection
+    relaxed = Protection(
+        messages, lambda m: m is latest or pins.is_pinned(m), protect_newest_turn=False
+    )
+    return _SharedCostContext(context, relaxed)
+
+
+class _SharedCostContext(StepContext):
+    """A StepContext with other protection whose summary costs land on ``parent``."""
+
+    def __init__(self, parent: StepContext, protection: Protection) -> None:
+        super().__init__(
+            target_tokens=parent.target_tokens,
+            threshold_tokens=parent.threshold_tokens,
+            protection=protection,
+            meter=parent.meter,
+            ctx=parent.ctx,
+        )
+        self._parent = parent
+
+    def add_summary_cost(self, usd: float) -> None:
+        """Record the cost on the compression's own context."""
+        self._parent.add_summary_cost(usd)
+
+
+async def _run_step(
+    step: CompressionStep,
+    name: str,
+    current: list[Message],
+    context: StepContext,
+    policy: CompressionPolicy,
+    failures: list[StepFailure],
+) -> tuple[list[Message], GuardStats] | None:
+    """One step's output through the guard, or ``None`` when it failed and was skipped."""
+    try:
+        candidate = await step.apply(list(current), context)
+        return _guard(
+            current,
+            candidate,
+            context.protection,
+            step=name,
+            allow_system_prompt_shortening=bool(getattr(step, "include_system_prompt", False)),
+        )
+    except Exception as exc:  # a step's bug or outage never kills the run in "skip"
+        if policy.on_step_error == "raise":
+            raise
+        failures.append(StepFailure(name, type(exc).__name__))
+        return None
+
+
+async def compress(
+    messages: Sequence[Message],
+    policy: CompressionPolicy,
+    *,
+    pinned: Callable[[Message], bool] | None = None,
+    model_max_tokens: int | None = None,
+    ctx: Any = None,
+    force: bool = False,
+) -> tuple[list[Message], CompressionReport]:
+    """Compress ``messages`` with ``policy``: the new list and a report.
+
+    At or under the threshold nothing runs and the very same list comes back. Above it, each
+    step runs in order until the list is at or under the target; each step's output passes
+    :func:`enforce_invariants`. Kept messages are the same objects; the caller's list and
+    messages are never mutated. Nothing calls the main model.
+
+    Args:
+        messages: the conversation, oldest first.
+        policy: when, how far and how.
+        pinned: ``pinned(message) -> bool`` marks messages no step may change or remove.
+        model_max_tokens: the context window, for a policy in percents.
+        ctx: the run context (ids for stores, events); passed to steps as ``context.ctx``.
+        force: run even at or under the threshold (down to the target), as after a
+            provider's context-overflow error.
+
+    Raises:
+        ConfigError: bad messages (naming index and field), a bad policy, or a step output
+            that is not a list of Message. With ``on_step_error="raise"`` a failing step's
+            own exception propagates (e.g. ModelError from a summarizer).
+        ModelContextOverflow: still over the target with ``if_still_too_long="raise"``.
+    """
+    if not isinstance(policy, CompressionPolicy):
+        raise ConfigError(f"policy must be a CompressionPolicy, got {type(policy).__name__}")
+    started = time.perf_counter()
+    current = validate_messages(messages)
+    original = current
+    limits = policy.limits(model_max_tokens)
+    meter = TokenMeter(policy.token_counter)
+    tokens_before = meter.total(current)
+    n_before = len(current)
+
+    def untouched(skipped: SkipReason, **kw: Any) -> tuple[list[Message], CompressionReport]:
+        same = messages if isinstance(messages, list) else current
+        return same, CompressionReport(
+            tokens_before=tokens_before,
+            tokens_after=tokens_before,
+            threshold_tokens=limits.threshold_tokens,
+            target_tokens=limits.target_tokens,
+            messages_before=n_before,
+            messages_after=n_before,
+            skipped=skipped,
+            seconds=time.perf_counter() - started,
+            **kw,
+        )
+
+    if tokens_before <= limits.threshold_tokens and not force:
+        return untouched("under_threshold")
+    if tokens_before <= limits.target_tokens:
+        return untouched("under_target")
+    protection = Protection(current, pinned)
+    protected_tokens = sum(meter.of(m) for m in protection.protected(current))
+    context = StepContext(
+        target_tokens=limits.target_tokens,
+        threshold_tokens=limits.threshold_tokens,
+        protection=protection,
+        meter=meter,
+        ctx=ctx,
+    )
+    if protected_tokens >= tokens_before and policy.if_still_too_long == "keep":
+        return untouched(
+            "nothing_to_compress", protected_tokens=protected_tokens, if_still_too_long="keep"
+        )
+    step_reports: list[StepReport] = []
+    failures: list[StepFailure] = []
+    total = tokens_before
+    for step in policy.resolved_steps():
+        if context.under_target(total):
+            break
+        name = str(getattr(step, "name", type(step).__name__))
+        t0 = time.perf_counter()
+        ran = await _run_step(step, name, current, context, policy, failures)
+        if ran is None:
+            continue
+        result, stats = ran
+        after = meter.total(result)
+        step_reports.append(
+            StepReport(
+                step=name,
+                tokens_before=total,
+                tokens_after=after,
+                messages_removed=stats.removed,
+                messages_changed=stats.changed,
+                messages_added=stats.added,
+                changes_reverted=stats.reverted,
+                seconds=time.perf_counter() - t0,
+            )
+        )
+        current, total = result, after
+
+    action = ""
+    if not context.under_target(total):
+        still = policy.if_still_too_long
+        if still == "raise":
+            raise ModelContextOverflow(
+                f"compressed to {total} tokens, still over the target {limits.target_tokens}; "
+                f"protected messages alone are {protected_tokens} tokens",
+                tokens=total,
+                limit=limits.target_tokens,
+            )
+        if still == "cut":
+            current, total = _cut_protected(current, context, total)
+            action = "cut"
+        elif still == "keep":
+            action = "keep"
+        else:
+            name = str(getattr(still, "name", type(still).__name__))
+            action = f"step:{name}"
+            ran = await _run_step(
+                still, name, current, _relaxed(current, context), policy, failures
+            )
+            if ran is not None:
+                current = ran[0]
+                total = meter.total(current)
+
+    traced = trace(original, current)
+    return current, CompressionReport(
+        tokens_before=tokens_before,
+        tokens_after=total,
+        threshold_tokens=limits.threshold_tokens,
+        target_tokens=limits.target_tokens,
+        messages_before=n_before,
+        messages_after=len(current),
+        messages_removed=traced.removed,
+        messages_changed=traced.changed(original),
+        messages_added=traced.n_added,
+        protected_tokens=protected_tokens,
+        steps=tuple(step_reports),
+        failures=tuple(failures),
+        if_still_too_long=action,
+        summary_cost_usd=context.summary_cost_usd,
+        seconds=time.perf_counter() - started,
+    )

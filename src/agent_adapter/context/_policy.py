@@ -1,0 +1,216 @@
+"""CompressionPolicy: when to compress (threshold), how far (target), and with which steps."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from agent_adapter._errors import ConfigError
+from agent_adapter.context._tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from agent_adapter.context._steps._base import CompressionStep
+
+__all__ = ["CompressionLimits", "CompressionPolicy", "IfStillTooLong", "OnStepError"]
+
+IfStillTooLong: TypeAlias = Literal["keep", "cut", "raise"]
+OnStepError: TypeAlias = Literal["raise", "skip"]
+
+#: Defaults when neither percents nor token counts are given: compress above 80% of the
+#: context window, down to 60%, leaving room for the reply and a few more turns.
+DEFAULT_THRESHOLD_PERCENT = 80.0
+DEFAULT_TARGET_PERCENT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionLimits:
+    """The two token counts one compression works with.
+
+    Attributes:
+        threshold_tokens: above this many tokens, compression runs; at or below, the input
+            comes back untouched.
+        target_tokens: once running, steps stop as soon as the list is at or under this.
+    """
+
+    threshold_tokens: int
+    target_tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompressionPolicy:
+    """When and how far to compress, and with which steps; give percents or token counts.
+
+    Args:
+        threshold_percent: compress above this percent (0-100] of the context window.
+        target_percent: compress down to this percent; defaults to 3/4 of the threshold.
+        threshold_tokens: compress above this many tokens.
+        target_tokens: compress down to this many tokens; defaults to 3/4 of the threshold.
+            Given alone, the threshold equals it (compress whenever over the target).
+        model_max_tokens: the model's context window in tokens, for percents.
+        steps: the steps to run, in order; ``None`` for :meth:`resolved_steps`' defaults.
+        token_counter: ``list[Message] -> int``; ``None`` for
+            :func:`~agent_adapter.context.estimate_tokens` (chars/4).
+        if_still_too_long: what happens when every step ran and the list is still over the
+            target (usually because the protected newest turn alone is bigger):
+            ``"keep"`` returns it as is and the report says so; ``"cut"`` cuts the text of the
+            biggest protected tool results and assistant texts to head and tail with a marker
+            (never the system prompt nor the latest user message, never a tool call or id);
+            ``"raise"`` raises :class:`~agent_adapter._errors.ModelContextOverflow`; a step
+            runs once more with only system messages and the latest user message protected.
+        on_step_error: ``"skip"`` records a failing step in the report and goes on with the
+            next one (a summarizer outage never kills the run); ``"raise"`` re-raises.
+
+    With no percents or token counts, the threshold is 80% and the target 60% of the window.
+    Threshold above target gives hysteresis: once compressed to the target, the next few
+    turns stay under the threshold and are sent untouched (and stay cacheable).
+
+    Raises:
+        ConfigError: a setting is out of range, or percents and token counts are mixed.
+    """
+
+    threshold_percent: float | None = None
+    target_percent: float | None = None
+    threshold_tokens: int | None = None
+    target_tokens: int | None = None
+    model_max_tokens: int | None = None
+    steps: Sequence[CompressionStep] | None = None
+    token_counter: TokenCounter | None = None
+    if_still_too_long: IfStillTooLong | CompressionStep = "keep"
+    on_step_error: OnStepError = "skip"
+
+    def __post_init__(self) -> None:
+        percents = (self.threshold_percent, self.target_percent)
+        tokens = (self.threshold_tokens, self.target_tokens)
+        uses_percent = any(p is not None for p in percents)
+        if uses_percent and any(t is not None for t in tokens):
+            raise ConfigError(
+                "CompressionPolicy: give percents (threshold_percent/target_percent) or token "
+                "counts (threshold_tokens/target_tokens), not both"
+            )
+        for name in ("threshold_percent", "target_percent"):
+            v = getattr(self, name)
+            if v is not None and (
+                isinstance(v, bool)
+                or not isinstance(v, int | float)
+                or not math.isfinite(v)
+                or not 0 < v <= 100
+            ):
+                raise ConfigError(f"CompressionPolicy.{name} must be in (0, 100], got {v!r}")
+        for name in ("threshold_tokens", "target_tokens", "model_max_tokens"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
+                raise ConfigError(f"CompressionPolicy.{name} must be an int > 0, got {v!r}")
+        percent = self._percents()
+        if percent is not None and percent[1] > percent[0]:
+            raise ConfigError(
+                f"CompressionPolicy: target_percent {percent[1]} is above "
+                f"threshold_percent {percent[0]}"
+            )
+        if (
+            self.threshold_tokens is not None
+            and self.target_tokens is not None
+            and self.target_tokens > self.threshold_tokens
+        ):
+            raise ConfigError(
+                f"CompressionPolicy: target_tokens {self.target_tokens} is above "
+                f"threshold_tokens {self.threshold_tokens}"
+            )
+        if self.on_step_error not in ("raise", "skip"):
+            raise ConfigError(
+                f"CompressionPolicy.on_step_error must be 'raise' or 'skip', "
+                f"got {self.on_step_error!r}"
+            )
+        still = self.if_still_too_long
+        if isinstance(still, str):
+            if still not in ("keep", "cut", "raise"):
+                raise ConfigError(
+                    "CompressionPolicy.if_still_too_long must be 'keep', 'cut', 'raise' or a "
+                    f"step, got {still!r}"
+                )
+        elif not callable(getattr(still, "apply", None)):
+            raise ConfigError("CompressionPolicy.if_still_too_long is not a step")
+        if self.steps is not None:
+            if isinstance(self.steps, str) or not isinstance(self.steps, Sequence):
+                raise ConfigError("CompressionPolicy.steps must be a sequence of steps")
+            for i, step in enumerate(self.steps):
+                if not callable(getattr(step, "apply", None)):
+                    raise ConfigError(
+                        f"CompressionPolicy.steps[{i}] is {type(step).__name__}, not a step"
+                    )
+        if self.token_counter is not None and not callable(self.token_counter):
+            raise ConfigError("CompressionPolicy.token_counter must be callable")
+
+    def _percents(self) -> tuple[float, float] | None:
+        """(threshold, target) in percent when the policy works in percents (the defaults
+        included), else ``None``; derived from the fields, never stored."""
+        if self.threshold_tokens is not None or self.target_tokens is not None:
+            return None
+        threshold, target = self.threshold_percent, self.target_percent
+        if threshold is None and target is None:
+            return (DEFAULT_THRESHOLD_PERCENT, DEFAULT_TARGET_PERCENT)
+        if threshold is None:
+            threshold = target
+        if target is None:
+            target = threshold * 0.75  # type: ignore[operator]
+        return (float(threshold), float(target))  # type: ignore[arg-type]
+
+    @property
+    def uses_percent(self) -> bool:
+        """True when the limits are percents of a context window."""
+        return self._percents() is not None
+
+    def limits(self, model_max_tokens: int | None = None) -> CompressionLimits:
+        """The token limits; percents apply to the policy's model_max_tokens, else this one.
+
+        Raises:
+            ConfigError: percents are used and no model size is known, or it is not positive.
+        """
+        percent = self._percents()
+        if percent is None:
+            threshold = self.threshold_tokens
+            target = self.target_tokens
+            if threshold is None:
+                threshold = target
+            assert threshold is not None
+            if target is None:
+                target = max(1, threshold * 3 // 4)
+            return CompressionLimits(threshold, target)
+        window = self.model_max_tokens if self.model_max_tokens is not None else model_max_tokens
+        if window is None:
+            given = (
+                "uses percents"
+                if self.threshold_percent or self.target_percent
+                else f"defaults to {DEFAULT_THRESHOLD_PERCENT:g}% / {DEFAULT_TARGET_PERCENT:g}% "
+                "of the context window"
+            )
+            raise ConfigError(
+                f"CompressionPolicy {given} but no context window is known: set "
+                "model_max_tokens on the policy or pass it to the call, or give "
+                "threshold_tokens / target_tokens"
+            )
+        if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+            raise ConfigError(f"model_max_tokens must be an int > 0, got {window!r}")
+        threshold_p, target_p = percent
+        return CompressionLimits(
+            max(1, int(window * threshold_p / 100)), max(1, int(window * target_p / 100))
+        )
+
+    def resolved_steps(self) -> list[CompressionStep]:
+        """The steps to run, in order: the policy's, else the defaults.
+
+        Defaults, cheapest loss first: ``RemoveDuplicates()`` (nothing unique is lost),
+        ``ShrinkToolResults()`` (old big tool outputs, the bulk of coding-agent traces),
+        ``CutLongMessages()``, then ``RemoveOldMessages()``. None of them calls a model.
+        """
+        if self.steps is not None:
+            return list(self.steps)
+        from agent_adapter.context._steps import (
+            CutLongMessages,
+            RemoveDuplicates,
+            RemoveOldMessages,
+            ShrinkToolResults,
+        )
+
+        return [RemoveDuplicates(), ShrinkToolResults(), CutLongMessages(), RemoveOldMessages()]

@@ -1,0 +1,124 @@
+"""What every step is: the protocol, the base class, and the context a step reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
+from agent_adapter.context._tokens import TokenMeter
+from agent_adapter.context._units import Protection, Unit, split_units
+
+__all__ = ["BaseCompressionStep", "CompressionStep", "StepContext"]
+
+
+@dataclass(eq=False)
+class StepContext:
+    """What a step may read during one compress call; the same object for every step.
+
+    Attributes:
+        target_tokens: steps stop as soon as the list is at or under this.
+        threshold_tokens: the trigger that started this compression.
+        protection: fixed on the compression's input.
+        meter: the policy's counter with a per-message cache.
+        ctx: the caller's run context (ids, owner scope), or ``None``.
+        summary_cost_usd: what model calls made by steps cost so far, in USD.
+    """
+
+    target_tokens: int
+    threshold_tokens: int
+    protection: Protection
+    meter: TokenMeter
+    ctx: Any = None
+    summary_cost_usd: float = field(default=0.0)
+
+    def add_summary_cost(self, usd: float) -> None:
+        """Record what a model call made by a step cost, in USD.
+
+        Raises:
+            ConfigError: usd is negative or not a finite number.
+        """
+        if (
+            isinstance(usd, bool)
+            or not isinstance(usd, int | float)
+            or not math.isfinite(usd)
+            or usd < 0
+        ):
+            raise ConfigError(f"add_summary_cost: usd must be a finite number >= 0, got {usd!r}")
+        self.summary_cost_usd += float(usd)
+
+    def is_protected(self, message: Message) -> bool:
+        """True when the step must not change or remove ``message``."""
+        return self.protection.is_protected(message)
+
+    def message_tokens(self, message: Message) -> int:
+        """Tokens of one message (cached); steps keep a running total with these."""
+        return self.meter.of(message)
+
+    def tokens(self, messages: Sequence[Message]) -> int:
+        """Tokens of the whole list, with the policy's counter."""
+        return self.meter.total(list(messages))
+
+    def under_target(self, tokens: int) -> bool:
+        """True once ``tokens`` is at or under the target: the step must stop."""
+        return tokens <= self.target_tokens
+
+    def units(self, messages: Sequence[Message]) -> list[Unit]:
+        """``messages`` as atomic units, each flagged protected or not."""
+        return split_units(messages, self.protection)
+
+
+@runtime_checkable
+class CompressionStep(Protocol):
+    """One stage of a compression pipeline.
+
+    ``apply`` returns the new message list. It must stop as soon as the conversation is under
+    ``context.target_tokens``, and should leave protected messages and tool rounds alone; the
+    invariant guard reverts any change that breaks a rule anyway.
+    """
+
+    @property
+    def name(self) -> str:
+        """The step's name in reports and logs."""
+        ...
+
+    async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
+        """The compressed list."""
+        ...
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # JSON has no NaN or infinity: "nan", "inf", "-inf"
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    name = getattr(value, "__qualname__", None) or type(value).__qualname__
+    module = getattr(value, "__module__", None) or type(value).__module__
+    return f"<{module}.{name} at {id(value):#x}>"
+
+
+class BaseCompressionStep(ABC):
+    """Base class for steps: a fixed name, apply, and config() for cache keys and logs."""
+
+    name: ClassVar[str] = "step"
+
+    @abstractmethod
+    async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
+        """The compressed list; see CompressionStep."""
+
+    def config(self) -> dict[str, Any]:
+        """The step's settings as JSON-safe values; objects and functions by their identity."""
+        if dataclasses.is_dataclass(self):
+            items = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        else:
+            items = {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        return {"step": self.name, **{k: _json_safe(v) for k, v in items.items()}}

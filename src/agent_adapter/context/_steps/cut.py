@@ -1,0 +1,67 @@
+"""CutLongMessages: cut the text of over-long messages, oldest first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
+from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._text import Keep, fit_message
+
+__all__ = ["CutLongMessages"]
+
+
+@dataclass(kw_only=True)
+class CutLongMessages(BaseCompressionStep):
+    """Cut the text of messages over max_tokens_per_message, oldest first, keeping one end.
+
+    Only text is cut, never tool calls; a marker says how many characters went. With
+    include_system_prompt=True, an unpinned system message is cut too, after the others.
+
+    Args:
+        max_tokens_per_message: a message over this many tokens is cut down to it.
+        keep: which end of the text survives, ``"start"`` (default: the head of a file or
+            log, where the command and its first lines are) or ``"end"``.
+        include_system_prompt: also cut unpinned system messages, last.
+
+    Raises:
+        ConfigError: max_tokens_per_message is not an int > 0, or keep is unknown.
+    """
+
+    name: ClassVar[str] = "cut_long_messages"
+    max_tokens_per_message: int = 2000
+    keep: Keep = "start"
+    include_system_prompt: bool = False
+
+    def __post_init__(self) -> None:
+        m = self.max_tokens_per_message
+        if isinstance(m, bool) or not isinstance(m, int) or m <= 0:
+            raise ConfigError(f"CutLongMessages.max_tokens_per_message must be > 0, got {m!r}")
+        if self.keep not in ("start", "end"):
+            raise ConfigError(f"CutLongMessages.keep must be 'start' or 'end', got {self.keep!r}")
+
+    async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
+        """messages with long texts cut until under the target."""
+        out = list(messages)
+        total = context.tokens(out)
+        order = [i for i, m in enumerate(out) if not context.is_protected(m)]
+        if self.include_system_prompt:
+            order += [
+                i
+                for i, m in enumerate(out)
+                if m.role == "system" and not context.protection.is_pinned(m)
+            ]
+        for i in order:
+            if context.under_target(total):
+                break
+            m = out[i]
+            before = context.message_tokens(m)
+            if before <= self.max_tokens_per_message:
+                continue
+            cut = fit_message(m, self.max_tokens_per_message, context.message_tokens, self.keep)
+            if cut is not m:
+                out[i] = cut
+                total += context.message_tokens(cut) - before
+        return out

@@ -1,0 +1,104 @@
+"""ShrinkToolResults: shorten old big tool results, optionally saving the full text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
+from agent_adapter._run import owner_scope
+from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._stores._base import ToolResultStore
+from agent_adapter.context._stores.recall import RECALL_TOOL_NAME
+from agent_adapter.context._text import cut_text
+
+__all__ = ["ShrinkToolResults"]
+
+
+@dataclass(kw_only=True)
+class ShrinkToolResults(BaseCompressionStep):
+    """Shorten tool results over bigger_than_tokens older than older_than_turns, oldest first.
+
+    A turn is one assistant message; the newest older_than_turns turns are left alone. With
+    save_to, the full text is saved there for save_for_seconds (None: no expiry), under the
+    run's thread or run id, and the note gives an id for recall_tool.
+
+    The shortened result keeps its head and tail and a note with the original size: at least
+    ``keep_chars`` characters, and more when this one result covers all that the target still
+    needs (then only the tokens needed go). Its tool call id, name and non-text parts stay.
+
+    Args:
+        bigger_than_tokens: only results over this many tokens are shortened.
+        older_than_turns: results in the newest this many turns are left alone.
+        keep_chars: characters of the original kept (half head, half tail).
+        save_to: a ToolResultStore for the full texts, or ``None``.
+        save_for_seconds: how long saved texts live (``None``: no expiry).
+
+    Raises:
+        ConfigError: a number is out of range, or save_to is not a ToolResultStore.
+    """
+
+    name: ClassVar[str] = "shrink_tool_results"
+    bigger_than_tokens: int = 500
+    older_than_turns: int = 2
+    keep_chars: int = 400
+    save_to: Any = None
+    save_for_seconds: float | None = 24 * 3600
+
+    def __post_init__(self) -> None:
+        for attr in ("bigger_than_tokens", "older_than_turns", "keep_chars"):
+            v = getattr(self, attr)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ConfigError(f"ShrinkToolResults.{attr} must be an int >= 0, got {v!r}")
+        if self.save_to is not None and not isinstance(self.save_to, ToolResultStore):
+            raise ConfigError("ShrinkToolResults.save_to must be a ToolResultStore")
+        s = self.save_for_seconds
+        if s is not None and (isinstance(s, bool) or not isinstance(s, int | float) or s <= 0):
+            raise ConfigError(f"ShrinkToolResults.save_for_seconds must be > 0 or None, got {s!r}")
+
+    async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
+        """messages with old big tool results shortened until under the target."""
+        out = list(messages)
+        total = context.tokens(out)
+        # results before this index are older than the newest older_than_turns turns; with
+        # fewer turns than that in the list, no result is old
+        newest_ok = len(out) if self.older_than_turns == 0 else 0
+        turns_after = 0
+        for i in range(len(out) - 1, -1, -1) if self.older_than_turns else ():
+            if out[i].role == "assistant":
+                turns_after += 1
+                if turns_after == self.older_than_turns:
+                    newest_ok = i
+                    break
+        scope = owner_scope(context.ctx)
+        for i in range(newest_ok):
+            if context.under_target(total):
+                break
+            m = out[i]
+            if m.role != "tool" or context.is_protected(m):
+                continue
+            before = context.message_tokens(m)
+            if before <= self.bigger_than_tokens or len(m.text) <= self.keep_chars:
+                continue
+            text = m.text
+            note = f"[tool result shortened: was {before} tokens, {len(text)} characters"
+            if self.save_to is not None:
+                id_ = await self.save_to.save(scope, text, ttl_seconds=self.save_for_seconds)
+                note += f"; full text: call {RECALL_TOOL_NAME}(id={id_!r})"
+            # keep keep_chars, or more when this result alone covers what is still needed:
+            # the cut takes only the tokens the target needs, so the most text stays
+            allowed = before - (total - context.target_tokens)
+            keep = self.keep_chars
+            if allowed > 0:
+                keep = max(keep, len(text) * allowed // before - len(note) - 80)
+            short = m.with_text(f"{note}]\n{cut_text(text, keep, 'both')}")
+            after = context.message_tokens(short)
+            while after > allowed and keep > self.keep_chars:  # the estimate ran over
+                keep = max(self.keep_chars, keep * 3 // 4)
+                short = m.with_text(f"{note}]\n{cut_text(text, keep, 'both')}")
+                after = context.message_tokens(short)
+            if after < before:
+                out[i] = short
+                total += after - before
+        return out

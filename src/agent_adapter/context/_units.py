@@ -1,0 +1,266 @@
+"""Units (what is kept, changed or removed together) and Protection (what no step may touch).
+
+A tool round, an assistant message with tool calls plus every result answering them (parallel
+calls included), is one unit: providers reject a call without all its results or a result
+without its call (OpenAI Chat Completions: "messages with role 'tool' must be a response to a
+preceding message with 'tool_calls'"; Anthropic Messages: each ``tool_use`` must be answered
+by a ``tool_result`` in the next user message). Every other message is a unit of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agent_adapter._messages import Message, OpaquePart, ThinkingPart
+from agent_adapter.context._pairing import pair_messages
+
+__all__ = [
+    "Protection",
+    "ProtectionReason",
+    "Unit",
+    "carries_approval_state",
+    "has_approval_marker",
+    "split_units",
+]
+
+# Tool names that ask a human to confirm (Google ADK's adk_request_confirmation, LangGraph
+# HITL "request_confirmation", generic approve/permission tools).
+_CONFIRM_NAME = re.compile(r"request[_-]?confirmation|approv|permission", re.IGNORECASE)
+_MAX_DEPTH = 8
+_HITL_REJECTION = "User rejected the tool call for `"
+
+
+def has_approval_marker(native: Any) -> bool:
+    """True when a native message (any format) holds an approval or confirmation item.
+
+    Looks for an item ``type`` naming an approval (OpenAI Responses ``mcp_approval_request`` /
+    ``mcp_approval_response``), an MCP ``approval_request_id``, or a request-confirmation
+    function name (Google ADK ``adk_request_confirmation``), in dicts, lists and plain or
+    pydantic objects. Strings are never scanned, so large tool outputs cost nothing.
+    """
+    return _marker(native, 0)
+
+
+def _marker(value: Any, depth: int) -> bool:
+    if depth > _MAX_DEPTH or value is None or isinstance(value, str | bytes | int | float):
+        return False
+    if isinstance(value, Mapping):
+        kind = value.get("type")
+        if isinstance(kind, str) and "approval" in kind.lower():
+            return True
+        if "approval_request_id" in value:
+            return True
+        name = value.get("name")
+        if isinstance(name, str) and _CONFIRM_NAME.search(name):
+            return True
+        return any(_marker(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_marker(v, depth + 1) for v in value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        try:
+            return _marker(dump(), depth + 1)
+        except Exception:  # a broken model is not an approval
+            return False
+    attrs = getattr(value, "__dict__", None)
+    return isinstance(attrs, dict) and _marker(attrs, depth + 1)
+
+
+def carries_approval_state(message: Message) -> bool:
+    """True for a tool result recording an approval or policy decision, or approval raw items.
+
+    That is: a ``tool`` message whose ``name`` is a confirmation or approval tool, an error
+    result recording a human rejection (LangChain ``HumanInTheLoopMiddleware`` writes
+    ``"User rejected the tool call for `<name>` ..."``), or any
+    message whose ``extras`` or opaque parts hold an approval marker
+    (:func:`has_approval_marker`). Dropping or summarizing these would let the agent repeat an
+    action the user refused, or lose the record that it was allowed.
+    """
+    if message.role == "tool":
+        if message.name and _CONFIRM_NAME.search(message.name):
+            return True
+        # LangChain's HumanInTheLoopMiddleware records a rejection only as an error result
+        if message.extras.get("is_error") is True and message.text.startswith(_HITL_REJECTION):
+            return True
+    if any(_CONFIRM_NAME.search(call.name) for call in message.tool_calls):
+        return True
+    if message.extras and has_approval_marker(dict(message.extras)):
+        return True
+    if isinstance(message.content, str):
+        return False
+    return any(isinstance(p, OpaquePart) and has_approval_marker(p.data) for p in message.content)
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Messages that are kept, changed or removed together; ``messages[start:stop]``.
+
+    Attributes:
+        start: index of the first message in the list it was split from.
+        stop: one past the last message.
+        messages: the messages themselves.
+        protected: True when no step may change or remove any of them.
+    """
+
+    start: int
+    stop: int
+    messages: tuple[Message, ...]
+    protected: bool = False
+
+    @property
+    def is_tool_round(self) -> bool:
+        """True for an assistant message with tool calls and its results."""
+        return any(m.tool_calls for m in self.messages)
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+def _reasoning_only(message: Message) -> bool:
+    """An assistant message with thinking parts and nothing else (no text, no calls)."""
+    if message.role != "assistant" or message.tool_calls or isinstance(message.content, str):
+        return False
+    return bool(message.content) and all(isinstance(p, ThinkingPart) for p in message.content)
+
+
+def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """(start, stop) of each unit, in order.
+
+    A round runs from an assistant message with calls to the last result answering it, by
+    the one pairing rule (:mod:`agent_adapter.context._pairing`; in a validated list the
+    results follow their call directly). An assistant message holding only reasoning joins
+    the assistant messages right after it (a Responses ``reasoning`` item must stay with the
+    output items of its response: "Item of type 'function_call' was provided without its
+    required 'reasoning' item"). A result whose call is nowhere is a unit of its own (callers
+    validate).
+    """
+    last_result = pair_messages(messages).last_result
+    bounds: list[tuple[int, int]] = []
+    i, n = 0, len(messages)
+    while i < n:
+        stop = i + 1
+        k = i
+        while k < stop:  # grow to a fixpoint over everything that starts inside the unit
+            end = last_result.get(k)
+            if end is not None and end >= stop:
+                stop = end + 1
+            if _reasoning_only(messages[k]):
+                # the reasoning item belongs to every output item of its response: the
+                # assistant messages right after it
+                while stop < n and (stop == k + 1 or messages[stop].role == "assistant"):
+                    stop += 1
+            k += 1
+        bounds.append((i, stop))
+        i = stop
+    return bounds
+
+
+#: Why a message is protected (see :meth:`Protection.reason`).
+ProtectionReason = Literal[
+    "", "system", "pinned", "approval", "latest_user", "thinking_opener", "newest_turn", "unit"
+]
+
+
+class Protection:
+    """Which messages no step may change or remove, fixed on the input of one compression.
+
+    Protected: system messages, pinned messages, rounds carrying approval state, the latest
+    user message and the last unit (the newest turn, including a pending tool round). A unit
+    with one protected message is protected whole.
+
+    Protection follows a message through edits: it is keyed by the message's provenance
+    (``Message.origin``), so a shortened system prompt, made with ``dataclasses.replace`` by
+    one step, is still protected in the next.
+
+    Args:
+        messages: the input of the compression.
+        pinned: ``pinned(message) -> bool`` marks more messages to protect.
+        protect_newest_turn: protect the latest user message and the last unit (default);
+            ``False`` only for last-resort passes (``if_still_too_long`` given a step).
+    """
+
+    __slots__ = ("_pinned", "_reasons")
+
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        pinned: Callable[[Message], bool] | None = None,
+        *,
+        protect_newest_turn: bool = True,
+    ) -> None:
+        why: list[ProtectionReason] = [""] * len(messages)
+        pinned_origins: set[int] = set()
+        latest_user = -1
+        for i, m in enumerate(messages):
+            if m.role == "user":
+                latest_user = i
+            if pinned is not None and pinned(m):
+                why[i] = "pinned"
+                pinned_origins.add(m.origin)
+            elif m.role == "system":
+                why[i] = "system"
+            elif carries_approval_state(m):
+                why[i] = "approval"
+        if latest_user >= 0 and protect_newest_turn:
+            why[latest_user] = why[latest_user] or "latest_user"
+            # Anthropic extended thinking: within the current tool loop, the thinking block of
+            # the turn's opening assistant message must be sent back ("Expected `thinking` or
+            # `redacted_thinking`, but found `tool_use`"), so that message is protected.
+            opener = next(
+                (
+                    k
+                    for k in range(latest_user + 1, len(messages))
+                    if messages[k].role == "assistant"
+                ),
+                None,
+            )
+            if opener is not None and any(
+                isinstance(p, ThinkingPart) for p in messages[opener].parts
+            ):
+                why[opener] = why[opener] or "thinking_opener"
+        bounds = _bounds(messages)
+        reasons: dict[int, ProtectionReason] = {}
+        for n, (start, stop) in enumerate(bounds):
+            newest = protect_newest_turn and n == len(bounds) - 1
+            if newest or any(why[start:stop]):
+                for j in range(start, stop):
+                    reasons[messages[j].origin] = why[j] or ("newest_turn" if newest else "unit")
+        self._reasons = reasons
+        self._pinned = pinned_origins
+
+    def is_protected(self, message: Message) -> bool:
+        """True when no step may change or remove ``message`` (or anything derived from it)."""
+        return message.origin in self._reasons
+
+    def is_pinned(self, message: Message) -> bool:
+        """True when ``message`` (or what it was derived from) was marked by ``pinned``."""
+        return message.origin in self._pinned
+
+    def reason(self, message: Message) -> ProtectionReason:
+        """Why ``message`` is protected: ``"system"``, ``"pinned"``, ``"approval"``,
+        ``"latest_user"``, ``"thinking_opener"`` (the opening assistant message of the current
+        turn, when it carries thinking), ``"newest_turn"`` (in the last unit), ``"unit"`` (in
+        the same unit as a protected message); ``""`` when it is not protected."""
+        return self._reasons.get(message.origin, "")
+
+    def protected(self, messages: Iterable[Message]) -> list[Message]:
+        """The protected ones among ``messages``, in order."""
+        return [m for m in messages if m.origin in self._reasons]
+
+
+def split_units(messages: Sequence[Message], protection: Protection | None = None) -> list[Unit]:
+    """``messages`` as units in order; ``protected`` follows ``protection``.
+
+    Args:
+        messages: the messages to split.
+        protection: defaults to ``Protection(messages)``.
+    """
+    prot = protection if protection is not None else Protection(messages)
+    units: list[Unit] = []
+    for start, stop in _bounds(messages):
+        chunk = tuple(messages[start:stop])
+        units.append(Unit(start, stop, chunk, any(prot.is_protected(m) for m in chunk)))
+    return units

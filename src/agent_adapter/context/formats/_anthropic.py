@@ -1,0 +1,491 @@
+"""Anthropic Messages dicts (``anthropic`` format).
+
+Shapes follow the Messages API reference: ``{"role": "user" | "assistant", "content": str |
+list[block]}``. Assistant blocks ``text``, ``thinking`` (with ``signature``),
+``redacted_thinking`` (``data``) and ``tool_use`` (``id``, ``name``, ``input``; other keys such
+as ``cache_control`` in ``ToolCall.extras``) become one message with parts and tool calls;
+other blocks (``server_tool_use``, ``web_search_tool_result`` ...) ride along as opaque parts. A
+user message's ``tool_result`` blocks become ``tool`` messages (``tool_use_id`` ->
+``tool_call_id``, ``is_error`` and ``cache_control`` in extras, block content as parts) and its
+other blocks one user message. ``image`` and ``document`` blocks with a ``base64`` or ``url``
+source become image and file parts (other keys in extras); other sources stay opaque. Back,
+blocks are rebuilt in their original places, so ``cache_control`` markers, thinking blocks and
+signatures never move or change.
+
+``dump`` is lossless for a message of any format: what a block has no slot for (a chat
+message's ``name``, a Responses item's ``id``, a thinking part's missing signature...) rides in
+the reserved carrier described in :mod:`agent_adapter.context.formats._carrier`.
+
+**Alternation after compression.** The API wants ``user`` and ``assistant`` turns to
+alternate (it merges consecutive same-role turns, see *Messages API: consecutive user or
+assistant turns will be combined into a single turn*); removing the assistant message between
+two user messages makes them adjacent. :meth:`AnthropicConverter.finish`, run by
+``Conversion.back`` on the natives it built, merges such neighbours into one NEW dict (the
+blocks of both, in order; string content becomes one ``text`` block; the first one's other
+keys; any carrier dropped, since a merged message no longer loads as the messages it came
+from). Every other native stays the same object. Merging never reorders blocks: a user message
+holding ``tool_result`` blocks always follows its assistant message directly (the round is one
+unit), so results stay first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, ClassVar, assert_never
+
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+)
+from agent_adapter.context.formats._base import Converter
+from agent_adapter.context.formats._carrier import (
+    RESERVED_KEY,
+    apply_carrier,
+    dump_lossless,
+    over_native,
+    split_carrier,
+)
+from agent_adapter.context.formats._codec import parse_json, to_json
+from agent_adapter.context.formats._patch import CHAT_TEXT, patch_text_blocks
+
+__all__ = ["AnthropicConverter"]
+
+_SURE_BLOCKS = {
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "document",
+    "server_tool_use",
+    "web_search_tool_result",
+    "search_result",
+}
+#: Block keys of the API reference that parts and calls have no field for.
+_TEXT_KEYS = frozenset({"cache_control", "citations"})
+_IMAGE_KEYS = frozenset({"cache_control"})
+_DOCUMENT_KEYS = frozenset({"cache_control", "citations", "title", "context"})
+_TOOL_USE_KEYS = frozenset({"cache_control", "caller"})
+_TOOL_RESULT_KEYS = frozenset({"cache_control", "is_error"})
+#: Block types load() never turns into an opaque part.
+_TYPED_BLOCKS = frozenset(
+    {"text", "thinking", "redacted_thinking", "image", "document", "tool_use", "tool_result"}
+)
+
+
+def _source(block: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A ``base64`` or ``url`` source with only the keys a part has fields for."""
+    src = block.get("source")
+    if not isinstance(src, Mapping):
+        return None
+    if src.get("type") == "base64" and set(src) <= {"type", "media_type", "data"}:
+        return src
+    if src.get("type") == "url" and set(src) <= {"type", "url"}:
+        return src
+    return None
+
+
+def _block_part(block: Mapping[str, Any]) -> Part:
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return TextPart(
+            block["text"], {k: v for k, v in block.items() if k not in ("type", "text")}
+        )
+    if kind == "thinking" and isinstance(block.get("thinking"), str):
+        signature = block.get("signature")
+        if isinstance(signature, str | None):
+            extras = {k: v for k, v in block.items() if k not in ("type", "thinking", "signature")}
+            return ThinkingPart(block["thinking"], signature, extras=extras)
+    if kind == "redacted_thinking" and isinstance(block.get("data"), str):
+        extras = {k: v for k, v in block.items() if k not in ("type", "data")}
+        return ThinkingPart(block["data"], redacted=True, extras=extras)
+    if kind in ("image", "document"):
+        src = _source(block)
+        if src is not None:
+            extras = {k: v for k, v in block.items() if k not in ("type", "source")}
+            cls = ImagePart if kind == "image" else FilePart
+            return cls(
+                url=src.get("url"),
+                data=src.get("data"),
+                media_type=src.get("media_type"),
+                extras=extras,
+            )
+    return OpaquePart("anthropic", block)
+
+
+def _blocks(raw: Any, where: str) -> list[Mapping[str, Any]]:
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where} must be a str or a list of content blocks")
+    for k, block in enumerate(raw):
+        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
+            raise ConfigError(f"{where}[{k}] must be a content block dict with a 'type'")
+        field = _REQUIRED_STR.get(block["type"])
+        if field is not None and not isinstance(block.get(field), str):
+            raise ConfigError(f"{where}[{k}].{field} must be a str ({block['type']} block)")
+        if block["type"] == "tool_use" and not isinstance(block.get("input", {}), Mapping):
+            raise ConfigError(f"{where}[{k}].input must be an object (tool_use block)")
+    return raw
+
+
+#: The string field each block type must have (Messages API reference, content blocks).
+_REQUIRED_STR = {"text": "text", "thinking": "thinking", "redacted_thinking": "data"}
+
+
+def _load(native: Any, where: str) -> list[Message]:
+    if not isinstance(native, Mapping):
+        raise ConfigError(f"{where} is {type(native).__name__}, not an Anthropic message dict")
+    role = native.get("role")
+    if role not in ("user", "assistant"):
+        raise ConfigError(f"{where}.role {role!r} must be 'user' or 'assistant'")
+    extras = {k: v for k, v in native.items() if k not in ("role", "content")}
+    raw = native.get("content")
+    if isinstance(raw, str):
+        return [Message(role, raw, extras=extras)]
+    blocks = _blocks(raw, f"{where}.content")
+    if role == "assistant":
+        parts: list[Part] = []
+        calls: list[ToolCall] = []
+        for k, block in enumerate(blocks):
+            if block["type"] == "tool_use":
+                id_, name = block.get("id"), block.get("name")
+                if not isinstance(id_, str) or not isinstance(name, str):
+                    raise ConfigError(f"{where}.content[{k}] tool_use needs str id and name")
+                meta = {
+                    k2: v for k2, v in block.items() if k2 not in ("type", "id", "name", "input")
+                }
+                arguments = to_json(block.get("input", {}), f"{where}.content[{k}].input")
+                calls.append(ToolCall(id_, name, arguments, meta))
+            else:
+                parts.append(_block_part(block))
+        return [Message("assistant", tuple(parts), tool_calls=tuple(calls), extras=extras)]
+    out: list[Message] = []
+    pending: list[Part] = []
+    for k, block in enumerate(blocks):
+        if block["type"] != "tool_result":
+            pending.append(_block_part(block))
+            continue
+        if pending:
+            out.append(Message("user", tuple(pending), extras=extras))
+            pending = []
+        call_id = block.get("tool_use_id")
+        if not isinstance(call_id, str) or not call_id:
+            raise ConfigError(f"{where}.content[{k}].tool_use_id must be a non-empty str")
+        body = block.get("content", "")
+        content: str | tuple[Part, ...]
+        if isinstance(body, str):
+            content = body
+        else:
+            content = tuple(_block_part(b) for b in _blocks(body, f"{where}.content[{k}].content"))
+        meta = {k2: v for k2, v in block.items() if k2 not in ("type", "tool_use_id", "content")}
+        out.append(Message("tool", content, tool_call_id=call_id, extras=meta))
+    if pending or not out:
+        out.append(Message("user", tuple(pending), extras=extras))
+    return out
+
+
+def _render_source(part: ImagePart | FilePart, kind: str, keys: frozenset[str]) -> Any:
+    """An ``image`` / ``document`` block with a ``url`` or ``base64`` source."""
+    if part.url is not None:
+        src: dict[str, Any] = {"type": "url", "url": part.url}
+    elif part.data is not None:
+        src = {"type": "base64", "media_type": part.media_type, "data": part.data}
+    else:
+        return None
+    return {"type": kind, "source": src, **{k: v for k, v in part.extras.items() if k in keys}}
+
+
+def _render_block(part: Part, role: str) -> Any:
+    """The content block for ``part`` in a ``role`` message, or ``None`` with no slot."""
+    match part:
+        case TextPart():
+            return {
+                "type": "text",
+                "text": part.text,
+                **{k: v for k, v in part.extras.items() if k in _TEXT_KEYS},
+            }
+        case ThinkingPart():
+            if role != "assistant":
+                return None
+            if part.redacted:
+                return {"type": "redacted_thinking", "data": part.text}
+            block: dict[str, Any] = {"type": "thinking", "thinking": part.text}
+            if part.signature is not None:
+                block["signature"] = part.signature
+            return block
+        case ImagePart():
+            return _render_source(part, "image", _IMAGE_KEYS)
+        case FilePart():
+            return _render_source(part, "document", _DOCUMENT_KEYS)
+        case OpaquePart():
+            data = part.data
+            if (
+                part.provider == "anthropic"
+                and isinstance(data, Mapping)
+                and isinstance(data.get("type"), str)
+                and data["type"] not in ("tool_use", "tool_result")
+                and _block_part(data) == part
+            ):
+                return data
+            return None
+        case _:
+            assert_never(part)
+
+
+def _with_native_ids(message: Message, native: Mapping[str, Any]) -> Message:
+    """``message`` with the call ids ``native`` was written with (by position)."""
+    blocks = native.get("content")
+    if not isinstance(blocks, list):
+        return message
+    if message.tool_calls:
+        ids = [
+            b["id"]
+            for b in blocks
+            if isinstance(b, Mapping)
+            and b.get("type") == "tool_use"
+            and isinstance(b.get("id"), str)
+        ]
+        if len(ids) == len(message.tool_calls):
+            calls = tuple(replace(c, id=i) for c, i in zip(message.tool_calls, ids, strict=True))
+            return replace(message, tool_calls=calls)
+    if message.role == "tool":
+        ids = [
+            b.get("tool_use_id")
+            for b in blocks
+            if isinstance(b, Mapping) and b.get("type") == "tool_result"
+        ]
+        if len(ids) == 1 and isinstance(ids[0], str):
+            return replace(message, tool_call_id=ids[0])
+    return message
+
+
+def _renderer(view: Message) -> Callable[[Message, bool], tuple[dict[str, Any], list[int]]]:
+    """A render function that writes ``view`` (the message with renamed call ids) instead of
+    the message it is given, so the carrier records the original ids."""
+    return lambda _message, with_parts: _render(view, with_parts)
+
+
+def _render(message: Message, with_parts: bool) -> tuple[dict[str, Any], list[int]]:
+    role = "assistant" if message.role == "assistant" else "user"
+    rendered: list[int] = []
+    if isinstance(message.content, str) and not message.tool_calls and message.role != "tool":
+        return {"role": role, "content": message.content}, rendered
+    blocks: list[Any] = []
+    if isinstance(message.content, str):
+        if message.content:
+            blocks.append({"type": "text", "text": message.content})
+    else:
+        for i, part in enumerate(message.content):
+            block = _render_block(part, message.role) if with_parts else None
+            if block is not None:
+                blocks.append(block)
+                rendered.append(i)
+    for call in message.tool_calls:
+        args = parse_json(call.arguments) if call.arguments else {}
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.name,
+                "input": args if isinstance(args, dict) else {},
+                **{k: v for k, v in call.extras.items() if k in _TOOL_USE_KEYS},
+            }
+        )
+    if message.role != "tool":
+        return {"role": role, "content": blocks}, rendered
+    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+    if isinstance(message.content, str):
+        if message.content:
+            result["content"] = message.content
+    else:
+        result["content"] = blocks
+    result.update({k: v for k, v in message.extras.items() if k in _TOOL_RESULT_KEYS})
+    return {"role": "user", "content": [result]}, rendered
+
+
+def _load_one(native: Any) -> Message | None:
+    messages = _load(native, "messages[?]")
+    return messages[0] if len(messages) == 1 else None
+
+
+def _as_blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content) if isinstance(content, list) else []
+
+
+class AnthropicConverter(Converter[dict[str, Any]]):
+    """Anthropic Messages dicts <-> Message (see the module docstring)."""
+
+    name = "anthropic"
+    call_terms: ClassVar[tuple[str, str]] = ("tool_use", "tool_result")
+
+    def kind(self, item: Any) -> str | None:
+        if not isinstance(item, Mapping) or item.get("role") not in ("user", "assistant"):
+            return None
+        if "type" in item or "tool_calls" in item or "tool_call_id" in item:
+            return None
+        content = item.get("content")
+        if isinstance(content, str):
+            return "maybe"
+        if not isinstance(content, list) or not all(isinstance(b, Mapping) for b in content):
+            return None
+        kinds = {b.get("type") for b in content}
+        if (
+            kinds & _SURE_BLOCKS
+            or any(b.get("type") == "image" and "source" in b for b in content)
+            or any("cache_control" in b for b in content)
+        ):
+            return "sure"
+        return "maybe" if kinds <= {"text"} else None
+
+    def load(self, native: dict[str, Any], index: int) -> list[Message]:
+        where = f"messages[{index}]"
+        base, carrier = split_carrier(native)
+        messages = _load(base, where)
+        if carrier is not None and len(messages) == 1:
+            return [apply_carrier(messages[0], carrier, where)]
+        return messages
+
+    def rebuild(
+        self,
+        native: dict[str, Any],
+        originals: Sequence[Message],
+        now: Sequence[Message | None],
+    ) -> list[dict[str, Any]]:
+        if RESERVED_KEY in native and len(originals) == 1:
+            message = now[0]
+            if message is None:
+                return []
+            if message.text == originals[0].text:
+                return [native]
+            # written again; the ids the native was sent with (dump_all may have renamed
+            # reused ones) stay, the carrier keeps the message's own
+            view = _with_native_ids(message, native)
+            dumped = dump_lossless(message, _renderer(view), _load_one)
+            return [over_native(native, dumped)]
+        raw = native.get("content")
+        if isinstance(raw, str) or native.get("role") == "assistant":
+            message = now[0]
+            if message is None:
+                return []
+            if message.text == originals[0].text:
+                return [native]
+            if isinstance(raw, str):
+                return [{**native, "content": message.text}]
+            blocks0 = raw if isinstance(raw, list) else []
+            return [{**native, "content": patch_text_blocks(blocks0, message.text, CHAT_TEXT)}]
+        # a user message: tool_result blocks and runs of other blocks, as load() split them
+        blocks: list[Any] = []
+        k = 0  # index of the message the current block belongs to
+        run: list[Any] = []
+
+        def same(k: int) -> bool:
+            msg = now[k]
+            return msg is not None and (msg is originals[k] or msg.text == originals[k].text)
+
+        def flush() -> None:
+            if not run:
+                return
+            msg = now[k]
+            if same(k):
+                blocks.extend(run)
+            elif msg is not None:
+                blocks.extend(patch_text_blocks(run, msg.text, CHAT_TEXT))
+            run.clear()
+
+        for block in raw or []:
+            if block.get("type") != "tool_result":
+                run.append(block)
+                continue
+            if run:
+                flush()
+                k += 1
+            msg = now[k]
+            if same(k):
+                blocks.append(block)
+            elif msg is not None:
+                body = block.get("content", "")
+                new_body: Any = (
+                    msg.text
+                    if isinstance(body, str)
+                    else patch_text_blocks(list(body), msg.text, CHAT_TEXT)
+                )
+                blocks.append({**block, "content": new_body})
+            k += 1
+        flush()
+        if len(blocks) == len(raw or []) and all(
+            a is b for a, b in zip(blocks, raw or [], strict=True)
+        ):
+            return [native]
+        return [{**native, "content": blocks}] if blocks else []
+
+    def dump(self, message: Message) -> dict[str, Any]:
+        return dump_lossless(message, _render, _load_one)
+
+    def dump_all(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """Natives for ``messages``, with call ids unique in the list.
+
+        Anthropic requires unique ``tool_use`` ids ("tool_use ids must be unique"); OpenAI
+        lets a conversation reuse one in a later round (tau-bench does). A reused id is
+        written as ``<id>__<n>`` on its ``tool_use`` and on the ``tool_result`` s answering
+        it; the original id rides in the carrier, so loading gives ``messages`` back.
+        """
+        seen: set[str] = set()
+        renamed: dict[str, str] = {}
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            view = message
+            if message.tool_calls:
+                renamed = {}
+                for call in message.tool_calls:
+                    if call.id in seen:
+                        n = 2
+                        while f"{call.id}__{n}" in seen:
+                            n += 1
+                        renamed[call.id] = f"{call.id}__{n}"
+                    seen.add(renamed.get(call.id, call.id))
+                if renamed:
+                    calls = tuple(
+                        replace(c, id=renamed.get(c.id, c.id)) for c in message.tool_calls
+                    )
+                    view = replace(message, tool_calls=calls)
+            elif message.role == "tool" and message.tool_call_id in renamed:
+                view = replace(message, tool_call_id=renamed[message.tool_call_id])
+            if view is message:
+                out.append(self.dump(message))
+            else:
+                out.append(dump_lossless(message, _renderer(view), _load_one))
+        return out
+
+    def finish(self, natives: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``natives`` with adjacent same-role messages merged into one new dict each.
+
+        Natives with no same-role neighbour come back as the same objects (see the module
+        docstring: the API combines consecutive same-role turns anyway; a strict checker and
+        some proxies do not).
+        """
+        out: list[dict[str, Any]] = []
+        merged = False
+        for native in natives:
+            prev = out[-1] if out else None
+            if (
+                prev is not None
+                and isinstance(native, Mapping)
+                and isinstance(prev, Mapping)
+                and native.get("role") == prev.get("role")
+            ):
+                out[-1] = {
+                    **{k: v for k, v in prev.items() if k not in ("content", RESERVED_KEY)},
+                    "content": _as_blocks(prev.get("content")) + _as_blocks(native.get("content")),
+                }
+                merged = True
+            else:
+                out.append(native)
+        return out if merged else natives

@@ -1,0 +1,222 @@
+"""The Anthropic Messages checker.
+
+Sources: Anthropic API reference, *Messages* (https://docs.anthropic.com/en/api/messages), the
+tool use guide (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use)
+and the extended thinking guide
+(https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_adapter.context._pairing import Pairing, PairingRule
+from agent_adapter.context.formats._carrier import split_carrier
+from agent_adapter.context.formats._checks._common import (
+    Violation,
+    by_index,
+    pairing_violations,
+    register_checker,
+    reserved,
+)
+
+__all__ = ["check_anthropic"]
+
+_RULES: dict[PairingRule, str] = {
+    "tool_without_call": "tool_result_without_use",
+    "call_unanswered": "tool_use_unanswered",
+    "calls_pending_at_end": "tool_use_pending_at_end",
+}
+_THINKING = frozenset({"thinking", "redacted_thinking"})
+_ASSISTANT_ONLY = frozenset({"tool_use", "thinking", "redacted_thinking", "server_tool_use"})
+
+
+def check_anthropic(messages: Sequence[Any]) -> list[Violation]:
+    """Anthropic Messages rules (API reference, *Messages*; tool use and extended thinking
+    guides).
+
+    * ``first_not_user``: the first message uses the ``user`` role.
+    * ``roles_not_alternating``: consecutive messages with the same role. The API combines
+      consecutive same-role turns into one, but this checker is strict: a list that relies on
+      it is usually a sign something between was dropped.
+    * ``empty_content``: "all messages must have non-empty content except for the optional
+      final assistant message".
+    * ``empty_text``: "text content blocks must contain non-whitespace text".
+    * ``block_wrong_role``: ``tool_use`` / ``thinking`` / ``server_tool_use`` blocks in a user
+      message, ``tool_result`` in an assistant message.
+    * ``tool_use_unanswered``: every ``tool_use`` is answered by a ``tool_result`` in the very
+      next (user) message ("tool_use ids were found without tool_result blocks immediately
+      after").
+    * ``tool_use_pending_at_end``: the same for the list's last call turn (a tool loop between
+      the reply and running the tools).
+    * ``tool_result_without_use``: a ``tool_result`` answers a ``tool_use`` of the previous
+      assistant message, once ("unexpected tool_use_id found in tool_result blocks").
+    * ``duplicate_call_id``: one assistant message uses a ``tool_use`` id twice.
+    * ``tool_use_id_duplicate``: a ``tool_use`` id an earlier message already used (API error
+      "tool_use ids must be unique": ids are unique in the whole request).
+    * ``call_id_missing``: a ``tool_use`` without a str ``id``.
+    * ``tool_result_not_first``: in a user message, ``tool_result`` blocks come before any
+      other block (tool use guide: "tool result blocks must come first in the content array").
+    * ``thinking_signature``: a ``thinking`` block keeps a non-empty ``signature`` and a
+      ``redacted_thinking`` block its ``data`` (extended thinking guide: blocks go back
+      complete and unmodified).
+    * ``thinking_not_first``: the current turn's opening assistant message (the first one
+      after the last user message that is not only tool results) starts with its thinking
+      block when it has one (extended thinking guide: the final assistant turn must start
+      with a thinking block, "Expected `thinking` or `redacted_thinking`, but found `text`";
+      a merged or reordered turn breaks it). Earlier turns may interleave thinking freely.
+    * ``not_a_message``, ``reserved_key``: see :mod:`agent_adapter.context.formats._checks`.
+
+    The pairing rules (the first three and ``duplicate_call_id``) are
+    :mod:`agent_adapter.context._pairing`'s, fed block by block as
+    :func:`~agent_adapter.context.formats.convert` loads them (a user message is its
+    ``tool_result`` blocks and the runs of other blocks between them), so this check and
+    ``compress()``'s input validation agree.
+    """
+    out: list[Violation] = []
+    base = [split_carrier(raw)[0] for raw in messages]
+    n = len(base)
+    pairing = Pairing()
+    prev_role: str | None = None
+    seen_uses: dict[str, int] = {}
+    for i, m in enumerate(base):
+        out.extend(reserved(messages[i], i))
+        if (
+            not isinstance(m, Mapping)
+            or m.get("role") not in ("user", "assistant")
+            or not isinstance(m.get("content"), str | list)
+        ):
+            out.append(Violation(i, "not_a_message", "not an Anthropic message dict"))
+            prev_role = None
+            continue
+        role, content = m["role"], m["content"]
+        if i == 0 and role != "user":
+            out.append(Violation(i, "first_not_user", "the first message must use the user role"))
+        if role == prev_role:
+            out.append(Violation(i, "roles_not_alternating", f"two {role} messages in a row"))
+        prev_role = role
+        if not content and not (i == n - 1 and role == "assistant"):
+            out.append(Violation(i, "empty_content", "empty content"))
+        if isinstance(content, str) and content and not content.strip():
+            out.append(Violation(i, "empty_text", "whitespace-only text"))
+        blocks = content if isinstance(content, list) else []
+        out.extend(_block_rules(i, role, blocks, seen_uses))
+        _feed(pairing, i, role, blocks)
+    pairing.end()
+    out.extend(pairing_violations(pairing, _RULES, call="tool_use", result="tool_result"))
+    out.extend(_thinking_first(base))
+    return by_index(out)
+
+
+def _block_rules(
+    i: int, role: str, blocks: list[Any], seen_uses: dict[str, int]
+) -> list[Violation]:
+    """The rules of one message's blocks (``seen_uses``: tool_use id -> its message)."""
+    out: list[Violation] = []
+    seen_other = not_first = False
+    for k, b in enumerate(blocks):
+        kind = b.get("type") if isinstance(b, Mapping) else None
+        if not isinstance(kind, str):
+            out.append(Violation(i, "not_a_message", f"content[{k}] is not a block"))
+            continue
+        if kind == "tool_use":
+            use_id = b.get("id")
+            if not (isinstance(use_id, str) and use_id):
+                out.append(Violation(i, "call_id_missing", f"content[{k}] tool_use has no id"))
+            elif seen_uses.setdefault(use_id, i) != i:
+                out.append(
+                    Violation(
+                        i,
+                        "tool_use_id_duplicate",
+                        f"tool_use id {use_id!r} is already used by message [{seen_uses[use_id]}]",
+                    )
+                )
+        if kind == "text" and (not isinstance(b.get("text"), str) or not b["text"].strip()):
+            out.append(Violation(i, "empty_text", f"content[{k}] has no non-whitespace text"))
+        if (role == "user" and kind in _ASSISTANT_ONLY) or (
+            role == "assistant" and kind == "tool_result"
+        ):
+            out.append(Violation(i, "block_wrong_role", f"a {kind} block in a {role} message"))
+        if kind == "thinking" and not (isinstance(b.get("signature"), str) and b["signature"]):
+            out.append(Violation(i, "thinking_signature", f"content[{k}] has no signature"))
+        if kind == "redacted_thinking" and not (isinstance(b.get("data"), str) and b["data"]):
+            out.append(Violation(i, "thinking_signature", f"content[{k}] has no data"))
+        if kind == "tool_result":
+            not_first = not_first or seen_other
+        else:
+            seen_other = True
+    if role == "user" and not_first:
+        out.append(Violation(i, "tool_result_not_first", "a tool_result block after another block"))
+    return out
+
+
+def _feed(pairing: Pairing, i: int, role: str, blocks: list[Any]) -> None:
+    """Message ``i`` into ``pairing`` as the converter loads it: an assistant message is one
+    call turn; a user message its ``tool_result`` blocks (results) and runs of other blocks
+    (turns without calls), in order."""
+    if role == "assistant":
+        pairing.turn(
+            i,
+            [
+                b["id"]
+                for b in blocks
+                if isinstance(b, Mapping)
+                and b.get("type") == "tool_use"
+                and isinstance(b.get("id"), str)
+                and b["id"]
+            ],
+        )
+        return
+    run = answered = False
+    for b in blocks:
+        if not (isinstance(b, Mapping) and b.get("type") == "tool_result"):
+            run = True
+            continue
+        if run:
+            pairing.turn(i, [])
+            run = False
+        use_id = b.get("tool_use_id")
+        pairing.result(i, use_id if isinstance(use_id, str) and use_id else None)
+        answered = True
+    if run or not answered:
+        pairing.turn(i, [])
+
+
+def _turn_opener(base: Sequence[Any]) -> int | None:
+    """Index of the first assistant message after the last user message that holds more
+    than tool results (the current turn's opener), or ``None``."""
+    last_user = -1
+    for i, m in enumerate(base):
+        if not isinstance(m, Mapping) or m.get("role") != "user":
+            continue
+        content = m.get("content")
+        blocks = content if isinstance(content, list) else ()
+        if isinstance(content, str) or any(
+            not (isinstance(b, Mapping) and b.get("type") == "tool_result") for b in blocks
+        ):
+            last_user = i
+    for i in range(last_user + 1, len(base)):
+        m = base[i]
+        if isinstance(m, Mapping) and m.get("role") == "assistant":
+            return i if isinstance(m.get("content"), list) and m["content"] else None
+    return None
+
+
+def _thinking_first(base: Sequence[Any]) -> list[Violation]:
+    opener = _turn_opener(base)
+    if opener is None:
+        return []
+    kinds = [b.get("type") for b in base[opener]["content"] if isinstance(b, Mapping)]
+    if kinds and any(k in _THINKING for k in kinds) and kinds[0] not in _THINKING:
+        return [
+            Violation(
+                opener,
+                "thinking_not_first",
+                f"the turn's opening assistant message starts with {kinds[0]}, not thinking",
+            )
+        ]
+    return []
+
+
+register_checker("anthropic", check_anthropic)

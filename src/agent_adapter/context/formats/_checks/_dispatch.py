@@ -1,0 +1,76 @@
+"""``check()``: the registered checker of a format, else the Message-level pairing check
+through :func:`~agent_adapter.context.formats.convert`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agent_adapter._errors import ConfigError
+from agent_adapter.context._pairing import describe, pair_messages
+from agent_adapter.context.formats._checks._common import (
+    Violation,
+    checker_for,
+    reported_problems,
+)
+from agent_adapter.context.formats._registry import (
+    FORMATS,
+    convert,
+    detect_format,
+    registered_names,
+)
+
+__all__ = ["check"]
+
+
+def check(messages: Sequence[Any], format: str = "auto") -> list[Violation]:
+    """The rules ``messages`` breaks for its provider; ``[]`` when it would be accepted.
+
+    ``"openai"`` picks the Chat Completions or the Responses rules by item shape
+    (:func:`~agent_adapter.context.formats._checks.check_openai_chat`,
+    :func:`~agent_adapter.context.formats._checks.check_responses`); ``"anthropic"``,
+    ``"gemini"`` and ``"agent_adapter"`` have their own checkers. Any other format
+    (``"langchain"``, one an integration registered with
+    :func:`~agent_adapter.context.formats.register_format`) is converted with
+    :func:`~agent_adapter.context.formats.convert` and gets the tool-pairing rules of
+    :func:`~agent_adapter.context.formats._checks.check_messages` on its messages, each
+    violation at the index of the native its message came from. ``"auto"`` detects the format like
+    :func:`~agent_adapter.context.formats.detect_format`.
+
+    Raises:
+        ConfigError: ``messages`` is not a list, the format is unknown, "auto" cannot detect
+            it, or the converter of a format without a checker rejects an item.
+    """
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise ConfigError(f"check: messages must be a list, got {type(messages).__name__}")
+    name = detect_format(messages) if format == "auto" else format
+    checker = checker_for(name)
+    if checker is not None:
+        return checker(messages)
+    if name not in FORMATS and name not in registered_names():
+        raise ConfigError(
+            f"check: unknown format {name!r}; known: {[*FORMATS, *registered_names()]}"
+        )
+    return _via_messages(list(messages), name)
+
+
+def _via_messages(natives: list[Any], name: str) -> list[Violation]:
+    """The Message-level pairing check of ``natives`` converted, restated for the natives:
+    each violation at the index of the native its message came from, in the format's
+    terms."""
+    conversion = convert(natives, name)
+    call, result = conversion.call_terms
+    return [
+        Violation(
+            conversion.native_index(p.index),
+            p.rule,
+            describe(
+                p,
+                call=call,
+                result=result,
+                name=conversion.native_call_id,
+                at=lambda i: f"messages[{conversion.native_index(i)}]",
+            ),
+        )
+        for p in reported_problems(pair_messages(conversion.messages))
+    ]

@@ -1,0 +1,316 @@
+"""The Gemini checker: rules a ``contents`` list must follow to be accepted.
+
+Each rule names its source: the Gemini API function-calling and thought-signature guides
+(https://ai.google.dev/gemini-api/docs/function-calling,
+https://ai.google.dev/gemini-api/docs/thought-signatures) and the ``400 INVALID_ARGUMENT``
+messages the API returns when a rule is broken (quoted in each rule's description). Contents
+may be dicts (snake_case or camelCase keys) or ``google.genai.types.Content`` objects; nothing
+here imports google.genai.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent_adapter.context._pairing import Pairing, PairingProblem
+from agent_adapter.context.formats._carrier import RESERVED_KEY
+from agent_adapter.context.formats._checks._common import (
+    Violation,
+    by_index,
+    register_checker,
+    reported_problems,
+)
+
+__all__ = ["check_gemini", "check_thought_signatures"]
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+#: Prefix of the pairing key of a call or response without an id (matched by name).
+_BY_NAME = "\x00"
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    """The non-None fields of a dict (keys in snake_case) or a pydantic object."""
+    if isinstance(value, Mapping):
+        return {
+            (k if k.islower() else _CAMEL.sub("_", k).lower()): v
+            for k, v in value.items()
+            if v is not None and isinstance(k, str) and k != RESERVED_KEY
+        }
+    if hasattr(type(value), "model_fields"):
+        attrs = getattr(value, "__dict__", None)
+        if isinstance(attrs, dict):  # pydantic v2 keeps field values here
+            return {k: v for k, v in attrs.items() if v is not None}
+        return {
+            k: v for k in type(value).model_fields if (v := getattr(value, k, None)) is not None
+        }
+    return {}
+
+
+def _signature(value: Any) -> bytes | None:
+    """A thought signature as bytes: bytes as they are, canonical base64 text decoded."""
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    text = str(value)
+    for decode, encode in (
+        (base64.b64decode, base64.b64encode),
+        (base64.urlsafe_b64decode, base64.urlsafe_b64encode),
+    ):
+        try:
+            raw = decode(text.encode("ascii"))
+        except (binascii.Error, ValueError, UnicodeEncodeError):
+            continue
+        if encode(raw).decode("ascii") == text:
+            return raw
+    return text.encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    role: str
+    n_parts: int
+    calls: tuple[tuple[str | None, str, Any, bytes | None], ...]  # id, name, args, signature
+    responses: tuple[tuple[str | None, str], ...]  # id, name
+    reserved: bool  # the content or one of its parts holds the reserved carrier key
+
+
+def _has_reserved(value: Any) -> bool:
+    return isinstance(value, Mapping) and RESERVED_KEY in value
+
+
+def _turn(content: Any) -> _Turn:
+    cf = _fields(content)
+    parts = cf.get("parts", [])
+    parts = parts if isinstance(parts, list | tuple) else []
+    calls: list[tuple[str | None, str, Any, bytes | None]] = []
+    responses: list[tuple[str | None, str]] = []
+    for part in parts:
+        pf = _fields(part)
+        if "function_call" in pf:
+            fc = _fields(pf["function_call"])
+            sig = _signature(pf.get("thought_signature"))
+            calls.append((fc.get("id") or None, str(fc.get("name", "")), fc.get("args", {}), sig))
+        if "function_response" in pf:
+            fr = _fields(pf["function_response"])
+            responses.append((fr.get("id") or None, str(fr.get("name", ""))))
+    reserved = _has_reserved(content) or any(_has_reserved(p) for p in parts)
+    return _Turn(str(cf.get("role", "user")), len(parts), tuple(calls), tuple(responses), reserved)
+
+
+def _call_keys(turn: _Turn) -> list[str]:
+    """The pairing keys of a turn's calls: the id, else the name and its count so far."""
+    keys: list[str] = []
+    for cid, name, _, _ in turn.calls:
+        keys.append(
+            cid or f"{_BY_NAME}{name}#{sum(k.startswith(_BY_NAME + name + '#') for k in keys)}"
+        )
+    return keys
+
+
+def _response_keys(turn: _Turn, call_ids: set[str]) -> list[str]:
+    """The pairing keys of a turn's responses: the id when a call of the turn they answer has
+    it, else the name and its count so far (a response answers an id-less call by name)."""
+    keys: list[str] = []
+    for rid, name in turn.responses:
+        prefix = f"{_BY_NAME}{name}#"
+        keys.append(
+            rid if rid in call_ids else f"{prefix}{sum(k.startswith(prefix) for k in keys)}"
+        )
+    return keys
+
+
+def _label(key: str | None) -> str:
+    """A pairing key as the caller knows it: the id, or the name of an id-less call."""
+    if key is not None and key.startswith(_BY_NAME):
+        return key[len(_BY_NAME) :].rsplit("#", 1)[0]
+    return str(key)
+
+
+def check_gemini(
+    contents: Sequence[Any], *, before: Sequence[Any] | None = None
+) -> list[Violation]:
+    """Every rule ``contents`` breaks, as ``Violation(index, rule, message)``; ``[]`` if none.
+
+    Rules (``rule`` names):
+
+    * ``role``: a turn's role is ``"user"`` or ``"model"`` (``"function"`` is accepted as the
+      legacy role of a function response turn). Source: the ``Content`` reference ("Must be
+      either 'user' or 'model'").
+    * ``empty_turn``: a turn has at least one part. Source: the API error "contents.parts must
+      not be empty".
+    * ``first_turn``: the first turn is a user turn that is not a function response. Source:
+      the function-calling guide (a conversation starts with the user's prompt) and the API
+      error "Please ensure that function call turn comes immediately after a user turn or
+      after a function response turn" for a history opening on a model call.
+    * ``call_position``: a model turn with function calls comes right after a user turn or a
+      function response turn. Source: the same error message.
+    * ``response_position``: a turn with function responses comes right after the model turn
+      whose calls it answers. Source: the API error "Please ensure that function response
+      turn comes immediately after a function call turn".
+    * ``response_count``: that turn answers every call of the model turn, one response each,
+      matching by ``id`` when the call has one, else by name. Source: the API error "Please
+      ensure that the number of function response parts is equal to the number of function
+      call parts of the function call turn" and the function-calling guide (parallel calls:
+      send every result back in the next turn).
+    * ``unanswered_call``: a model turn with calls that is not the last turn is followed by
+      its function responses. Source: the function-calling guide (the application sends the
+      function's result back before the conversation goes on). The last turn's calls may wait
+      for their responses (a tool loop between the reply and running the tools).
+    * ``duplicate_call_id``: one model turn uses a call id twice.
+    * ``reserved_key``: no content or part holds the reserved carrier key ``"_agent_adapter"``
+      (:meth:`GeminiConverter.dump <agent_adapter.context.formats._gemini.GeminiConverter.dump>`
+      adds it to keep a round trip lossless). Source: the ``Content`` / ``Part`` schemas have
+      no such field; the SDK rejects it ("Extra inputs are not permitted") and the REST API
+      answers "Invalid JSON payload received. Unknown name". Build sendable dicts with
+      ``GeminiConverter.dump_all(..., carry=False)``.
+    * ``thought_signature`` (only with ``before``): see :func:`check_thought_signatures`.
+
+    The pairing (the last four but one) is :mod:`agent_adapter.context._pairing`'s, with
+    each content one turn.
+
+    Args:
+        contents: the list to check.
+        before: the list ``contents`` was made from (e.g. before compression), to check that
+            thought signatures were kept.
+
+    Returns:
+        Violations in order of ``index`` (the content's position in ``contents``).
+    """
+    out: list[Violation] = []
+    turns = [_turn(c) for c in contents]
+    pairing = Pairing()
+    call_ids: set[str] = set()  # ids of the calls of the nearest call turn
+    for i, turn in enumerate(turns):
+        out.extend(_turn_rules(turns, i))
+        for key in _response_keys(turn, call_ids):
+            pairing.result(i, key)
+        pairing.turn(i, _call_keys(turn))
+        if turn.calls:
+            call_ids = {c[0] for c in turn.calls if c[0]}
+    pairing.end()
+    out.extend(_pairing_rules(turns, reported_problems(pairing)))
+    if before is not None:
+        out.extend(check_thought_signatures(before, contents))
+    return by_index(out)
+
+
+def _turn_rules(turns: Sequence[_Turn], i: int) -> list[Violation]:
+    """The rules of turn ``i`` and its predecessor but the pairing."""
+    out: list[Violation] = []
+    turn, prev = turns[i], turns[i - 1] if i > 0 else None
+    if turn.role not in ("user", "model", "function"):
+        out.append(Violation(i, "role", f"role {turn.role!r} is not 'user' or 'model'"))
+    if turn.reserved:
+        out.append(Violation(i, "reserved_key", f"holds {RESERVED_KEY!r}, an unknown field"))
+    if turn.n_parts == 0:
+        out.append(Violation(i, "empty_turn", "a turn needs at least one part"))
+    is_model = turn.role == "model"
+    if i == 0 and (is_model or turn.responses):
+        what = "a model turn" if is_model else "a function response turn"
+        out.append(Violation(i, "first_turn", f"the history opens on {what}, not a user turn"))
+    if is_model and turn.calls and prev is not None and prev.role == "model":
+        out.append(
+            Violation(
+                i,
+                "call_position",
+                "a function call turn follows a model turn, not a user or function response turn",
+            )
+        )
+    if turn.responses and is_model:
+        out.append(
+            Violation(
+                i,
+                "response_position",
+                "function responses sit in a model turn; they belong in a user turn",
+            )
+        )
+    return out
+
+
+def _pairing_rules(turns: Sequence[_Turn], problems: Sequence[PairingProblem]) -> list[Violation]:
+    """The pairing problems as Gemini rules, one violation per turn and rule."""
+    out: dict[tuple[int, str], Violation] = {}
+    for p in problems:
+        names = ", ".join(repr(_label(c)) for c in p.call_ids)
+        i = p.index
+        if p.rule == "tool_without_call":
+            prev = turns[i - 1] if i > 0 else None
+            if i == 0 or turns[i].role == "model":
+                continue  # first_turn / response_position say it
+            if prev is None or prev.role != "model" or not prev.calls:
+                v = Violation(
+                    i,
+                    "response_position",
+                    "function responses do not follow a model turn with function calls",
+                )
+            else:
+                v = Violation(
+                    i,
+                    "response_count",
+                    f"the response {names} answers no call of the previous turn",
+                )
+        elif p.rule == "call_unanswered" and p.before is not None and turns[p.before].responses:
+            i = p.before
+            n_calls, n_resp = len(turns[p.index].calls), len(turns[i].responses)
+            v = Violation(
+                i,
+                "response_count",
+                f"{n_resp} function responses for {n_calls} function calls; none for {names}",
+            )
+        elif p.rule == "call_unanswered":
+            v = Violation(
+                i, "unanswered_call", f"calls ({names}) are not answered in the next turn"
+            )
+        elif p.rule == "duplicate_call_id":
+            v = Violation(i, "duplicate_call_id", f"call id {names} appears twice in one turn")
+        else:  # calls_pending_at_end: the last turn's calls may wait for their responses
+            continue
+        out.setdefault((v.index, v.rule), v)
+    return list(out.values())
+
+
+def check_thought_signatures(before: Sequence[Any], after: Sequence[Any]) -> list[Violation]:
+    """Function calls in ``after`` whose ``thought_signature`` is not the one they had before.
+
+    A call is found in ``before`` by its ``id``, else by its name and arguments; its signature
+    in ``after`` must be byte-identical to one of the signatures that call had (none included
+    only if it had none). Bytes and base64 text count as the same signature. Source: the
+    thought-signatures guide ("pass it back exactly as received"; Gemini 3 rejects a function
+    call of the current turn without its signature with a 4xx error).
+
+    Returns:
+        ``Violation(index, "thought_signature", message)`` for each such call (``index`` in
+        ``after``).
+    """
+    seen: dict[tuple[str, ...], set[bytes | None]] = {}
+    for content in before:
+        for cid, name, args, sig in _turn(content).calls:
+            seen.setdefault(_call_key(cid, name, args), set()).add(sig)
+    out: list[Violation] = []
+    for i, content in enumerate(after):
+        for cid, name, args, sig in _turn(content).calls:
+            known = seen.get(_call_key(cid, name, args))
+            if known is not None and sig not in known:
+                state = "lost" if sig is None else "changed"
+                out.append(
+                    Violation(
+                        i, "thought_signature", f"the thought signature of call {name!r} {state}"
+                    )
+                )
+    return out
+
+
+def _call_key(call_id: str | None, name: str, args: Any) -> tuple[str, ...]:
+    if call_id:
+        return ("id", call_id)
+    return ("call", name, json.dumps(args, sort_keys=True, default=str))
+
+
+register_checker("gemini", check_gemini)
