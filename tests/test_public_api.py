@@ -96,3 +96,57 @@ def test_signatures_match_the_spec() -> None:
     assert list(inspect.signature(formats.convert).parameters) == ["messages", "format", "pinned"]
     assert list(inspect.signature(context.split_units).parameters) == ["messages", "protection"]
     assert formats.FORMATS[0] == "agent_adapter"
+
+
+# Every public package's names, exactly: the spec's plus the documented extras. Everything
+# else lives in private (_named) modules; a new public name is a decision, made here.
+PUBLIC = {
+    "agent_adapter": {
+        *ERRORS,
+        "AgentAdapterError",
+        "FilePart",
+        "FunctionTool",
+        "ImagePart",
+        "Message",
+        "OpaquePart",
+        "Part",
+        "Role",
+        "RunContext",
+        "TextPart",
+        "ThinkingPart",
+        "ToolCall",
+        "owner_scope",
+    },
+    "agent_adapter.context": {
+        *SPEC_CONTEXT,
+        "CompressionReport",
+        "StepReport",
+        "compress",
+        "MemoryStore",
+        "ToolResultStore",
+        "tiktoken_counter",
+    },
+    "agent_adapter.context.formats": {
+        *SPEC_FORMATS,
+        "Converter",
+        "Violation",
+        "check",
+        "strip_reserved",
+    },
+    "agent_adapter.cli": {"main"},
+    "cliver_core": set(),
+}
+SUBPACKAGES = {
+    "agent_adapter": {"context", "cli"},
+    "agent_adapter.context": {"formats"},
+}
+
+
+def test_each_package_exports_exactly_its_documented_names() -> None:
+    import importlib
+
+    modules = {name: importlib.import_module(name) for name in PUBLIC}
+    for name, module in modules.items():
+        assert set(module.__all__) == PUBLIC[name], name
+        importable = {n for n in dir(module) if not n.startswith("_")}
+        assert importable == PUBLIC[name] | SUBPACKAGES.get(name, set()), name
