@@ -22,10 +22,11 @@ assistant turns will be combined into a single turn*); removing the assistant me
 two user messages makes them adjacent. :meth:`AnthropicConverter.finish`, run by
 ``Conversion.back`` on the natives it built, merges such neighbours into one NEW dict (the
 blocks of both, in order; string content becomes one ``text`` block; the first one's other
-keys; any carrier dropped, since a merged message no longer loads as the messages it came
-from). Every other native stays the same object. Merging never reorders blocks: a user message
-holding ``tool_result`` blocks always follows its assistant message directly (the round is one
-unit), so results stay first.
+keys). When a merged native held a carrier, the new dict's carrier records each source's
+carrier and blocks (:mod:`agent_adapter.context.formats._anthropic_merge`), so it loads as
+exactly the messages it came from and rebuilds part by part. Every other native stays the same
+object. Merging never reorders blocks: a user message holding ``tool_result`` blocks always
+follows its assistant message directly (the round is one unit), so results stay first.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from agent_adapter._messages import (
     ThinkingPart,
     ToolCall,
 )
+from agent_adapter.context.formats._anthropic_merge import merge_run, split_merged
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
@@ -309,15 +311,18 @@ def _render(message: Message, with_parts: bool) -> tuple[dict[str, Any], list[in
     return {"role": "user", "content": [result]}, rendered
 
 
+def _load_carried(native: Any, where: str) -> list[Message]:
+    """The messages of one native that is no merge, its carrier applied."""
+    base, carrier = split_carrier(native)
+    messages = _load(base, where)
+    if carrier is not None and len(messages) == 1:
+        return [apply_carrier(messages[0], carrier, where)]
+    return messages
+
+
 def _load_one(native: Any) -> Message | None:
     messages = _load(native, "messages[?]")
     return messages[0] if len(messages) == 1 else None
-
-
-def _as_blocks(content: Any) -> list[Any]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return list(content) if isinstance(content, list) else []
 
 
 class AnthropicConverter(Converter[dict[str, Any]]):
@@ -347,11 +352,12 @@ class AnthropicConverter(Converter[dict[str, Any]]):
 
     def load(self, native: dict[str, Any], index: int) -> list[Message]:
         where = f"messages[{index}]"
-        base, carrier = split_carrier(native)
-        messages = _load(base, where)
-        if carrier is not None and len(messages) == 1:
-            return [apply_carrier(messages[0], carrier, where)]
-        return messages
+        parts = split_merged(native, where)
+        if parts is None:
+            return _load_carried(native, where)
+        # a merge of natives that held carriers: each source loads with its own
+        at = f"{where}.{RESERVED_KEY}.merged"
+        return [m for k, part in enumerate(parts) for m in _load_carried(part, f"{at}[{k}]")]
 
     def rebuild(
         self,
@@ -359,6 +365,18 @@ class AnthropicConverter(Converter[dict[str, Any]]):
         originals: Sequence[Message],
         now: Sequence[Message | None],
     ) -> list[dict[str, Any]]:
+        parts = split_merged(native, "messages[?]")
+        if parts is not None:
+            # each source rebuilt with its own messages, then merged again
+            out: list[dict[str, Any]] = []
+            start = 0
+            for part in parts:
+                stop = start + len(_load_carried(part, "messages[?]"))
+                out.extend(self.rebuild(part, originals[start:stop], now[start:stop]))
+                start = stop
+            if len(out) == len(parts) and all(a is b for a, b in zip(out, parts, strict=True)):
+                return [native]
+            return self.finish(out)
         if RESERVED_KEY in native and len(originals) == 1:
             message = now[0]
             if message is None:
@@ -469,23 +487,22 @@ class AnthropicConverter(Converter[dict[str, Any]]):
 
         Natives with no same-role neighbour come back as the same objects (see the module
         docstring: the API combines consecutive same-role turns anyway; a strict checker and
-        some proxies do not).
+        some proxies do not). A merge of natives that held carriers keeps them in its own
+        (see :mod:`agent_adapter.context.formats._anthropic_merge`), so it loads as the
+        messages of its sources.
         """
-        out: list[dict[str, Any]] = []
-        merged = False
+        runs: list[list[dict[str, Any]]] = []
         for native in natives:
-            prev = out[-1] if out else None
+            prev = runs[-1][-1] if runs else None
             if (
                 prev is not None
                 and isinstance(native, Mapping)
                 and isinstance(prev, Mapping)
                 and native.get("role") == prev.get("role")
             ):
-                out[-1] = {
-                    **{k: v for k, v in prev.items() if k not in ("content", RESERVED_KEY)},
-                    "content": _as_blocks(prev.get("content")) + _as_blocks(native.get("content")),
-                }
-                merged = True
+                runs[-1].append(native)
             else:
-                out.append(native)
-        return out if merged else natives
+                runs.append([native])
+        if len(runs) == len(natives):
+            return natives
+        return [run[0] if len(run) == 1 else merge_run(run) for run in runs]
