@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from agent_adapter._errors import ConfigError
-from agent_adapter.context._engine import compress
+from agent_adapter.context._engine import _compress, compress
 from agent_adapter.context._pairing import PairingError, describe
 from agent_adapter.context._policy import CompressionPolicy
 from agent_adapter.context._report import CompressionReport
@@ -67,12 +67,13 @@ async def compress_for(
         )
     conversion = convert(messages, name, pinned=pinned)
     try:
-        result, report = await compress(
+        result, report = await _compress(
             conversion.messages,
             policy,
             pinned=conversion.is_pinned if pinned is not None else None,
             model_max_tokens=model_max_tokens,
             ctx=ctx,
+            insertable=conversion.starts_native,
         )
     except PairingError as exc:
         raise _in_native_terms(exc, conversion) from None

@@ -58,13 +58,16 @@ def _cut_protected(
 
 def _relaxed(messages: list[Message], context: StepContext) -> StepContext:
     """The context of a last-resort step (``if_still_too_long`` given a step): only system
-    messages, pinned messages, approval rounds and the latest user message stay protected.
+    messages, pinned messages, approval rounds, the caller's latest user message and the
+    current turn's thinking opener (a provider requirement, not a preference) stay protected.
+    Both are known from the compression's input, never recomputed on a list a step changed.
     Summary costs go to the same total."""
-    latest = _latest_user(messages)
     pins = context.protection
-    relaxed = Protection(
-        messages, lambda m: m is latest or pins.is_pinned(m), protect_newest_turn=False
-    )
+
+    def keep(m: Message) -> bool:
+        return pins.is_pinned(m) or pins.reason(m) in ("latest_user", "thinking_opener")
+
+    relaxed = Protection(messages, keep, protect_newest_turn=False)
     return _SharedCostContext(context, relaxed)
 
 
@@ -93,6 +96,7 @@ async def _run_step(
     context: StepContext,
     policy: CompressionPolicy,
     failures: list[StepFailure],
+    insertable: Callable[[Message], bool] | None,
 ) -> tuple[list[Message], GuardStats] | None:
     """One step's output through the guard, or ``None`` when it failed and was skipped."""
     try:
@@ -103,6 +107,7 @@ async def _run_step(
             context.protection,
             step=name,
             allow_system_prompt_shortening=bool(getattr(step, "include_system_prompt", False)),
+            insertable=insertable,
         )
     except Exception as exc:  # a step's bug or outage never kills the run in "skip"
         if policy.on_step_error == "raise":
@@ -142,8 +147,28 @@ async def compress(
             own exception propagates (e.g. ModelError from a summarizer).
         ModelContextOverflow: still over the target with ``if_still_too_long="raise"``.
     """
+    return await _compress(
+        messages, policy, pinned=pinned, model_max_tokens=model_max_tokens, ctx=ctx, force=force
+    )
+
+
+async def _compress(
+    messages: Sequence[Message],
+    policy: CompressionPolicy,
+    *,
+    pinned: Callable[[Message], bool] | None = None,
+    model_max_tokens: int | None = None,
+    ctx: Any = None,
+    force: bool = False,
+    insertable: Callable[[Message], bool] | None = None,
+) -> tuple[list[Message], CompressionReport]:
+    """:func:`compress`, and ``insertable(message)``: may an added message stand right
+    before ``message``? (a format whose natives hold several messages says where a native
+    starts)."""
     if not isinstance(policy, CompressionPolicy):
         raise ConfigError(f"policy must be a CompressionPolicy, got {type(policy).__name__}")
+    if pinned is not None and not callable(pinned):
+        raise ConfigError("pinned must be callable: pinned(message) -> bool")
     started = time.perf_counter()
     current = validate_messages(messages)
     original = current
@@ -191,7 +216,7 @@ async def compress(
             break
         name = str(getattr(step, "name", type(step).__name__))
         t0 = time.perf_counter()
-        ran = await _run_step(step, name, current, context, policy, failures)
+        ran = await _run_step(step, name, current, context, policy, failures, insertable)
         if ran is None:
             continue
         result, stats = ran
@@ -228,9 +253,8 @@ async def compress(
         else:
             name = str(getattr(still, "name", type(still).__name__))
             action = f"step:{name}"
-            ran = await _run_step(
-                still, name, current, _relaxed(current, context), policy, failures
-            )
+            last = _relaxed(current, context)
+            ran = await _run_step(still, name, current, last, policy, failures, insertable)
             if ran is not None:
                 current = ran[0]
                 total = meter.total(current)

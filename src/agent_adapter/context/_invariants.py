@@ -6,11 +6,11 @@ skipped (the input message is kept), never the whole step, never raised.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent_adapter._errors import ConfigError
-from agent_adapter._messages import Message, OpaquePart, ThinkingPart
+from agent_adapter._messages import Message, OpaquePart, TextPart, ThinkingPart
 from agent_adapter.context._provenance import text_only_change, trace
 from agent_adapter.context._units import Protection, _bounds
 
@@ -48,6 +48,7 @@ def _guard(
     *,
     step: str,
     allow_system_prompt_shortening: bool = False,
+    insertable: Callable[[Message], bool] | None = None,
 ) -> tuple[list[Message], GuardStats]:
     out = _check_list(after, step)
     traced = trace(before, out)
@@ -56,6 +57,10 @@ def _guard(
     reverted = changed = 0
     for j, m in enumerate(slot):
         old = before[j]
+        if m is not None and m is not old and _blank(m):
+            # an edit that leaves nothing to send is a removal (providers reject empty
+            # content: Anthropic "text content blocks must be non-empty", Gemini empty parts)
+            slot[j] = m = None
         if m is None:
             if protection.is_protected(old):
                 slot[j] = old
@@ -79,7 +84,7 @@ def _guard(
 
     bounds = _bounds(before)
     reverted += _keep_units_whole(before, slot, bounds)
-    placeable, dropped = _placeable_additions(before, added, bounds)
+    placeable, dropped = _placeable_additions(before, added, bounds, protection, insertable)
     reverted += dropped
     reverted += _keep_opening_user_turn(before, slot, placeable)
     reverted += _no_added_assistant_before_assistant(slot, placeable)
@@ -108,18 +113,39 @@ def _keep_units_whole(
 
 
 def _placeable_additions(
-    before: Sequence[Message], added: dict[int, list[Message]], bounds: list[tuple[int, int]]
+    before: Sequence[Message],
+    added: dict[int, list[Message]],
+    bounds: list[tuple[int, int]],
+    protection: Protection,
+    insertable: Callable[[Message], bool] | None,
 ) -> tuple[dict[int, list[Message]], int]:
     """The additions that may stay: user or assistant messages without tool calls and without
     provider state (thinking, opaque items: a step cannot sign reasoning), at a unit boundary
-    after the leading system messages and before the last unit. Returns them and how many
-    were dropped."""
+    after the leading system messages and before the last unit; never after the current
+    turn's thinking opener (Anthropic extended thinking: the assistant turn in progress must
+    keep opening on its thinking block, and an added message would end that turn); and, when
+    the caller's format says where a native starts (``insertable``), only there (an addition
+    between two messages of one native could not be written in place). Returns them and how
+    many were dropped."""
     n = len(before)
     lead = 0
     while lead < n and before[lead].role == "system":
         lead += 1
     starts = {start for start, _ in bounds}
-    last_start = bounds[-1][0] if bounds else 0
+    last = bounds[-1][0] if bounds else 0
+    opener = next(
+        (j for j, m in enumerate(before) if protection.reason(m) == "thinking_opener"), None
+    )
+    if opener is not None:
+        last = min(last, opener)
+
+    def fits(g: int) -> bool:
+        return (
+            g in starts
+            and lead <= g <= last
+            and (insertable is None or g >= n or insertable(before[g]))
+        )
+
     placeable = {
         g: [
             m
@@ -127,13 +153,21 @@ def _placeable_additions(
             if m.role in ("user", "assistant")
             and not m.tool_calls
             and not _carries_provider_state(m)
-            and g in starts
-            and lead <= g <= last_start
         ]
+        if fits(g)
+        else []
         for g, ms in added.items()
     }
     dropped = sum(len(ms) for ms in added.values()) - sum(len(ms) for ms in placeable.values())
     return placeable, dropped
+
+
+def _blank(message: Message) -> bool:
+    """True when ``message`` has nothing a provider would accept as content: no tool calls,
+    no part other than text, and only whitespace as text."""
+    if message.tool_calls or message.text.strip():
+        return False
+    return isinstance(message.content, str) or all(isinstance(p, TextPart) for p in message.content)
 
 
 def _carries_provider_state(message: Message) -> bool:
@@ -150,25 +184,36 @@ def _keep_opening_user_turn(
     """The history after the system messages opens on a user message when the input did.
 
     Anthropic ("The first message must always use the user role"), Gemini and Bedrock reject
-    a conversation opening on an assistant turn. Returns how many messages were put back.
+    a conversation opening on an assistant turn. Added assistant messages in front are
+    dropped, and the input's first user message is put back when the opening is still not a
+    user turn. Returns how many messages were dropped or put back.
     """
     n = len(before)
     lead = 0
     while lead < n and before[lead].role == "system":
         lead += 1
-    if lead >= n or before[lead].role != "user" or slot[lead] is not None:
+    if lead >= n or before[lead].role != "user":
         return 0
+    changes = 0
+    for g in range(lead + 1):  # additions before anything kept after the system messages
+        ms = added.get(g)
+        while ms and ms[0].role != "user":
+            ms.pop(0)
+            changes += 1
+        if ms or (g < n and slot[g] is not None and before[g].role != "system"):
+            break
     first = next((m for m in _emit(slot, added) if m.role != "system"), None)
-    if first is None or first.role == "user":
-        return 0
-    slot[lead] = before[lead]
-    return 1
+    if first is not None and first.role != "user" and slot[lead] is None:
+        slot[lead] = before[lead]
+        changes += 1
+    return changes
 
 
 def _no_added_assistant_before_assistant(
     slot: list[Message | None], added: dict[int, list[Message]]
 ) -> int:
-    """An added assistant message never lands right before a kept assistant message.
+    """An added assistant message never lands right before a kept assistant message that
+    opens on thinking or makes tool calls.
 
     Providers merge consecutive same-role turns (Anthropic: "Consecutive user or assistant
     turns in your request will be combined into a single turn"), and the merged turn would no
@@ -178,7 +223,11 @@ def _no_added_assistant_before_assistant(
     dropped = 0
     for g, ms in added.items():
         nxt = next((m for m in slot[g:] if m is not None), None)
-        while ms and ms[-1].role == "assistant" and nxt is not None and nxt.role == "assistant":
+        if nxt is None or nxt.role != "assistant":
+            continue
+        if not nxt.tool_calls and not any(isinstance(p, ThinkingPart) for p in nxt.parts):
+            continue  # a plain assistant text: merging with it breaks nothing
+        while ms and ms[-1].role == "assistant":
             ms.pop()
             dropped += 1
     return dropped
@@ -202,32 +251,46 @@ def _keep_call_turns_after_user_turns(
         for j in range(start, stop):
             unit_of[j] = u
     restored = 0
-    again = True
-    while again:
-        again = False
-        prev: Message | None = None
-        for j, m in enumerate(slot):
-            if added.get(j):
-                prev = added[j][-1]
-            if m is None:
-                continue
-            if (
-                m.tool_calls
-                and prev is not None
-                and prev.role == "assistant"
-                and j > 0
-                and before[j - 1].role in ("user", "tool")
-                and slot[j - 1] is None
-            ):
-                start, stop = bounds[unit_of[j - 1]]
-                for k in range(start, stop):
-                    if slot[k] is None:
-                        slot[k] = before[k]
-                        restored += 1
-                again = True
-                break
+    prev: Message | None = None
+    j = 0
+    while j < len(slot):  # one pass; a restore only steps back to the restored unit's start
+        if added.get(j):
+            prev = added[j][-1]
+        m = slot[j]
+        if (
+            m is not None
+            and m.tool_calls
+            and prev is not None
+            and prev.role == "assistant"
+            and j > 0
+            and before[j - 1].role in ("user", "tool")
+            and slot[j - 1] is None
+        ):
+            start, stop = bounds[unit_of[j - 1]]
+            for k in range(start, stop):
+                if slot[k] is None:
+                    slot[k] = before[k]
+                    restored += 1
+            j = start
+            prev = _last_emitted(slot, added, start)
+            continue
+        if m is not None:
             prev = m
+        j += 1
     return restored
+
+
+def _last_emitted(
+    slot: list[Message | None], added: dict[int, list[Message]], g: int
+) -> Message | None:
+    """The message emitted last before position ``g`` (before ``added[g]``)."""
+    for k in range(g - 1, -1, -1):
+        m = slot[k]
+        if m is not None:
+            return m
+        if added.get(k):
+            return added[k][-1]
+    return None
 
 
 def _emit(slot: list[Message | None], added: dict[int, list[Message]]) -> list[Message]:

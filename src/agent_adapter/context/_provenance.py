@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from itertools import pairwise
 
 from agent_adapter._messages import Message, TextPart
 
@@ -36,10 +37,13 @@ class Trace:
             ids is given ``before[j]``'s origin here, so what comes after knows it too.
         added: ``added[g]`` lists the new messages standing right before ``before[g]``
             (``g == len(before)``: at the end), in output order.
+        ordered: False when the output puts messages it kept or changed in another order
+            than the input's.
     """
 
     slot: list[Message | None]
     added: dict[int, list[Message]]
+    ordered: bool = True
 
     @property
     def removed(self) -> int:
@@ -141,6 +145,8 @@ def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
             claim[k] = j
         else:
             still.add(k)
+    claimed = [j for j in claim if j >= 0]
+    ordered = all(a < b for a, b in pairwise(claimed))
     added: dict[int, list[Message]] = {}
     last = -1
     for k, m in enumerate(out):
@@ -150,4 +156,4 @@ def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
         if k in still and m.origin in where:
             m = fresh(m)
         added.setdefault(last + 1, []).append(m)
-    return Trace(slot, added)
+    return Trace(slot, added, ordered)

@@ -42,6 +42,10 @@ class Conversion(Generic[T]):
         for member, leader in sorted(members.items()):
             self._groups.setdefault(leader, []).append(member)
         self._members = members
+        #: origins of the messages that are not the first of their native
+        self._inner = {
+            m.origin for start, stop in self._ranges for m in self.messages[start + 1 : stop]
+        }
         self._pinned: set[int] = set()
         if pinned is not None:
             for i, native in enumerate(natives):
@@ -68,6 +72,11 @@ class Conversion(Generic[T]):
                 return i
         return len(self._natives)
 
+    def starts_native(self, message: Message) -> bool:
+        """False when ``message`` (or the input message it derives from) is not the first
+        message of its native: an addition cannot be written right before it."""
+        return message.origin not in self._inner
+
     def is_pinned(self, message: Message) -> bool:
         """True when ``message`` came from a native the caller's ``pinned`` marked."""
         return message.origin in self._pinned
@@ -85,6 +94,11 @@ class Conversion(Generic[T]):
         ):
             return self._natives
         traced = trace(self.messages, messages)
+        if not traced.ordered:
+            raise ConfigError(
+                "Conversion.back: messages kept or changed must stay in this conversion's "
+                "order (a native holds its messages in one place)"
+            )
         slot, added = traced.slot, traced.added  # popped as dumped
         for j, m in enumerate(slot):
             # a change of more than text cannot be written onto the native: the message is
