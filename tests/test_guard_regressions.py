@@ -190,3 +190,20 @@ def test_restoring_call_turns_on_a_long_list_keeps_every_call_after_a_user_turn(
     for k, m in enumerate(out):
         if m.tool_calls:
             assert out[k - 1].role in ("user", "tool")
+
+
+def test_explain_names_what_the_steps_kept_next_to_the_protected_part() -> None:
+    from agent_adapter.context import CompressionReport
+
+    report = CompressionReport(
+        tokens_before=900,
+        tokens_after=332,
+        threshold_tokens=10,
+        target_tokens=10,
+        messages_before=9,
+        messages_after=6,
+        protected_tokens=11,
+        if_still_too_long="keep",
+    )
+    text = report.explain()
+    assert "alone are 11 tokens" in text and "kept 321 tokens of unprotected history" in text

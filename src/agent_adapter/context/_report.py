@@ -102,12 +102,20 @@ class CompressionReport:
                 f"Compressed {self.tokens_before} -> {self.tokens_after} tokens "
                 f"(target {self.target_tokens})."
             )
-        why = (
-            f"the protected messages (system prompt, latest user message, newest turn) alone "
-            f"are {self.protected_tokens} tokens"
-            if self.protected_tokens > self.target_tokens
-            else "the steps found nothing more they were allowed to remove"
+        rest = self.tokens_after - self.protected_tokens
+        kept = (
+            f"the steps kept {rest} tokens of unprotected history (their own limits: "
+            "keep_first / keep_last, older_than_turns, tool rounds they may not split)"
         )
+        if self.protected_tokens > self.target_tokens:
+            why = (
+                f"the protected messages (system prompt, latest user message, newest turn) "
+                f"alone are {self.protected_tokens} tokens"
+            )
+            if rest > 0:
+                why += f", and {kept}"
+        else:
+            why = kept if rest > 0 else "the steps found nothing more they were allowed to remove"
         action = {
             "keep": " It was returned over the target (if_still_too_long='keep').",
             "cut": " The biggest protected texts were cut head-and-tail (if_still_too_long='cut').",
