@@ -77,12 +77,14 @@ class Pairing:
     answers: dict[int, int] = field(default_factory=dict)
     last_result: dict[int, int] = field(default_factory=dict)
     _pending: dict[str, bool] = field(default_factory=dict)
+    _open: int = 0  # how many calls of the open turn are still unanswered
     _opener: int = -1
 
     def result(self, index: int, call_id: str | None) -> None:
         """Item ``index`` is a tool result answering ``call_id``."""
         if call_id is not None and self._pending.get(call_id) is False:
             self._pending[call_id] = True
+            self._open -= 1
             self.answers[index] = self._opener
             self.last_result[self._opener] = index
             return
@@ -90,24 +92,29 @@ class Pairing:
 
     def turn(self, index: int, call_ids: Sequence[str]) -> None:
         """Item ``index`` is not a tool result; it makes ``call_ids`` (often none)."""
-        missing = self._missing()
-        if missing:
+        if self._open:
             self.problems.append(
-                PairingProblem(self._opener, "call_unanswered", missing, before=index)
+                PairingProblem(self._opener, "call_unanswered", self._missing(), before=index)
             )
+        if not call_ids:  # the common case: a text message, no round open
+            if self._pending:
+                self._pending = {}
+                self._open = 0
+            return
         self._pending = dict.fromkeys(call_ids, False)
-        if len(self._pending) < len(call_ids):
+        self._open = len(self._pending)
+        if self._open < len(call_ids):
             seen: set[str] = set()
             dups = sorted({c for c in call_ids if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
             self.problems.append(PairingProblem(index, "duplicate_call_id", tuple(dups)))
-        if call_ids:
-            self._opener = index
+        self._opener = index
 
     def end(self) -> None:
         """The list ended."""
-        missing = self._missing()
-        if missing:
-            self.problems.append(PairingProblem(self._opener, "calls_pending_at_end", missing))
+        if self._open:
+            self.problems.append(
+                PairingProblem(self._opener, "calls_pending_at_end", self._missing())
+            )
 
     def _missing(self) -> tuple[str, ...]:
         return tuple(sorted(k for k, done in self._pending.items() if not done))
@@ -116,11 +123,12 @@ class Pairing:
 def pair_messages(messages: Sequence[Message]) -> Pairing:
     """The pairing of a list of :class:`Message` (tool messages are the results)."""
     pairing = Pairing()
+    result, turn = pairing.result, pairing.turn
     for i, m in enumerate(messages):
         if m.role == "tool":
-            pairing.result(i, m.tool_call_id)
+            result(i, m.tool_call_id)
         else:
-            pairing.turn(i, [c.id for c in m.tool_calls])
+            turn(i, [c.id for c in m.tool_calls] if m.tool_calls else ())
     pairing.end()
     return pairing
 

@@ -98,22 +98,25 @@ def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
     unique in every list the engine builds).
     """
     n = len(before)
-    where: dict[int, list[int]] = {}  # origin -> input positions with it, ascending
+    where: dict[int, int] = {}  # origin -> its input position (the first, when repeated)
+    repeated: dict[int, list[int]] = {}  # origin -> every position, for repeated origins
     for j, m in enumerate(before):
-        where.setdefault(m.origin, []).append(j)
+        o = m.origin
+        first = where.setdefault(o, j)
+        if first != j:
+            repeated.setdefault(o, [first]).append(j)
     slot: list[Message | None] = [None] * n
     claim: list[int] = [-1] * len(after)  # after index -> the input position it stands for
     pending: list[int] = []
     # pass 1: the same object, then the same origin (first free position with that origin)
     for k, m in enumerate(after):
-        spots = where.get(m.origin)
-        if not spots:
-            pending.append(k)
-            continue
-        j = next((j for j in spots if slot[j] is None and before[j] is m), -1)
-        if j < 0:
-            j = next((j for j in spots if slot[j] is None), -1)
-        if j < 0:
+        j = where.get(m.origin, -1)
+        if j >= 0 and repeated and m.origin in repeated:
+            spots = repeated[m.origin]
+            j = next((j for j in spots if slot[j] is None and before[j] is m), -1)
+            if j < 0:
+                j = next((j for j in spots if slot[j] is None), -1)
+        if j < 0 or slot[j] is not None:
             pending.append(k)
             continue
         slot[j] = m
@@ -135,9 +138,9 @@ def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
     for k in pending:
         m = after[k]
         key = _call_key(m)
-        spots = by_key.get(key) if key is not None and m.origin not in where else None
-        if key is not None and spots is not None and len(spots) == 1 and key not in taken:
-            j = spots[0]
+        found = by_key.get(key) if key is not None and m.origin not in where else None
+        if key is not None and found is not None and len(found) == 1 and key not in taken:
+            j = found[0]
             taken.add(key)
             m = dataclasses.replace(m, origin=before[j].origin)
             out[k] = m

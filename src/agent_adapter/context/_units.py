@@ -10,6 +10,7 @@ by a ``tool_result`` in the next user message). Every other message is a unit of
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -126,7 +127,33 @@ def _reasoning_only(message: Message) -> bool:
     return bool(message.content) and all(isinstance(p, ThinkingPart) for p in message.content)
 
 
+#: The last few lists' bounds, by the identities of their messages (the guard, the steps and
+#: Protection split the same list several times in one compression). The lists are held so
+#: the identities stay valid.
+_CACHE: dict[tuple[int, ...], tuple[list[Message], list[tuple[int, int]]]] = {}
+_CACHE_SIZE = 4
+_CACHE_LOCK = threading.Lock()
+
+
 def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """(start, stop) of each unit, in order (a list the caller must not change).
+
+    Cached by the identities of the messages: a list split again costs a tuple of ids.
+    """
+    key = tuple(map(id, messages))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None:
+        return hit[1]
+    bounds = _split(messages)
+    with _CACHE_LOCK:
+        if len(_CACHE) >= _CACHE_SIZE:
+            del _CACHE[next(iter(_CACHE))]
+        _CACHE[key] = (list(messages), bounds)
+    return bounds
+
+
+def _split(messages: Sequence[Message]) -> list[tuple[int, int]]:
     """(start, stop) of each unit, in order.
 
     A round runs from an assistant message with calls to the last result answering it, by
