@@ -296,7 +296,7 @@ def test_pinned_natives_are_never_changed_or_removed(fmt: str) -> None:
         {"role": "user", "content": "latest"},
     ]
     policy = CompressionPolicy(
-        target_tokens=20,
+        target_tokens=150,
         steps=[
             CutLongMessages(max_tokens_per_message=5),
             RemoveOldMessages(keep_first=0, keep_last=0),

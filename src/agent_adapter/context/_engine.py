@@ -29,31 +29,58 @@ def _latest_user(messages: Sequence[Message]) -> Message | None:
 
 
 def _cut_protected(
-    messages: list[Message], context: StepContext, total: int
+    messages: list[Message], context: StepContext, total: int, *, protected_goal: int = -1
 ) -> tuple[list[Message], int]:
     """if_still_too_long="cut": the biggest tool results and assistant texts cut head-and-tail
-    (never system messages, the latest user message, pinned messages, calls or ids)."""
+    (never system messages, the latest user message, pinned messages, calls or ids) until the
+    list is under the target; with ``protected_goal``, only protected ones, until the
+    protected part is at or under that many tokens."""
     out = list(messages)
+    prot = context.protection
+    protected = sum(context.message_tokens(m) for m in out if prot.is_protected(m))
     order = sorted(
         (
             i
             for i, m in enumerate(out)
-            if m.role in ("tool", "assistant") and m.text and not context.protection.is_pinned(m)
+            if m.role in ("tool", "assistant")
+            and m.text
+            and not prot.is_pinned(m)
+            and (protected_goal < 0 or prot.is_protected(m))
         ),
         key=lambda i: -context.message_tokens(out[i]),
     )
     for i in order:
-        if context.under_target(total):
+        over = protected - protected_goal if protected_goal >= 0 else total - context.target_tokens
+        if over <= 0:
             break
         m = out[i]
         before = context.message_tokens(m)
-        goal = max(_MIN_CUT_TOKENS, before - (total - context.target_tokens))
+        goal = max(_MIN_CUT_TOKENS, before - over)
         if goal >= before:
             continue
         cut = fit_message(m, goal, context.message_tokens, "both")
         out[i] = cut
-        total += context.message_tokens(cut) - before
+        delta = context.message_tokens(cut) - before
+        total += delta
+        if prot.is_protected(m):
+            protected += delta
     return out, total
+
+
+def _recent_window(messages: Sequence[Message], turns: int) -> set[int] | None:
+    """Origins of the recency window: everything from the ``turns``-th newest assistant
+    message on; ``None`` when there are no older turns (the window would be everything)."""
+    if turns <= 0:
+        return None
+    seen = 0
+    for j in range(len(messages) - 1, -1, -1):
+        if messages[j].role == "assistant":
+            seen += 1
+            if seen == turns:
+                if not any(m.role == "assistant" for m in messages[:j]):
+                    return None
+                return {m.origin for m in messages[j:]}
+    return None
 
 
 def _relaxed(messages: list[Message], context: StepContext) -> StepContext:
@@ -204,38 +231,62 @@ async def _compress(
         meter=meter,
         ctx=ctx,
     )
-    if protected_tokens >= tokens_before and policy.if_still_too_long == "keep":
+    shortens_protected = any(
+        getattr(step, "include_system_prompt", False) for step in policy.resolved_steps()
+    )
+    if policy.if_still_too_long == "keep" and (
+        protected_tokens >= tokens_before
+        or (protected_tokens > limits.threshold_tokens and not shortens_protected)
+    ):
+        # removing history could reach neither the target nor the threshold: remove nothing
         return untouched(
             "nothing_to_compress", protected_tokens=protected_tokens, if_still_too_long="keep"
         )
     step_reports: list[StepReport] = []
     failures: list[StepFailure] = []
     total = tokens_before
-    for step in policy.resolved_steps():
-        if context.under_target(total):
-            break
-        name = str(getattr(step, "name", type(step).__name__))
-        t0 = time.perf_counter()
-        ran = await _run_step(step, name, current, context, policy, failures, insertable)
-        if ran is None:
-            continue
-        result, stats = ran
-        after = meter.total(result)
-        step_reports.append(
-            StepReport(
-                step=name,
-                tokens_before=total,
-                tokens_after=after,
-                messages_removed=stats.removed,
-                messages_changed=stats.changed,
-                messages_added=stats.added,
-                changes_reverted=stats.reverted,
-                seconds=time.perf_counter() - t0,
-            )
-        )
-        current, total = result, after
-
     action = ""
+    if policy.if_still_too_long == "cut" and protected_tokens > limits.target_tokens:
+        # only as much as needed: the biggest protected content is cut first, to half the
+        # target, so the steps remove history only as far as still needed
+        current, total = _cut_protected(
+            current, context, total, protected_goal=limits.target_tokens // 2
+        )
+        action = "cut"
+    passes = [context]
+    window = _recent_window(current, policy.recent_turns)
+    if window:  # loss follows age: first with the recency window protected
+        pins = protection
+
+        def in_window(m: Message) -> bool:
+            return m.origin in window or pins.is_pinned(m)
+
+        passes.insert(0, _SharedCostContext(context, Protection(current, in_window)))
+    for pass_context in passes:
+        for step in policy.resolved_steps():
+            if context.under_target(total):
+                break
+            name = str(getattr(step, "name", type(step).__name__))
+            t0 = time.perf_counter()
+            ran = await _run_step(step, name, current, pass_context, policy, failures, insertable)
+            if ran is None:
+                continue
+            result, stats = ran
+            after = meter.total(result)
+            step_reports.append(
+                StepReport(
+                    step=name,
+                    tokens_before=total,
+                    tokens_after=after,
+                    messages_removed=stats.removed,
+                    messages_changed=stats.changed,
+                    messages_added=stats.added,
+                    changes_reverted=stats.reverted,
+                    seconds=time.perf_counter() - t0,
+                )
+            )
+            current, total = result, after
+
     if not context.under_target(total):
         still = policy.if_still_too_long
         if still == "raise":

@@ -61,6 +61,13 @@ class CompressionPolicy:
             runs once more with only system messages and the latest user message protected.
         on_step_error: ``"skip"`` records a failing step in the report and goes on with the
             next one (a summarizer outage never kills the run); ``"raise"`` re-raises.
+        recent_turns: loss follows age. The newest ``recent_turns`` assistant messages, the
+            tool results answering them and everything after the first of them (the recency
+            window) stay verbatim while older content can still go: the steps run first with
+            the window protected, and only when that does not reach the target do they run
+            again over everything (the newest turn itself stays protected as always). Within
+            each pass the steps' order gives cheapest loss first (an exact duplicate, then a
+            shrunk result, a cut text, a dropped round). ``0`` turns the window off.
 
     With no percents or token counts, the threshold is 80% and the target 60% of the window.
     Threshold above target gives hysteresis: once compressed to the target, the next few
@@ -79,6 +86,7 @@ class CompressionPolicy:
     token_counter: TokenCounter | None = None
     if_still_too_long: IfStillTooLong | CompressionStep = "keep"
     on_step_error: OnStepError = "skip"
+    recent_turns: int = 3
 
     def __post_init__(self) -> None:
         percents = (self.threshold_percent, self.target_percent)
@@ -98,6 +106,9 @@ class CompressionPolicy:
                 or not 0 < v <= 100
             ):
                 raise ConfigError(f"CompressionPolicy.{name} must be in (0, 100], got {v!r}")
+        r = self.recent_turns
+        if isinstance(r, bool) or not isinstance(r, int) or r < 0:
+            raise ConfigError(f"CompressionPolicy.recent_turns must be an int >= 0, got {r!r}")
         for name in ("threshold_tokens", "target_tokens", "model_max_tokens"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):

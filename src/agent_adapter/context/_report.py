@@ -97,6 +97,14 @@ class CompressionReport:
             )
         if self.skipped == "under_target":
             return f"{self.tokens_before} tokens is already under the target: nothing changed."
+        if self.skipped == "nothing_to_compress":
+            return (
+                f"Target {self.target_tokens} NOT reached, nothing removed: the protected "
+                f"messages (system prompt, latest user message, newest turn) alone are "
+                f"{self.protected_tokens} tokens, over the threshold {self.threshold_tokens}, so "
+                "removing history could reach neither (if_still_too_long='keep'; 'cut' cuts "
+                "the biggest protected texts instead)."
+            )
         if self.reached_target:
             return (
                 f"Compressed {self.tokens_before} -> {self.tokens_after} tokens "

@@ -1,0 +1,117 @@
+"""Loss follows age: the recency window stays verbatim while older content can go; the
+last-resort cut comes before history is removed; "keep" removes nothing that cannot help."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from _convo import calls, result
+from agent_adapter import ConfigError, Message
+from agent_adapter.cli._loaders import load_trace
+from agent_adapter.context import (
+    CompressionPolicy,
+    CutLongMessages,
+    ShrinkToolResults,
+    compress,
+    compress_for_sync,
+)
+
+
+def _agent_run(turns: int, size: int) -> list[Message]:
+    msgs = [Message("system", "rules"), Message("user", "fix the bug")]
+    for i in range(turns):
+        msgs += [calls(f"c{i}", text=f"step {i}"), result(f"c{i}", f"out{i} " * size)]
+    msgs.append(Message("assistant", "done?"))
+    return msgs
+
+
+def test_the_newest_three_turns_stay_verbatim_while_older_results_can_shrink() -> None:
+    msgs = _agent_run(8, 600)
+    total = sum(len(m.text) for m in msgs) // 4
+    # enough room for the window: shrinking the older results reaches the target
+    policy = CompressionPolicy(
+        target_tokens=total // 2, steps=[ShrinkToolResults(older_than_turns=1)]
+    )
+    out, report = asyncio.run(compress(msgs, policy))
+    assert report.reached_target
+    window = msgs[-5:]  # the 3 newest assistant messages (2 call rounds + the reply)
+    assert all(any(o is m for o in out) for m in window)
+
+
+def test_a_big_result_in_the_window_survives_while_old_small_rounds_can_be_dropped() -> None:
+    # the default pipeline used to shrink the third-newest output (shrink runs before drop)
+    # while an hour of small old rounds was still there
+    msgs = [Message("system", "rules"), Message("user", "fix the bug")]
+    for i in range(30):
+        msgs += [calls(f"o{i}", text=f"old step {i}"), result(f"o{i}", "small output " * 20)]
+    msgs += [calls("big", text="run the tests"), result("big", "FAILED test_x line\n" * 400)]
+    msgs += [calls("n1", text="look"), result("n1", "ok"), Message("assistant", "next?")]
+    total = sum(len(m.text) for m in msgs) // 4
+    out, report = asyncio.run(compress(msgs, CompressionPolicy(target_tokens=total // 2)))
+    assert report.reached_target
+    big = next(m for m in msgs if m.role == "tool" and m.tool_call_id == "big")
+    assert any(o is big for o in out)
+
+
+def test_the_window_goes_only_when_everything_older_is_reduced() -> None:
+    msgs = _agent_run(8, 600)
+    policy = CompressionPolicy(target_tokens=300, steps=[ShrinkToolResults(older_than_turns=1)])
+    out, _ = asyncio.run(compress(msgs, policy))
+    by_origin = {m.origin: m for m in out}
+    older = [m for m in msgs[:-5] if m.role == "tool"]
+    newer = [m for m in msgs[-5:] if m.role == "tool"]
+    # a newer result is only shortened when every older one was shortened first
+    if any(by_origin[m.origin] is not m for m in newer):
+        assert all(by_origin[m.origin] is not m for m in older)
+
+
+def test_recent_turns_zero_turns_the_window_off_and_bad_values_are_config_errors() -> None:
+    msgs = _agent_run(8, 600)
+    policy = CompressionPolicy(
+        target_tokens=1500, recent_turns=0, steps=[ShrinkToolResults(older_than_turns=1)]
+    )
+    out, _ = asyncio.run(compress(msgs, policy))
+    assert any(o is not m for o, m in zip(out, msgs, strict=False))
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ConfigError, match="recent_turns"):
+            CompressionPolicy(target_tokens=10, recent_turns=bad)  # type: ignore[arg-type]
+
+
+def _psf(data_dir: Path) -> list[dict]:
+    path = data_dir / "mini-swe-agent-gemini3pro/trajs/psf__requests-1142.traj.json"
+    return load_trace(path).messages
+
+
+def test_cut_first_keeps_history_when_cutting_the_protected_result_is_enough(
+    data_dir: Path,
+) -> None:
+    natives = _psf(data_dir)
+    out, report = compress_for_sync(
+        natives, CompressionPolicy(target_tokens=32_000, if_still_too_long="cut")
+    )
+    assert report.reached_target
+    # today 137 of 144 messages were dropped; cutting the 217k-token result first keeps more
+    assert len(out) > 40, len(out)
+
+
+def test_keep_removes_nothing_when_the_protected_part_is_over_the_threshold(
+    data_dir: Path,
+) -> None:
+    natives = _psf(data_dir)
+    out, report = compress_for_sync(natives, CompressionPolicy(target_tokens=32_000))
+    assert out is natives and report.skipped == "nothing_to_compress"
+    assert "nothing removed" in report.explain()
+
+
+def test_keep_still_compresses_when_a_step_may_shorten_the_system_prompt() -> None:
+    msgs = [Message("system", "rule " * 400), Message("user", "q " * 300), Message("user", "x")]
+    policy = CompressionPolicy(
+        threshold_tokens=101,
+        target_tokens=100,
+        steps=[CutLongMessages(max_tokens_per_message=50, include_system_prompt=True)],
+    )
+    out, _ = asyncio.run(compress(msgs, policy))
+    assert len(out[0].text) < len(msgs[0].text)
