@@ -1,0 +1,520 @@
+#!/usr/bin/env python
+"""Quality benchmark: what survives compression, ours vs a naive suffix vs LangChain.
+
+For every real trace and every budget T (50%, 25% and 10% of the trace's own
+``estimate_tokens`` count, threshold = target), three contenders run on the same input:
+
+* **ours**: ``compress_for_sync(natives, CompressionPolicy(target_tokens=T,
+  threshold_tokens=T))`` with the default steps and the default ``estimate_tokens`` counter;
+* **naive**: the system prompt and the first user message (the task), then the newest whole
+  units (``split_units``: a tool call never without its results) that fit, the oldest units
+  between the task and that suffix dropped, written back with ``Conversion.back``;
+* **langchain**: ``trim_messages(strategy="last", start_on="human", include_system=True)`` with
+  the same chars/4 + 4 per message count, on the conversation converted to LangChain messages
+  by ``_compress_langchain.py`` (only ``trim_messages`` is timed).
+
+Each output is measured against its own input, both converted to ``Message`` s (the library's
+converters; for LangChain its ``langchain`` format): target reached, task and system prompt
+unchanged, the newest three assistant messages and their tool results unchanged, the share of
+file paths and of error lines still named, no ``check()`` violation the input did not have,
+and the time.
+
+Usage::
+
+    python bench/quality.py [--quick] [--markdown] [--data DIR] [--repeat N]
+
+The data directory is ``--data``, else ``$AGENT_ADAPTER_DATA``, else ``<repo>/../shared/data``.
+See bench/README.md for what every column means.
+"""
+
+import argparse
+import gc
+import os
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from _compress_cases import TAU_DIALOGS, _has_real_tool_calls, _swe_config, data_dir
+from _compress_langchain import lc_token_counter, lc_trim, to_langchain
+from agent_adapter import Message
+from agent_adapter.cli._loaders import Trace, load_trace
+from agent_adapter.context import CompressionPolicy, compress_for_sync, split_units
+from agent_adapter.context import estimate_tokens as _estimate_tokens
+from agent_adapter.context.formats import check, convert, strip_reserved
+
+BUDGETS = (0.50, 0.25, 0.10)
+CONTENDERS = ("ours", "naive", "langchain")
+GROUPS = ("mini-swe-agent", "claude-code", "swe-agent-fc", "tau-bench")
+#: --quick: how many traces of each group (mini-swe-agent: these runs).
+QUICK_MINI = (
+    "django__django-11133",
+    "psf__requests-1142",
+    "pytest-dev__pytest-6197",
+    "scikit-learn__scikit-learn-25102",
+    "sympy__sympy-19637",
+)
+QUICK = {"claude-code": 2, "swe-agent-fc": 2, "tau-bench": 5}
+LONG_SESSION_MESSAGES = 100  # as compress_bench: a top-level transcript this long is a session
+
+PATH_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+\.\w+")
+ERROR_RE = re.compile(r"Error|Exception|Traceback|FAILED|error:")
+ERROR_PREFIX = 60
+LAST_TURNS = 3
+
+# ----------------------------------------------------------------------------------------------
+# the traces
+
+
+@dataclass
+class Case:
+    group: str
+    name: str
+    trace: Trace
+
+
+def load_cases(data: Path, quick: bool) -> list[Case]:
+    """The four groups, in order: 30 (5) mini-swe-agent runs, the 5 (2) long Claude Code
+    sessions, the 5 (2) SWE-agent function-calling runs, tau-bench dialogs 0..19 (0..4)."""
+    cases: list[Case] = []
+    mini = sorted((data / "mini-swe-agent-gemini3pro" / "trajs").glob("*.traj.json"))
+    if quick:
+        mini = [p for p in mini if p.name.removesuffix(".traj.json") in QUICK_MINI]
+    cases += [Case("mini-swe-agent", t.name, t) for t in map(load_trace, mini)]
+
+    claude = []
+    for path in sorted((data / "claude-code-spotter").glob("*.jsonl")):
+        trace = load_trace(path)
+        if len(trace.messages) >= LONG_SESSION_MESSAGES:
+            claude.append(Case("claude-code", trace.name[:13], trace))
+    cases += claude[: QUICK["claude-code"]] if quick else claude
+
+    swe = [p for p in sorted((data / "swe-agent").rglob("*.traj")) if _has_real_tool_calls(p)]
+    traces = [(p, load_trace(p)) for p in swe]
+    names = [t.name for _, t in traces]
+    swe_cases = []
+    for path, trace in traces:
+        name = trace.name
+        if names.count(name) > 1:
+            name = f"{name.split('__')[-1]} ({_swe_config(path)})"
+        swe_cases.append(Case("swe-agent-fc", name, trace))
+    cases += swe_cases[: QUICK["swe-agent-fc"]] if quick else swe_cases
+
+    tau = data / "tau-bench" / "gpt-4o-airline.json"
+    for i in range(QUICK["tau-bench"] if quick else TAU_DIALOGS):
+        trace = load_trace(tau, index=i)
+        cases.append(Case("tau-bench", trace.name, trace))
+    if not cases:
+        sys.exit(f"no traces found under {data}")
+    return cases
+
+
+# ----------------------------------------------------------------------------------------------
+# what an input holds, and how much of it an output kept
+
+Key = tuple[Any, ...]
+
+
+def key(m: Message) -> Key:
+    """What "unchanged" compares: role, text, tool calls (id, name, arguments), the call a
+    result answers."""
+    calls = tuple((c.id, c.name, c.arguments) for c in m.tool_calls)
+    return (m.role, m.text, calls, m.tool_call_id)
+
+
+def all_text(messages: Sequence[Message]) -> str:
+    """Every text and every tool call's arguments, one string."""
+    pieces: list[str] = []
+    for m in messages:
+        pieces.append(m.text)
+        pieces.extend(c.arguments for c in m.tool_calls)
+    return "\n".join(pieces)
+
+
+def _first(messages: Sequence[Message], role: str) -> Message | None:
+    return next((m for m in messages if m.role == role), None)
+
+
+@dataclass
+class Facts:
+    """What one input holds that an output is checked for."""
+
+    tokens: int
+    keys: list[Key]
+    system: Key | None
+    task: Key | None
+    last_turns: Counter[Key]
+    paths: set[str]
+    error_lines: set[str]
+    violations: Counter[str]
+
+
+def error_lines(text: str) -> set[str]:
+    """The first 60 characters (stripped) of every line naming an error."""
+    out = set()
+    for line in text.splitlines():
+        if ERROR_RE.search(line):
+            head = line.strip()[:ERROR_PREFIX]
+            if head:
+                out.add(head)
+    return out
+
+
+def last_turns(messages: Sequence[Message]) -> Counter[Key]:
+    """The newest three assistant messages and the tool messages answering their calls."""
+    turns = [m for m in messages if m.role == "assistant"][-LAST_TURNS:]
+    ids = {c.id for m in turns for c in m.tool_calls}
+    chosen = set(map(id, turns))
+    picked = [
+        m for m in messages if id(m) in chosen or (m.role == "tool" and m.tool_call_id in ids)
+    ]
+    return Counter(map(key, picked))
+
+
+def violations(items: Sequence[Any], fmt: str) -> Counter[str]:
+    return Counter(v.rule for v in check(strip_reserved(items), fmt))
+
+
+def facts(messages: Sequence[Message], items: Sequence[Any], fmt: str, tokens: int) -> Facts:
+    system, task = _first(messages, "system"), _first(messages, "user")
+    text = all_text(messages)
+    return Facts(
+        tokens=tokens,
+        keys=[key(m) for m in messages],
+        system=key(system) if system else None,
+        task=key(task) if task else None,
+        last_turns=last_turns(messages),
+        paths=set(PATH_RE.findall(text)),
+        error_lines=error_lines(text),
+        violations=violations(items, fmt),
+    )
+
+
+@dataclass
+class Score:
+    reached: bool
+    unchanged: bool
+    task_system: bool
+    last_turns: bool
+    paths: float | None  # None: the input names none
+    errors: float | None
+    valid: bool
+    new_violations: list[str]
+    lost: list[str]  # how the task / system prompt differ, for the notes
+    ms: float
+    tokens_after: int
+
+
+def _how(role: str, before: Key | None, after: Message | None) -> str:
+    """How the first ``role`` message of an output differs from the input's ("" if not)."""
+    if before is None or (after is not None and key(after) == before):
+        return ""
+    name = "task" if role == "user" else "system prompt"
+    old = before[1]
+    if after is None:
+        return f"{name} gone"
+    new = after.text
+    if key(after)[2:] != before[2:] or after.role != before[0]:
+        return f"{name} changed"
+    if new.startswith(old):
+        return f"{name} merged with the next message ({len(old):,} -> {len(new):,} chars)"
+    if len(new) < len(old) and new[:200] == old[:200]:
+        return f"{name} cut ({len(old):,} -> {len(new):,} chars)"
+    if old not in new:
+        return f"{name} gone (another {role} message comes first)"
+    return f"{name} changed"
+
+
+def _share(wanted: set[str], text: str) -> float | None:
+    if not wanted:
+        return None
+    named = set(PATH_RE.findall(text))
+    return sum(1 for w in wanted if w in named or w in text) / len(wanted)
+
+
+def score(
+    before: Facts,
+    out_messages: Sequence[Message],
+    out_items: Sequence[Any],
+    fmt: str,
+    tokens_after: int,
+    target: int,
+    ms: float,
+) -> Score:
+    lost = [
+        how
+        for role, was in (("system", before.system), ("user", before.task))
+        if (how := _how(role, was, _first(out_messages, role)))
+    ]
+    kept = Counter(map(key, out_messages))
+    text = all_text(out_messages)
+    new = violations(out_items, fmt) - before.violations
+    return Score(
+        reached=tokens_after <= target,
+        unchanged=[key(m) for m in out_messages] == before.keys,
+        task_system=not lost,
+        last_turns=not (before.last_turns - kept),
+        paths=_share(before.paths, text),
+        errors=_share(before.error_lines, text),
+        valid=not new,
+        new_violations=sorted(new),
+        lost=lost,
+        ms=ms,
+        tokens_after=tokens_after,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# the contenders
+
+
+def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """Median milliseconds of ``fn()`` over ``repeat`` runs (gc off while timing), and the
+    last result."""
+    gc.collect()
+    gc.disable()
+    try:
+        times, result = [], None
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            result = fn()
+            times.append(time.perf_counter() - t0)
+    finally:
+        gc.enable()
+    return statistics.median(times) * 1e3, result
+
+
+def naive(natives: list[Any], fmt: str, target: int) -> list[Any]:
+    """System prompt and task, then the newest whole units that fit ``target``."""
+    conversion = convert(natives, fmt)
+    messages = conversion.messages
+    units = split_units(messages)
+    task = next((i for i, m in enumerate(messages) if m.role == "user"), -1)
+    head_units = [u for u in units if u.start <= task] if task >= 0 else units[:1]
+    head = [m for u in head_units for m in u.messages]
+    room = target - _estimate_tokens(head)
+    suffix: list[Message] = []
+    for unit in reversed(units[len(head_units) :]):
+        cost = _estimate_tokens(list(unit.messages))
+        if cost > room:
+            break
+        room -= cost
+        suffix[:0] = unit.messages
+    return conversion.back(head + suffix)
+
+
+@dataclass
+class Result:
+    case: Case
+    tokens: int
+    target: dict[float, int] = field(default_factory=dict)
+    scores: dict[tuple[float, str], Score] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def measure(case: Case, repeat: int) -> Result:
+    natives, fmt = case.trace.messages, case.trace.format
+    messages = convert(natives, fmt).messages
+    tokens = _estimate_tokens(messages)
+    ours_facts = facts(messages, natives, fmt, tokens)
+    lc_in = to_langchain(case.trace)
+    lc_facts = facts(convert(lc_in, "langchain").messages, lc_in, "langchain", tokens)
+    result = Result(case, tokens)
+    for share in BUDGETS:
+        target = max(1, round(tokens * share))
+        result.target[share] = target
+        policy = CompressionPolicy(target_tokens=target, threshold_tokens=target)
+
+        ms, (out, report) = _timed(
+            lambda policy=policy: compress_for_sync(natives, policy, format=fmt), repeat
+        )
+        out_messages = convert(strip_reserved(out), fmt).messages
+        after = _estimate_tokens(out_messages)
+        if after != report.tokens_after or report.reached_target != (after <= target):
+            result.notes.append(
+                f"ours at {share:.0%}: the report says {report.tokens_after:,} tokens "
+                f"(reached: {report.reached_target}), a recount of the native output {after:,}"
+            )
+        result.scores[share, "ours"] = score(ours_facts, out_messages, out, fmt, after, target, ms)
+
+        ms, out = _timed(lambda target=target: naive(natives, fmt, target), repeat)
+        out_messages = convert(strip_reserved(out), fmt).messages
+        after = _estimate_tokens(out_messages)
+        result.scores[share, "naive"] = score(ours_facts, out_messages, out, fmt, after, target, ms)
+
+        ms, out = _timed(lambda target=target: lc_trim(lc_in, target), repeat)
+        out_messages = convert(out, "langchain").messages if out else []
+        result.scores[share, "langchain"] = score(
+            lc_facts, out_messages, out, "langchain", lc_token_counter(out), target, ms
+        )
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
+# the table
+
+HEADERS = (
+    "data set",
+    "budget",
+    "contender",
+    "traces",
+    "target reached",
+    "unchanged",
+    "task+system identical",
+    "last 3 turns verbatim",
+    "paths named (median)",
+    "error lines named (median)",
+    "valid",
+    "median ms",
+)
+NUMERIC = {3, 4, 5, 6, 7, 8, 9, 10, 11}
+
+
+def _median_share(values: list[float | None]) -> str:
+    known = [v for v in values if v is not None]
+    return f"{100 * statistics.median(known):.0f}%" if known else "-"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.2f}" if value < 100 else f"{value:.0f}"
+
+
+def cells(group: str, budget: str, contender: str, scores: list[Score]) -> list[str]:
+    n = len(scores)
+
+    def count(flag: Callable[[Score], bool]) -> str:
+        return f"{sum(map(flag, scores))}/{n}"
+
+    return [
+        group,
+        budget,
+        contender,
+        str(n),
+        count(lambda s: s.reached),
+        count(lambda s: s.unchanged),
+        count(lambda s: s.task_system),
+        count(lambda s: s.last_turns),
+        _median_share([s.paths for s in scores]),
+        _median_share([s.errors for s in scores]),
+        count(lambda s: s.valid),
+        _ms(statistics.median(s.ms for s in scores)),
+    ]
+
+
+def render(rows: list[list[str]], markdown: bool) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(HEADERS) + " |"]
+        lines.append(
+            "|" + "|".join("---:" if i in NUMERIC else "---" for i in range(len(HEADERS))) + "|"
+        )
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(r[i]) for r in [list(HEADERS), *rows]) for i in range(len(HEADERS))]
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in NUMERIC else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+
+    return "\n".join([line(HEADERS), "  ".join("-" * w for w in widths), *map(line, rows)])
+
+
+def table(results: list[Result]) -> list[list[str]]:
+    rows = []
+    for group in GROUPS:
+        mine = [r for r in results if r.case.group == group]
+        if not mine:
+            continue
+        for share in BUDGETS:
+            for contender in CONTENDERS:
+                scores = [r.scores[share, contender] for r in mine]
+                rows.append(cells(group, f"{share:.0%}", contender, scores))
+    return rows
+
+
+def summary(results: list[Result], contender: str) -> str:
+    scores = [r.scores[s, contender] for r in results for s in BUDGETS]
+    c = cells("", "", contender, scores)
+    return (
+        f"{contender}: target reached {c[4]}, unchanged {c[5]}, task+system identical {c[6]}, "
+        f"last 3 turns verbatim {c[7]}, paths named {c[8]}, error lines named {c[9]} "
+        f"(medians), valid {c[10]}, median {c[11]} ms"
+    )
+
+
+def _budgets(shares: list[float]) -> str:
+    return "/".join(f"{share:.0%}" for share in shares)
+
+
+def notes(results: list[Result]) -> list[str]:
+    """What the table cannot say: which outputs lost or changed the task or system prompt
+    (ours and naive; LangChain's "last" strategy drops the task whenever anything is cut),
+    new check() violations, and report counts that differ from a recount."""
+    out: list[str] = []
+    for r in results:
+        tag = f"{r.case.group}/{r.case.name}"
+        grouped: dict[tuple[str, str], list[float]] = {}
+        for (share, contender), s in r.scores.items():
+            for how in s.lost if contender != "langchain" else ():
+                grouped.setdefault((contender, how), []).append(share)
+            for rule in s.new_violations:
+                grouped.setdefault((contender, f"output breaks {rule}"), []).append(share)
+        for (contender, how), shares in grouped.items():
+            out.append(f"{tag} ({r.tokens:,} tokens) at {_budgets(shares)}: {contender}: {how}")
+        out += [f"{tag}: {n}" for n in r.notes]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--data", help="data dir (default $AGENT_ADAPTER_DATA or ../shared/data)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="5 mini-swe-agent runs, 2 Claude Code sessions, 2 SWE-agent runs, 5 tau-bench dialogs",
+    )
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    p.add_argument("--repeat", type=int, default=5, help="timed runs per call (median)")
+    args = p.parse_args(argv)
+    if args.repeat < 1:
+        p.error("--repeat must be >= 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    data = data_dir(args.data)
+    if not data.is_dir():
+        sys.exit(f"data directory not found: {data} (use --data or AGENT_ADAPTER_DATA)")
+    results = [measure(case, args.repeat) for case in load_cases(data, args.quick)]
+    print(render(table(results), args.markdown))
+    print()
+    for contender in CONTENDERS:
+        print(("- " if args.markdown else "") + summary(results, contender))
+    found = notes(results)
+    if found:
+        print()
+        print("Notes:")
+        for n in found:
+            print(f"- {n}")
+    print()
+    print(
+        f"{len(results)} traces x {len(BUDGETS)} budgets x {len(CONTENDERS)} contenders, "
+        f"median of {args.repeat} runs per call; Python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPUs; wall time {time.perf_counter() - started:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
