@@ -1,7 +1,8 @@
 """The ``anthropic`` format: Messages dicts, lossless both ways.
 
-The strategies live in ``_anthropic_cases.py``; ``test_check.py`` imports
-``anthropic_conversations`` from here.
+The strategies live in ``_anthropic_cases.py``; ``test_check.py`` and the compression tests
+import ``anthropic_conversations`` from here: those lists with thinking throughout (see
+:func:`thinking_throughout`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from _anthropic_cases import (
     ANTHROPIC,
@@ -18,8 +20,8 @@ from _anthropic_cases import (
     NATIVES,
     OPENAI,
     THINKING,
-    anthropic_conversations,
 )
+from _anthropic_cases import anthropic_conversations as _conversations
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import (
     FilePart,
@@ -40,6 +42,34 @@ FAST = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+
+
+def thinking_throughout(natives: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``natives`` as the API writes them with extended thinking on for the whole
+    conversation: once any assistant message holds a thinking block, every one starts with
+    one. The generated lists mix messages with and without thinking; with thinking on for a
+    turn its opener must start with thinking (``thinking_not_first``), and compression can
+    make any later assistant message an opener."""
+    if not any(
+        b.get("type") in ("thinking", "redacted_thinking")
+        for m in natives
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for b in m["content"]
+    ):
+        return natives
+    out: list[dict[str, Any]] = []
+    for n, m in enumerate(natives):
+        blocks = m["content"]
+        if m["role"] == "assistant" and blocks[0]["type"] not in ("thinking", "redacted_thinking"):
+            first = {"type": "thinking", "thinking": "t", "signature": f"ErUBt{n}=="}
+            m = {**m, "content": [first, *blocks]}
+        out.append(m)
+    return out
+
+
+def anthropic_conversations() -> st.SearchStrategy[list[dict[str, Any]]]:
+    """``_anthropic_cases.anthropic_conversations`` with thinking throughout."""
+    return _conversations().map(thinking_throughout)
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,15 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _anthropic_cases import (
-    anthropic_conversations,
-    compressed,
-    every_step,
-    thinking_blocks,
-    tokens,
-)
+from _anthropic_cases import compressed, every_step, thinking_blocks, tokens
 from agent_adapter.context import CutLongMessages, RemoveOldMessages, ShrinkToolResults
 from agent_adapter.context.formats._checks import check, check_thinking_unchanged
+from test_formats_anthropic import anthropic_conversations
 
 FAST = settings(
     max_examples=100,

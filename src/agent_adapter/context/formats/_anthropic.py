@@ -7,10 +7,12 @@ as ``cache_control`` in ``ToolCall.extras``) become one message with parts and t
 other blocks (``server_tool_use``, ``web_search_tool_result`` ...) ride along as opaque parts. A
 user message's ``tool_result`` blocks become ``tool`` messages (``tool_use_id`` ->
 ``tool_call_id``, ``is_error`` and ``cache_control`` in extras, block content as parts) and its
-other blocks one user message. ``image`` and ``document`` blocks with a ``base64`` or ``url``
-source become image and file parts (other keys in extras); other sources stay opaque. Back,
-blocks are rebuilt in their original places, so ``cache_control`` markers, thinking blocks and
-signatures never move or change.
+other blocks, after them, one user message; a ``tool_result`` after another block is a
+:class:`~agent_adapter._errors.ConfigError` naming it (tool use guide: "tool_result blocks
+must come FIRST in the content array"). ``image`` and ``document`` blocks with a ``base64``
+or ``url`` source become image and file parts (other keys in extras); other sources stay
+opaque. Back, blocks are rebuilt in their original places, so ``cache_control`` markers,
+thinking blocks and signatures never move or change.
 
 ``dump`` is lossless for a message of any format: what a block has no slot for (a chat
 message's ``name``, a Responses item's ``id``, a thinking part's missing signature...) rides in
@@ -55,6 +57,7 @@ from agent_adapter.context.formats._carrier import (
     over_native,
     split_carrier,
 )
+from agent_adapter.context.formats._chat import blank_dict, never_blank
 from agent_adapter.context.formats._codec import parse_json, to_json
 from agent_adapter.context.formats._patch import CHAT_TEXT, patch_text_blocks
 
@@ -174,8 +177,7 @@ def _load(native: Any, where: str) -> list[Message]:
             pending.append(_block_part(block))
             continue
         if pending:
-            out.append(Message("user", tuple(pending), extras=extras))
-            pending = []
+            raise ConfigError(_results_first(where, k, blocks))
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str) or not call_id:
             raise ConfigError(f"{where}.content[{k}].tool_use_id must be a non-empty str")
@@ -190,6 +192,18 @@ def _load(native: Any, where: str) -> list[Message]:
     if pending or not out:
         out.append(Message("user", tuple(pending), extras=extras))
     return out
+
+
+def _results_first(where: str, k: int, blocks: Sequence[Mapping[str, Any]]) -> str:
+    """The error for ``tool_result`` block ``k`` of a user message after another block. Tool
+    use guide (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use,
+    *Handling tool use and tool result content blocks*): "tool_result blocks must come FIRST
+    in the content array", "any text must come AFTER all tool results"."""
+    other = next(b["type"] for b in blocks if b["type"] != "tool_result")
+    return (
+        f"{where}.content[{k}]: a tool_result block after a {other} block; tool_result blocks "
+        "must come first in a user message's content (any text after all tool results)"
+    )
 
 
 def _render_source(part: ImagePart | FilePart, kind: str, keys: frozenset[str]) -> Any:
@@ -360,6 +374,17 @@ class AnthropicConverter(Converter[dict[str, Any]]):
         return [m for k, part in enumerate(parts) for m in _load_carried(part, f"{at}[{k}]")]
 
     def rebuild(
+        self,
+        native: dict[str, Any],
+        originals: Sequence[Message],
+        now: Sequence[Message | None],
+    ) -> list[dict[str, Any]]:
+        """The native with its messages' new text, blocks in their places (see the module
+        docstring). A message cut to blank text never leaves empty content or a blank text
+        block (see :func:`~agent_adapter.context.formats._chat.never_blank`)."""
+        return never_blank(self._rebuild, blank_dict, native, originals, now)
+
+    def _rebuild(
         self,
         native: dict[str, Any],
         originals: Sequence[Message],

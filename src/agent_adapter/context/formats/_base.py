@@ -40,6 +40,21 @@ class Converter(ABC, Generic[T]):
         without one, as gemini does, names the call another way)."""
         return repr(call_id)
 
+    def call_index(
+        self,
+        natives: Sequence[T],
+        leader: int,
+        call_ids: Sequence[str | None],
+        *,
+        last: bool = False,
+    ) -> int:
+        """The index of the native that holds a call of ``call_ids`` in the message loaded
+        from ``natives[leader]`` (so an error names the caller's own item): the first such
+        native, or the last with ``last`` (the repeat of a duplicate id). Default: ``leader``
+        (a message is one native). A converter that spreads one message over several natives
+        (a group, see :meth:`load_grouped`) names the member holding the call."""
+        return leader
+
     @abstractmethod
     def kind(self, item: Any) -> str | None:
         """``"sure"`` when ``item`` can only be this format, ``"maybe"`` when it could be

@@ -18,8 +18,16 @@ Mapping:
   ``thought_signature`` in ``ToolCall.extras["thought_signature"]``; a call with no ``id`` gets
   ``gemini_call_<turn>_<k>`` and ``extras["gemini_no_id"]``). Other parts are opaque.
 * A ``user`` (or legacy ``function``) turn: each ``function_response`` part is a ``tool``
-  message (``name``; the call id is its ``id``, else the unanswered call of the previous model
-  turn with the same name, in order), and each run of other parts one user message. A response
+  message (``name``), and each run of other parts one user message. A response answers the
+  call of the previous model turn whose ``id`` is its ``id``; one without an id, or whose id
+  names no call of that turn, answers the first unanswered call without id of its ``name``
+  (its own id then rides in ``extras["gemini_response_id"]``); one that answers no call keeps
+  its id, or gets ``gemini_response_<turn>_<k>``, so the pairing reports it. Source: the API
+  reference, ``FunctionCall.id`` ("If populated, the client to execute the functionCall and
+  return the response with the matching id"), ``FunctionResponse.id`` ("Populated by the
+  client to match the corresponding function call id") and ``FunctionResponse.name``
+  ("Matches [FunctionDeclaration.name] and [FunctionCall.name]"); the checker
+  (``response_count``) follows the same rule. A response
   ``{"output": str}`` is the text; ``{"error": str}`` is the text with ``extras["is_error"]``;
   another single string key is kept in ``extras["gemini_response_key"]``; any other response
   is its JSON text (``extras["gemini_response"] = "json"``).
@@ -70,6 +78,7 @@ from agent_adapter.context.formats._carrier import (
     carrier_for,
     with_carrier,
 )
+from agent_adapter.context.formats._chat import never_blank
 from agent_adapter.context.formats._codec import parse_json
 from agent_adapter.context.formats._gemini_fields import b64_text, is_model, key_of, plain
 from agent_adapter.context.formats._gemini_fields import fields_of as _fields
@@ -77,6 +86,7 @@ from agent_adapter.context.formats._gemini_fields import (  # noqa: F401 - for _
     sig_bytes as _sig_bytes,
 )
 from agent_adapter.context.formats._gemini_parts import (
+    Calls,
     content_of,
     dump_call,
     dump_part,
@@ -100,25 +110,6 @@ _ROLES = ("user", "model", "function")
 _PROBE = -1
 
 
-class _Calls:
-    """Calls of the latest model turn not answered yet: (id, name), in order."""
-
-    def __init__(self) -> None:
-        self.pending: list[tuple[str, str]] = []
-
-    def answer(self, name: str | None, index: int, k: int) -> str:
-        for i, (cid, cname) in enumerate(self.pending):
-            if cname == name:
-                del self.pending[i]
-                return cid
-        if self.pending:
-            return self.pending.pop(0)[0]
-        return f"gemini_call_{index - 1}_{k}"
-
-    def drop(self, call_id: str) -> None:
-        self.pending = [c for c in self.pending if c[0] != call_id]
-
-
 def _carrier(native: Any, where: str) -> tuple[dict[str, Any] | None, dict[int, Any]]:
     """A content's carrier: the one of its (single) non-tool message, and those of its
     function_response parts by part index."""
@@ -134,6 +125,11 @@ def _carrier(native: Any, where: str) -> tuple[dict[str, Any] | None, dict[int, 
         raise ConfigError(f"{where}.{RESERVED_KEY}.results must map part indexes") from exc
     own = {k: v for k, v in data.items() if k != "results"}
     return own or None, results
+
+
+def _no_parts(native: Any) -> bool:
+    """True for a content without parts (the API: "contents.parts must not be empty")."""
+    return not _fields(native).get("parts")
 
 
 class GeminiConverter(Converter[Any]):
@@ -161,6 +157,8 @@ class GeminiConverter(Converter[Any]):
             return known
         if call_id.startswith("gemini_call_"):
             return "a function_call without id"
+        if call_id.startswith("gemini_response_"):
+            return "a function_response without id"
         return repr(call_id)
 
     # ---- detection
@@ -189,7 +187,7 @@ class GeminiConverter(Converter[Any]):
 
     def load_all(self, natives: Sequence[Any]) -> tuple[list[Message], list[tuple[int, int]]]:
         self._made_up = {}
-        calls = _Calls()
+        calls = Calls()
         messages: list[Message] = []
         ranges: list[tuple[int, int]] = []
         for i, native in enumerate(natives):
@@ -199,9 +197,9 @@ class GeminiConverter(Converter[Any]):
         return messages, ranges
 
     def load(self, native: Any, index: int) -> list[Message]:
-        return self._load(native, index, _Calls())
+        return self._load(native, index, Calls())
 
-    def _load(self, native: Any, index: int, calls: _Calls) -> list[Message]:
+    def _load(self, native: Any, index: int, calls: Calls) -> list[Message]:
         where = f"messages[{index}]"
         if not isinstance(native, Mapping) and not is_model(native):
             raise ConfigError(f"{where} is {type(native).__name__}, not a Gemini content")
@@ -227,7 +225,7 @@ class GeminiConverter(Converter[Any]):
             message = self._model(parts, index, extras, where)
             if own is not None:
                 message = apply_carrier(message, own, where)
-            calls.pending = [(c.id, c.name) for c in message.tool_calls]
+            calls.turn(message.tool_calls)
             return [message]
         out: list[Message] = []
         run: list[Part] = []
@@ -296,7 +294,7 @@ class GeminiConverter(Converter[Any]):
             "assistant", content_of(content), tool_calls=tuple(tool_calls), extras=extras
         )
 
-    def _tool(self, part: Any, index: int, k: int, calls: _Calls, where: str) -> Message:
+    def _tool(self, part: Any, index: int, k: int, calls: Calls, where: str) -> Message:
         """The tool message of one ``function_response`` part (``where`` names the part)."""
         pf = _fields(part)
         at = f"{where}.{key_of(part, 'function_response')}"
@@ -307,14 +305,17 @@ class GeminiConverter(Converter[Any]):
         name = fr.get("name")
         name = name if isinstance(name, str) and name else None
         text, extras = response_text(fr.get("response"), f"{at}.response")
-        call_id = fr.get("id")
-        if isinstance(call_id, str) and call_id:
-            calls.drop(call_id)
-        else:
-            call_id = calls.answer(name, index, k)
+        own = fr.get("id")
+        own = own if isinstance(own, str) and own else None
+        call_id = calls.answer(own, name)
+        if call_id is None:  # answers no call: its own id, else one made up for it alone
+            call_id = own or f"gemini_response_{index}_{k}"
+        if own is None:
             extras["gemini_no_id"] = True
             if index >= 0:
                 self._made_up.setdefault(call_id, f"function_response {name!r}")
+        elif own != call_id:  # a response id answering a call without one, by name
+            extras["gemini_response_id"] = own
         extras.update(
             {f: plain(v) for f, v in fr.items() if f not in ("id", "name", "response", "parts")}
         )
@@ -327,12 +328,20 @@ class GeminiConverter(Converter[Any]):
 
     def _part_carrier(self, part: Any, message: Message) -> dict[str, Any]:
         """The carrier a function_response ``part`` needs to load as ``message``."""
-        loaded = self._tool(part, _PROBE, 0, _Calls(), "messages[?].parts[?]")
+        loaded = self._tool(part, _PROBE, 0, Calls(), "messages[?].parts[?]")
         return carrier_for(message, loaded)
 
     # ---- back
 
     def rebuild(
+        self, native: Any, originals: Sequence[Message], now: Sequence[Message | None]
+    ) -> list[Any]:
+        """The turn with its messages' new text, every other part kept (see the module
+        docstring). A message cut to blank text never leaves a turn without parts (see
+        :func:`~agent_adapter.context.formats._chat.never_blank`)."""
+        return never_blank(self._rebuild, _no_parts, native, originals, now)
+
+    def _rebuild(
         self, native: Any, originals: Sequence[Message], now: Sequence[Message | None]
     ) -> list[Any]:
         cf = _fields(native)
@@ -537,7 +546,10 @@ class GeminiConverter(Converter[Any]):
         extras = message.extras
         text = message.text
         fr: dict[str, Any] = {}
-        if not extras.get("gemini_no_id"):
+        own = extras.get("gemini_response_id")
+        if isinstance(own, str):
+            fr["id"] = own
+        elif not extras.get("gemini_no_id"):
             fr["id"] = message.tool_call_id
         fr["name"] = message.name or ""
         shape = extras.get("gemini_response")

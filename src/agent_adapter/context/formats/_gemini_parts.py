@@ -175,6 +175,34 @@ def new_response(old: Any, text: str) -> dict[str, Any]:
     return {"output": text}
 
 
+class Calls:
+    """The calls of the latest model turn, for matching its function responses (see
+    :mod:`agent_adapter.context.formats._gemini`): every real id, and the calls not answered
+    yet as (id, name, made up). Made-up ids are those of calls without one
+    (``extras["gemini_no_id"]``)."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.pending: list[tuple[str, str, bool]] = []
+
+    def turn(self, calls: Sequence[ToolCall]) -> None:
+        """A model turn making ``calls`` (often none) starts a round."""
+        self.ids = {c.id for c in calls if not c.extras.get("gemini_no_id")}
+        self.pending = [(c.id, c.name, bool(c.extras.get("gemini_no_id"))) for c in calls]
+
+    def answer(self, response_id: str | None, name: str | None) -> str | None:
+        """The id of the call a response answers, ``None`` when it answers none: the call
+        with the response's id, else the first unanswered call without id of its name."""
+        if response_id is not None and response_id in self.ids:
+            self.pending = [c for c in self.pending if c[0] != response_id]
+            return response_id
+        for i, (cid, cname, made_up) in enumerate(self.pending):
+            if made_up and cname == name:
+                del self.pending[i]
+                return cid
+        return None
+
+
 # ----------------------------------------------------------------------------- dumping
 
 

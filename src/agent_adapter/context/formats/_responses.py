@@ -63,7 +63,7 @@ from agent_adapter.context.formats._carrier import (
     split_carrier,
     with_carrier,
 )
-from agent_adapter.context.formats._chat import load_chat
+from agent_adapter.context.formats._chat import blank_dict, load_chat, never_blank
 from agent_adapter.context.formats._codec import data_url, split_data_url
 from agent_adapter.context.formats._responses_items import (
     ITEM_TYPES,
@@ -129,6 +129,12 @@ def _with_calls(first: Message, calls: Sequence[ToolCall], where: str) -> Messag
         return replace(first, tool_calls=(*first.tool_calls, *calls))
     except ConfigError as exc:
         raise ConfigError(f"{where}: a {first.role} message cannot start a group") from exc
+
+
+def _item_call_id(native: Any) -> str | None:
+    """The ``call_id`` of a call item (carrier left out), else ``None``."""
+    base = split_carrier(native)[0]
+    return base["call_id"] if isinstance(base, Mapping) and is_call(base) else None
 
 
 def _load_marked(items: Sequence[Any], where: str) -> Message:
@@ -248,6 +254,28 @@ class ResponsesConverter(Converter[dict[str, Any]]):
             return 0, None
         return j - i, _with_calls(first, calls, where)
 
+    def call_index(
+        self,
+        natives: Sequence[Any],
+        leader: int,
+        call_ids: Sequence[str | None],
+        *,
+        last: bool = False,
+    ) -> int:
+        """The item of the group led by ``natives[leader]`` that holds the first call of
+        ``call_ids`` (the last one with ``last``: the repeat of a duplicate ``call_id``), as
+        :func:`~agent_adapter.context.formats._checks.check_responses` names a call by its own
+        item; ``leader`` when ``natives[leader]`` leads no group or no item holds such a call.
+        """
+        size, message = self._group_at(natives, leader)
+        if message is None:
+            return leader
+        wanted = set(call_ids)
+        hits = [j for j in range(leader, leader + size) if _item_call_id(natives[j]) in wanted]
+        if not hits:
+            return leader
+        return hits[-1] if last else hits[0]
+
     def load(self, native: dict[str, Any], index: int) -> list[Message]:
         """The message of one native. A group's first item loads as the message without the
         calls of the items after it: load a group with :meth:`load_grouped`."""
@@ -267,7 +295,17 @@ class ResponsesConverter(Converter[dict[str, Any]]):
     ) -> list[dict[str, Any]]:
         """The native with the message's new text. A native that holds the carrier, and the
         first item of a group, are written again from the message (a group as the whole
-        group, so its call items come back equal to what they were)."""
+        group, so its call items come back equal to what they were). A message cut to blank
+        text never leaves a ``message`` item without content (see
+        :func:`~agent_adapter.context.formats._chat.never_blank`)."""
+        return never_blank(self._rebuild, blank_dict, native, originals, now)
+
+    def _rebuild(
+        self,
+        native: dict[str, Any],
+        originals: Sequence[Message],
+        now: Sequence[Message | None],
+    ) -> list[dict[str, Any]]:
         message = now[0]
         if message is None:
             return []

@@ -32,7 +32,7 @@ _THINKING = frozenset({"thinking", "redacted_thinking"})
 _ASSISTANT_ONLY = frozenset({"tool_use", "thinking", "redacted_thinking", "server_tool_use"})
 
 
-def check_anthropic(messages: Sequence[Any]) -> list[Violation]:
+def check_anthropic(messages: Sequence[Any], *, thinking: bool | None = None) -> list[Violation]:
     """Anthropic Messages rules (API reference, *Messages*; tool use and extended thinking
     guides).
 
@@ -57,15 +57,34 @@ def check_anthropic(messages: Sequence[Any]) -> list[Violation]:
       "tool_use ids must be unique": ids are unique in the whole request).
     * ``call_id_missing``: a ``tool_use`` without a str ``id``.
     * ``tool_result_not_first``: in a user message, ``tool_result`` blocks come before any
-      other block (tool use guide: "tool result blocks must come first in the content array").
+      other block (tool use guide, *Handling tool use and tool result content blocks*:
+      "tool_result blocks must come FIRST in the content array", "any text must come AFTER
+      all tool results"), named by the first misplaced block
+      (``messages[2].content[1]``). ``convert()`` and ``compress()`` reject such a message
+      with the same words.
     * ``thinking_signature``: a ``thinking`` block keeps a non-empty ``signature`` and a
       ``redacted_thinking`` block its ``data`` (extended thinking guide: blocks go back
       complete and unmodified).
-    * ``thinking_not_first``: the current turn's opening assistant message (the first one
-      after the last user message that is not only tool results) starts with its thinking
-      block when it has one (extended thinking guide: the final assistant turn must start
-      with a thinking block, "Expected `thinking` or `redacted_thinking`, but found `text`";
-      a merged or reordered turn breaks it). Earlier turns may interleave thinking freely.
+    * ``thinking_not_first``: with thinking on for the current turn, the turn's opening
+      assistant message (the first one after the last user message that is not only tool
+      results) starts with a ``thinking`` or ``redacted_thinking`` block. Extended thinking
+      guide, *Extended thinking with tool use* / *Preserving thinking blocks*: during tool use
+      the final assistant turn must start with its thinking block; the API answers "Expected
+      `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final
+      `assistant` message must start with a thinking block (preceding the lastmost set of
+      `tool_use` and `tool_result` blocks)". A merged, reordered or cut turn breaks it.
+      Whether thinking is on is the request's ``thinking`` parameter, which the list does not
+      hold: pass ``thinking=True`` (or ``False``) when you know it. Unknown (``None``), it is
+      on when an assistant message of the current turn holds a thinking block: the thinking
+      guide (*Thinking in tool and multi-turn workflows*) keeps "one thinking configuration
+      per assistant turn: a tool-use loop is one assistant turn, so change the configuration
+      only between turns". Thinking blocks of earlier turns say nothing about the current
+      one, since the configuration may change between turns (Claude Code toggles it per
+      prompt: recorded Claude Code sessions go on from turns without thinking after turns
+      with it). So a list that lost the current turn's thinking altogether is only caught
+      with ``thinking=True``, or by comparing it with the list it was made from:
+      :func:`~agent_adapter.context.formats._checks.check_thinking_unchanged`
+      (``turn_thinking_dropped``).
     * ``not_a_message``, ``reserved_key``: see :mod:`agent_adapter.context.formats._checks`.
 
     The pairing rules (the first three and ``duplicate_call_id``) are
@@ -105,7 +124,7 @@ def check_anthropic(messages: Sequence[Any]) -> list[Violation]:
         _feed(pairing, i, role, blocks)
     pairing.end()
     out.extend(pairing_violations(pairing, _RULES, call="tool_use", result="tool_result"))
-    out.extend(_thinking_first(base))
+    out.extend(_thinking_first(base, thinking))
     return by_index(out)
 
 
@@ -114,7 +133,8 @@ def _block_rules(
 ) -> list[Violation]:
     """The rules of one message's blocks (``seen_uses``: tool_use id -> its message)."""
     out: list[Violation] = []
-    seen_other = not_first = False
+    seen_other: str | None = None  # the type of the first block that is no tool_result
+    not_first: int | None = None  # the first tool_result after such a block
     for k, b in enumerate(blocks):
         kind = b.get("type") if isinstance(b, Mapping) else None
         if not isinstance(kind, str):
@@ -142,12 +162,19 @@ def _block_rules(
             out.append(Violation(i, "thinking_signature", f"content[{k}] has no signature"))
         if kind == "redacted_thinking" and not (isinstance(b.get("data"), str) and b["data"]):
             out.append(Violation(i, "thinking_signature", f"content[{k}] has no data"))
-        if kind == "tool_result":
-            not_first = not_first or seen_other
-        else:
-            seen_other = True
-    if role == "user" and not_first:
-        out.append(Violation(i, "tool_result_not_first", "a tool_result block after another block"))
+        if kind != "tool_result":
+            seen_other = seen_other or kind
+        elif seen_other is not None and not_first is None:
+            not_first = k
+    if role == "user" and not_first is not None:
+        out.append(
+            Violation(
+                i,
+                "tool_result_not_first",
+                f"messages[{i}].content[{not_first}]: a tool_result block after a {seen_other} "
+                "block; tool_result blocks must come first in a user message's content",
+            )
+        )
     return out
 
 
@@ -199,21 +226,36 @@ def _turn_opener(base: Sequence[Any]) -> int | None:
     for i in range(last_user + 1, len(base)):
         m = base[i]
         if isinstance(m, Mapping) and m.get("role") == "assistant":
-            return i if isinstance(m.get("content"), list) and m["content"] else None
+            return i if m.get("content") else None
     return None
 
 
-def _thinking_first(base: Sequence[Any]) -> list[Violation]:
+def _has_thinking(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") in _THINKING for b in content
+    )
+
+
+def _thinking_first(base: Sequence[Any], thinking: bool | None) -> list[Violation]:
+    """``thinking_not_first`` for the current turn's opener (see :func:`check_anthropic`)."""
     opener = _turn_opener(base)
-    if opener is None:
+    if opener is None or thinking is False:
         return []
-    kinds = [b.get("type") for b in base[opener]["content"] if isinstance(b, Mapping)]
-    if kinds and any(k in _THINKING for k in kinds) and kinds[0] not in _THINKING:
+    turn = [m for m in base[opener:] if isinstance(m, Mapping) and m.get("role") == "assistant"]
+    if thinking is None and not any(_has_thinking(m) for m in turn):
+        return []
+    content = base[opener]["content"]
+    blocks = content if isinstance(content, list) else [{"type": "text"}]
+    kinds = [b.get("type") for b in blocks if isinstance(b, Mapping)]
+    if kinds and kinds[0] not in _THINKING:
+        why = "thinking is on" if thinking else "the turn holds thinking"
         return [
             Violation(
                 opener,
                 "thinking_not_first",
-                f"the turn's opening assistant message starts with {kinds[0]}, not thinking",
+                f"the turn's opening assistant message starts with {kinds[0]}, not thinking "
+                f"({why}: the API wants the final assistant turn to start with thinking)",
             )
         ]
     return []

@@ -8,6 +8,7 @@ from typing import Any
 
 from agent_adapter._errors import ConfigError
 from agent_adapter.context._pairing import describe, pair_messages
+from agent_adapter.context.formats._checks._anthropic import check_anthropic
 from agent_adapter.context.formats._checks._common import (
     Violation,
     checker_for,
@@ -23,7 +24,9 @@ from agent_adapter.context.formats._registry import (
 __all__ = ["check"]
 
 
-def check(messages: Sequence[Any], format: str = "auto") -> list[Violation]:
+def check(
+    messages: Sequence[Any], format: str = "auto", *, thinking: bool | None = None
+) -> list[Violation]:
     """The rules ``messages`` breaks for its provider; ``[]`` when it would be accepted.
 
     ``"openai"`` picks the Chat Completions or the Responses rules by item shape
@@ -37,13 +40,36 @@ def check(messages: Sequence[Any], format: str = "auto") -> list[Violation]:
     violation at the index of the native its message came from. ``"auto"`` detects the format like
     :func:`~agent_adapter.context.formats.detect_format`.
 
+    check() sees one list, so it cannot tell what the request's settings are or what a list
+    lost. Anthropic extended thinking is the case that matters: the current turn's opener must
+    start with thinking when thinking is on (``thinking_not_first``), and only the request
+    knows that. Pass ``thinking=True`` when the request enables thinking (``False``: it does
+    not); unknown, thinking counts as on when the current turn holds a thinking block (see
+    :func:`~agent_adapter.context.formats._checks.check_anthropic`), so a list that lost all of
+    its current turn's thinking passes. To check a compression's output, also compare it with
+    its input: :func:`~agent_adapter.context.formats._checks.check_thinking_unchanged`
+    ``(before, after)`` reports ``turn_thinking_dropped`` for a current-turn thinking block
+    that went (and ``thinking_changed``); for Gemini, ``check_gemini(after, before=before)``
+    checks the thought signatures.
+
+    Args:
+        messages: the natives.
+        format: their format, or ``"auto"``.
+        thinking: whether the request enables Anthropic extended thinking (``None``: unknown);
+            ``"anthropic"`` only.
+
     Raises:
         ConfigError: ``messages`` is not a list, the format is unknown, "auto" cannot detect
-            it, or the converter of a format without a checker rejects an item.
+            it, ``thinking`` is given for another format, or the converter of a format without
+            a checker rejects an item.
     """
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise ConfigError(f"check: messages must be a list, got {type(messages).__name__}")
     name = detect_format(messages) if format == "auto" else format
+    if thinking is not None:
+        if name != "anthropic":
+            raise ConfigError(f"check: thinking= is for the anthropic format, not {name!r}")
+        return check_anthropic(messages, thinking=thinking)
     checker = checker_for(name)
     if checker is not None:
         return checker(messages)

@@ -79,6 +79,8 @@ class _Turn:
     calls: tuple[tuple[str | None, str, Any, bytes | None], ...]  # id, name, args, signature
     responses: tuple[tuple[str | None, str], ...]  # id, name
     reserved: bool  # the content or one of its parts holds the reserved carrier key
+    #: per part, in order: True for a function response (how convert() splits a user turn)
+    order: tuple[bool, ...] = ()
 
 
 def _has_reserved(value: Any) -> bool:
@@ -91,8 +93,10 @@ def _turn(content: Any) -> _Turn:
     parts = parts if isinstance(parts, list | tuple) else []
     calls: list[tuple[str | None, str, Any, bytes | None]] = []
     responses: list[tuple[str | None, str]] = []
+    order: list[bool] = []
     for part in parts:
         pf = _fields(part)
+        order.append("function_response" in pf)
         if "function_call" in pf:
             fc = _fields(pf["function_call"])
             sig = _signature(pf.get("thought_signature"))
@@ -101,7 +105,8 @@ def _turn(content: Any) -> _Turn:
             fr = _fields(pf["function_response"])
             responses.append((fr.get("id") or None, str(fr.get("name", ""))))
     reserved = _has_reserved(content) or any(_has_reserved(p) for p in parts)
-    return _Turn(str(cf.get("role", "user")), len(parts), tuple(calls), tuple(responses), reserved)
+    role = str(cf.get("role", "user"))
+    return _Turn(role, len(parts), tuple(calls), tuple(responses), reserved, tuple(order))
 
 
 def _call_keys(turn: _Turn) -> list[str]:
@@ -154,11 +159,27 @@ def check_gemini(
     * ``response_position``: a turn with function responses comes right after the model turn
       whose calls it answers. Source: the API error "Please ensure that function response
       turn comes immediately after a function call turn".
-    * ``response_count``: that turn answers every call of the model turn, one response each,
-      matching by ``id`` when the call has one, else by name. Source: the API error "Please
-      ensure that the number of function response parts is equal to the number of function
-      call parts of the function call turn" and the function-calling guide (parallel calls:
-      send every result back in the next turn).
+    * ``response_count``: that turn answers every call of the model turn, one response each.
+      A response answers the call whose ``id`` is its own ``id``; one without an id, or whose
+      id names no call of the turn, answers the first unanswered call *without* id that has
+      its ``name`` (a call with an id is only answered by that id). Source: the API reference,
+      ``FunctionCall.id`` ("If populated, the client to execute the functionCall and return
+      the response with the matching id"), ``FunctionResponse.id`` ("Populated by the client
+      to match the corresponding function call id") and ``FunctionResponse.name``
+      ("Required. The name of the function to call. Matches [FunctionDeclaration.name] and
+      [FunctionCall.name]"); the API error "Please ensure that the number of function
+      response parts is equal to the number of function call parts of the function call
+      turn"; the function-calling guide (parallel calls: send every result back in the next
+      turn). :class:`~agent_adapter.context.formats._gemini.GeminiConverter` matches
+      responses to calls by the same rule, so ``compress()`` agrees.
+    * ``response_not_first``: a user turn's function responses come before its other parts.
+      Not an API error message: ``compress()`` reads a turn's parts in order (as
+      :func:`~agent_adapter.context.formats.convert` loads them), so a text before a response
+      stands between the call and its response and the list is rejected there too; the
+      function-calling guide sends a function response turn as the responses alone.
+    * ``calls_pending_at_end``: the list ends in a turn holding some of the last round's
+      responses (the API wants them all in that turn, see ``response_count``; as in every
+      format the last round may still wait for the rest, so ``compress()`` accepts it).
     * ``unanswered_call``: a model turn with calls that is not the last turn is followed by
       its function responses. Source: the function-calling guide (the application sends the
       function's result back before the conversation goes on). The last turn's calls may wait
@@ -172,8 +193,20 @@ def check_gemini(
       ``GeminiConverter.dump_all(..., carry=False)``.
     * ``thought_signature`` (only with ``before``): see :func:`check_thought_signatures`.
 
-    The pairing (the last four but one) is :mod:`agent_adapter.context._pairing`'s, with
-    each content one turn.
+    * ``responses_split``: function responses in a turn right after a turn of function
+      responses only (a round's responses split over two turns). Source: the API errors
+      "Please ensure that function response turn comes immediately after a function call
+      turn" and "... the number of function response parts is equal to the number of
+      function call parts of the function call turn". Like Anthropic's
+      ``roles_not_alternating`` this is a rule of the provider only: the converted messages
+      of a split round still pair, so ``compress()`` accepts them.
+
+    The pairing (``response_position``, ``response_count``, ``unanswered_call``,
+    ``duplicate_call_id``) is :mod:`agent_adapter.context._pairing`'s, fed as
+    :func:`~agent_adapter.context.formats.convert` loads the contents (a model turn is one
+    call turn; a user turn its function responses and the runs of other parts between them),
+    so this check and ``compress()``'s input validation agree. A last turn holding some of
+    its round's responses is a round still waiting for the rest, as in every format.
 
     Args:
         contents: the list to check.
@@ -189,9 +222,7 @@ def check_gemini(
     call_ids: set[str] = set()  # ids of the calls of the nearest call turn
     for i, turn in enumerate(turns):
         out.extend(_turn_rules(turns, i))
-        for key in _response_keys(turn, call_ids):
-            pairing.result(i, key)
-        pairing.turn(i, _call_keys(turn))
+        _feed(pairing, i, turn, _response_keys(turn, call_ids))
         if turn.calls:
             call_ids = {c[0] for c in turn.calls if c[0]}
     pairing.end()
@@ -199,6 +230,35 @@ def check_gemini(
     if before is not None:
         out.extend(check_thought_signatures(before, contents))
     return by_index(out)
+
+
+def _feed(pairing: Pairing, i: int, turn: _Turn, keys: Sequence[str]) -> None:
+    """Turn ``i`` into ``pairing`` as convert() loads it: a model turn is one call turn (its
+    misplaced responses first); a user turn its function responses and the runs of other
+    parts between them (turns without calls), in order, so a turn of responses only is no
+    turn of its own (its round may still wait for the rest when it ends the list)."""
+    if turn.role == "model":
+        for key in keys:
+            pairing.result(i, key)
+        pairing.turn(i, _call_keys(turn))
+        return
+    answered = iter(keys)
+    run = False
+    for is_response in turn.order:
+        if not is_response:
+            run = True
+            continue
+        if run:
+            pairing.turn(i, [])
+            run = False
+        pairing.result(i, next(answered))
+    if run or not turn.responses:
+        pairing.turn(i, [])
+
+
+def _only_responses(turn: _Turn) -> bool:
+    """True for a user turn of function responses and nothing else."""
+    return turn.role != "model" and bool(turn.order) and all(turn.order)
 
 
 def _turn_rules(turns: Sequence[_Turn], i: int) -> list[Violation]:
@@ -223,6 +283,26 @@ def _turn_rules(turns: Sequence[_Turn], i: int) -> list[Violation]:
                 "a function call turn follows a model turn, not a user or function response turn",
             )
         )
+    late = next((k for k, r in enumerate(turn.order) if r and not all(turn.order[:k])), None)
+    if late is not None and not is_model:
+        out.append(
+            Violation(
+                i,
+                "response_not_first",
+                f"parts[{late}]: a function_response after another part of its turn; send a "
+                "turn's function responses first (compress() reads the parts in order, so the "
+                "other part stands between the call and its response)",
+            )
+        )
+    if turn.responses and not is_model and prev is not None and _only_responses(prev):
+        out.append(
+            Violation(
+                i,
+                "responses_split",
+                "function responses right after another turn of function responses: a "
+                "round's responses go in the one turn right after its function call turn",
+            )
+        )
     if turn.responses and is_model:
         out.append(
             Violation(
@@ -232,6 +312,14 @@ def _turn_rules(turns: Sequence[_Turn], i: int) -> list[Violation]:
             )
         )
     return out
+
+
+def _answering(turns: Sequence[_Turn], i: int) -> int | None:
+    """The index of the user turn of function responses right after call turn ``i``."""
+    nxt = i + 1
+    if nxt < len(turns) and turns[nxt].role != "model" and turns[nxt].responses:
+        return nxt
+    return None
 
 
 def _pairing_rules(turns: Sequence[_Turn], problems: Sequence[PairingProblem]) -> list[Violation]:
@@ -256,8 +344,8 @@ def _pairing_rules(turns: Sequence[_Turn], problems: Sequence[PairingProblem]) -
                     "response_count",
                     f"the response {names} answers no call of the previous turn",
                 )
-        elif p.rule == "call_unanswered" and p.before is not None and turns[p.before].responses:
-            i = p.before
+        elif p.rule == "call_unanswered" and (nxt := _answering(turns, p.index)) is not None:
+            i = nxt
             n_calls, n_resp = len(turns[p.index].calls), len(turns[i].responses)
             v = Violation(
                 i,
@@ -270,6 +358,14 @@ def _pairing_rules(turns: Sequence[_Turn], problems: Sequence[PairingProblem]) -
             )
         elif p.rule == "duplicate_call_id":
             v = Violation(i, "duplicate_call_id", f"call id {names} appears twice in one turn")
+        elif (nxt := _answering(turns, p.index)) is not None:  # the last round, partly answered
+            i = nxt
+            v = Violation(
+                i,
+                "calls_pending_at_end",
+                f"{len(turns[i].responses)} function responses for {len(turns[p.index].calls)} "
+                f"function calls, and the list ends before the responses for {names}",
+            )
         else:  # calls_pending_at_end: the last turn's calls may wait for their responses
             continue
         out.setdefault((v.index, v.rule), v)
