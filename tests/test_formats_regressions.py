@@ -48,11 +48,6 @@ def test_the_converter_names_the_item_holding_a_grouped_call() -> None:
     assert [v.index for v in check(DUPLICATE, "openai")] == [2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs Conversion.native_index(index, call_ids, last=) and _in_native_terms "
-    "passing the problem's call ids (files of another change); remove this mark then",
-)
 @pytest.mark.parametrize(
     ("natives", "says"),
     [(PARALLEL, r"messages\[2\]\.call_id: call 'call_2'"), (DUPLICATE, r"messages\[2\]\.call_id")],

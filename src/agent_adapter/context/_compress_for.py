@@ -29,13 +29,16 @@ def _in_native_terms(error: PairingError, conversion: Conversion[Any]) -> Config
     """``error`` (about the converted messages) restated for the caller's own list: the
     native's index, the format's names for calls and results, and the caller's call ids."""
     call, result = conversion.call_terms
-    text = describe(
-        error.problem,
-        call=call,
-        result=result,
-        name=conversion.native_call_id,
-        at=lambda i: f"messages[{conversion.native_index(i)}]",
-    )
+    problem = error.problem
+    ids = () if problem.rule == "tool_without_call" else problem.call_ids
+    last = problem.rule == "duplicate_call_id"
+
+    def at(i: int) -> str:
+        return (
+            f"messages[{conversion.native_index(i, ids if i == problem.index else (), last=last)}]"
+        )
+
+    text = describe(problem, call=call, result=result, name=conversion.native_call_id, at=at)
     return ConfigError(f"{text} (format {conversion.format!r})")
 
 

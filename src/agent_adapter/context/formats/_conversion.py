@@ -62,13 +62,19 @@ class Conversion(Generic[T]):
         """How the caller knows the call ``call_id``."""
         return self._converter.native_call_id(call_id)
 
-    def native_index(self, index: int) -> int:
+    def native_index(
+        self, index: int, call_ids: Sequence[str | None] = (), *, last: bool = False
+    ) -> int:
         """The index in the caller's list of the native that ``messages[index]`` came from
-        (``len(natives)`` for one past the last message)."""
+        (``len(natives)`` for one past the last message); with ``call_ids``, of the native
+        holding those calls (a message spread over several natives, as Responses items are),
+        the last one with ``last``."""
         if index >= len(self.messages):
             return len(self._natives)
         for i, (start, stop) in enumerate(self._ranges):
             if start <= index < stop:
+                if call_ids:
+                    return self._converter.call_index(self._natives, i, call_ids, last=last)
                 return i
         return len(self._natives)
 
