@@ -257,7 +257,7 @@ def test_new_messages_without_langchain_core_raise_missing_dependency(
     assert report.messages_changed > 0 and len(out) == len(messages)
     with pytest.raises(MissingDependency, match=r"agent-adapter\[langchain\]"):
         LC.dump(Message("user", "summary"))
-    add = CompressionPolicy(target_tokens=5, steps=[MyOwnStep(fn=add_summary)])
+    add = CompressionPolicy(target_tokens=20, steps=[MyOwnStep(fn=add_summary)])
     with pytest.raises(MissingDependency, match="langchain-core"):
         _run(compress_for(messages, add))
 
@@ -268,7 +268,7 @@ def test_summaries_become_human_or_ai_messages() -> None:
         # the guard (the two would merge into one turn)
         return [msgs[0], msgs[1], Message("user", "summary of the lookup"), *msgs[4:]]
 
-    policy = CompressionPolicy(target_tokens=5, steps=[MyOwnStep(fn=summarize)])
+    policy = CompressionPolicy(target_tokens=20, steps=[MyOwnStep(fn=summarize)])
     out, report = _run(compress_for(_agent(), policy))
     assert report.messages_added == 1
     (summary,) = [m for m in out if m.content == "summary of the lookup"]
