@@ -10,10 +10,7 @@ here imports google.genai.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,50 +23,25 @@ from agent_adapter.context.formats._checks._common import (
     register_checker,
     reported_problems,
 )
+from agent_adapter.context.formats._gemini_fields import fields_of as _fields
+from agent_adapter.context.formats._gemini_fields import sig_bytes
 
 __all__ = ["check_gemini", "check_thought_signatures"]
 
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 #: Prefix of the pairing key of a call or response without an id (matched by name).
 _BY_NAME = "\x00"
 
 
-def _fields(value: Any) -> dict[str, Any]:
-    """The non-None fields of a dict (keys in snake_case) or a pydantic object."""
-    if isinstance(value, Mapping):
-        return {
-            (k if k.islower() else _CAMEL.sub("_", k).lower()): v
-            for k, v in value.items()
-            if v is not None and isinstance(k, str) and k != RESERVED_KEY
-        }
-    if hasattr(type(value), "model_fields"):
-        attrs = getattr(value, "__dict__", None)
-        if isinstance(attrs, dict):  # pydantic v2 keeps field values here
-            return {k: v for k, v in attrs.items() if v is not None}
-        return {
-            k: v for k in type(value).model_fields if (v := getattr(value, k, None)) is not None
-        }
-    return {}
-
-
 def _signature(value: Any) -> bytes | None:
-    """A thought signature as bytes: bytes as they are, canonical base64 text decoded."""
+    """A thought signature as bytes: bytes as they are, canonical base64 text decoded, other
+    text as its UTF-8 bytes."""
     if value is None:
         return None
     if isinstance(value, bytes | bytearray):
         return bytes(value)
     text = str(value)
-    for decode, encode in (
-        (base64.b64decode, base64.b64encode),
-        (base64.urlsafe_b64decode, base64.urlsafe_b64encode),
-    ):
-        try:
-            raw = decode(text.encode("ascii"))
-        except (binascii.Error, ValueError, UnicodeEncodeError):
-            continue
-        if encode(raw).decode("ascii") == text:
-            return raw
-    return text.encode("utf-8")
+    raw = sig_bytes(text)
+    return raw if raw is not None else text.encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
