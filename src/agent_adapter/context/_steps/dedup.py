@@ -2,22 +2,108 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import hashlib
+import json
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from agent_adapter._errors import ConfigError
-from agent_adapter._messages import Message
+from agent_adapter._messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+)
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._units import Unit
 
 __all__ = ["RemoveDuplicates"]
 
+#: Stands for a missing neighbour (before the first unit, after the last).
+_EDGE: Hashable = ("<edge>",)
+
+
+def _digest(data: str | None) -> str | None:
+    """sha256 of a payload (base64 image or file data), so it is hashed once, never compared."""
+    if data is None:
+        return None
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _blob(value: Any) -> str | None:
+    """A digest of vendor fields or an opaque item: their JSON (keys sorted), else their repr.
+
+    Objects JSON cannot write go by their repr, so one whose repr shows only its identity is
+    equal to nothing else (never a false duplicate).
+    """
+    if isinstance(value, Mapping) and not value:
+        return None
+    try:
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):  # keys of mixed types, a cycle
+        text = repr(value)
+    return _digest(text)
+
+
+def _part_key(part: Part) -> Hashable:
+    """A part's kind and fields; payloads (image, file, opaque data) by their sha256."""
+    if isinstance(part, TextPart):
+        return ("text", part.text, _blob(part.extras))
+    if isinstance(part, ImagePart):
+        return (
+            "image",
+            part.url,
+            _digest(part.data),
+            part.media_type,
+            part.detail,
+            _blob(part.extras),
+        )
+    if isinstance(part, FilePart):
+        return (
+            "file",
+            part.url,
+            _digest(part.data),
+            part.file_id,
+            part.media_type,
+            part.filename,
+            _blob(part.extras),
+        )
+    if isinstance(part, ThinkingPart):
+        return ("thinking", part.text, part.signature, part.redacted)
+    if isinstance(part, OpaquePart):
+        return ("opaque", part.provider, _blob(part.data))
+    return ("?", repr(part))  # pragma: no cover - Message admits no other part
+
+
+def _message_key(message: Message, answers: int | None) -> Hashable:
+    """What makes a message the same as another; ``answers`` is the call it answers, by position."""
+    return (
+        message.role,
+        message.name,
+        tuple(_part_key(p) for p in message.parts),
+        tuple((c.name, c.arguments) for c in message.tool_calls),
+        answers,
+    )
+
 
 def _key(unit: Unit) -> Hashable:
-    """Role, text and tool calls (name and arguments, not ids) of every message."""
+    """Every message of a unit, compared whole; a result by the position of the call it answers.
+
+    Call ids differ between two runs of the same call, so a result names its call by that
+    call's position among the unit's calls (two parallel calls whose results swapped are not
+    the same round).
+    """
+    position: dict[str, int] = {}
+    for m in unit.messages:
+        for c in m.tool_calls:
+            position.setdefault(c.id, len(position))
     return tuple(
-        (m.role, m.text, tuple((c.name, c.arguments) for c in m.tool_calls)) for m in unit.messages
+        _message_key(m, None if m.tool_call_id is None else position.get(m.tool_call_id))
+        for m in unit.messages
     )
 
 
@@ -44,8 +130,35 @@ def _checked_scores(scores: object, texts: list[int]) -> list[float]:
 class RemoveDuplicates(BaseCompressionStep):
     """Drop an older copy of a later message or tool round, oldest first, only as many as needed.
 
-    match="exact" compares role, text and tool calls (not call ids); "similar" asks scorer and
-    treats texts scoring above same_if_score_above as the same.
+    ``match="exact"`` compares whole messages: role, name, every part by its kind and all its
+    fields (text; images and files by a sha256 of their ``data`` plus ``url`` / ``file_id``,
+    media type, detail, filename and vendor fields; thinking by text, signature and
+    ``redacted``; opaque items by their data's JSON, else repr), tool calls by name and
+    arguments (not call ids) and tool results by their content and the call they answer.
+    Message ``extras`` (vendor ids and metadata) are not compared. Copies are found in
+    context:
+
+    * A tool round (calls and their results) is the same as a later round when every message
+      is: the call is what the results answer, so an agent that ran ``cat foo.py`` twice and
+      got the same output (with the same text beside the call) loses the older round. A round
+      is compared alone and goes alone.
+    * Any other message is the same as a later one only together with the unit right before
+      it (the question it answers, or the round it follows): both must equal the later one
+      and the unit before that, so a short "no" answering "delete the production backups?"
+      is not a copy of a later "no" answering "restart nginx?". The two go together (an
+      answer never goes without its question), and only where the gap closes cleanly: the
+      unit after them is a tool round, or a copy of the first of them (the exchange was
+      repeated back to back), so no reply is left under a different question. Neither goes
+      when the unit before is protected, already dropped or the later copy of an earlier
+      drop.
+
+    The later copy a drop relies on is never dropped, and a round goes whole, so no result
+    loses its call. Protected units are never dropped. The step stops as soon as the list is
+    under the target.
+
+    ``match="similar"`` asks scorer and treats a message whose text scores above
+    same_if_score_above against a later message of the same role as an older copy (tool
+    rounds are never scored).
 
     Args:
         match: ``"exact"`` or ``"similar"``.
@@ -77,21 +190,18 @@ class RemoveDuplicates(BaseCompressionStep):
         if context.under_target(total):
             return messages
         units = context.units(messages)
-        later: dict[Hashable, int] = {}
-        for n, unit in enumerate(units):
-            later[_key(unit)] = n  # the newest unit holding each key
         if self.match == "similar":
             dup = await self._similar(units, context)
+            groups = [[n] for n, u in enumerate(units) if dup[n] and not u.protected]
         else:
-            dup = [later[_key(u)] > n for n, u in enumerate(units)]
+            groups = _exact_groups(units, total, context)
         drop: set[int] = set()
-        for n, unit in enumerate(units):
+        for group in groups:
             if context.under_target(total):
                 break
-            if unit.protected or not dup[n]:
-                continue
-            drop.update(range(unit.start, unit.stop))
-            total -= sum(context.message_tokens(m) for m in unit.messages)
+            for n in group:
+                drop.update(range(units[n].start, units[n].stop))
+                total -= sum(context.message_tokens(m) for m in units[n].messages)
         return [m for i, m in enumerate(messages) if i not in drop]
 
     async def _similar(self, units: list[Unit], context: StepContext) -> list[bool]:
@@ -111,3 +221,54 @@ class RemoveDuplicates(BaseCompressionStep):
             scores = await self.scorer.score(texts[n], [texts[k] for k in later])
             dup[n] = any(s > self.same_if_score_above for s in _checked_scores(scores, later))
         return dup
+
+
+def _exact_groups(units: Sequence[Unit], total: int, context: StepContext) -> list[list[int]]:
+    """The units to drop, oldest first, as groups that go together (see RemoveDuplicates).
+
+    Walks until the groups found so far bring ``total`` under the target.
+    """
+    keys = [_key(u) for u in units]
+    count = len(units)
+
+    def key(i: int) -> Hashable:
+        return keys[i] if 0 <= i < count else _EDGE
+
+    def plain(i: int) -> bool:
+        return 0 <= i < count and not units[i].is_tool_round
+
+    rounds: dict[Hashable, int] = {}  # the newest unit holding each key
+    pairs: dict[Hashable, int] = {}  # the newest plain unit holding each (before, unit) key
+    for m, unit in enumerate(units):
+        if unit.is_tool_round:
+            rounds[keys[m]] = m
+        else:
+            pairs[(key(m - 1), keys[m])] = m
+    groups: list[list[int]] = []
+    gone: set[int] = set()
+    kept: set[int] = set()  # later copies some drop relies on
+    for n, unit in enumerate(units):
+        if context.under_target(total):
+            break
+        if unit.protected or n in gone or n in kept:
+            continue
+        if unit.is_tool_round:
+            m = rounds[keys[n]]
+            if m <= n:
+                continue
+            group = [n]
+        else:
+            before = n - 1
+            if before < 0 or units[before].protected or before in gone or before in kept:
+                continue
+            if plain(n + 1) and key(n + 1) != keys[before]:
+                continue  # the reply to this message would land under another question
+            m = pairs[(keys[before], keys[n])]
+            if m - 1 <= n:  # no later copy, or only one overlapping this pair
+                continue
+            group = [before, n]
+        groups.append(group)
+        gone.update(group)
+        kept.update(range(m - len(group) + 1, m + 1))
+        total -= sum(context.message_tokens(msg) for i in group for msg in units[i].messages)
+    return groups
