@@ -285,4 +285,4 @@ async def test_shrink_keeps_as_much_of_one_huge_result_as_the_target_allows() ->
     out, report = await compress(msgs, _policy(50_000, step))
     assert report.reached_target
     assert 40_000 < report.tokens_after <= 50_000  # not cut down to 400 characters
-    assert out[2].tool_call_id == "c1" and "tool result shortened" in out[2].text
+    assert out[2].tool_call_id == "c1" and "characters cut" in out[2].text

@@ -1,4 +1,4 @@
-"""Cutting text safely: never a lone surrogate, never a split grapheme, always a marker."""
+"""Cutting text safely: never a lone surrogate, never a split grapheme; a marker names what went."""
 
 from __future__ import annotations
 
@@ -8,6 +8,13 @@ from typing import Literal
 import regex
 
 from agent_adapter._messages import Message
+from agent_adapter.context._digest import (
+    DIGEST_MAX_CHARS,
+    drop_shown,
+    join_names,
+    leading_status,
+    names_in,
+)
 
 Keep = Literal["start", "end", "both"]
 
@@ -15,6 +22,11 @@ Keep = Literal["start", "end", "both"]
 _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 _WINDOW = 64
+#: The marker's digest field, and the least room worth giving it.
+_NAMES = "; names: "
+_MIN_DIGEST_CHARS = 24
+_WORD = regex.compile(r"\S*")
+_WORD_BACK = regex.compile(r"\S*", regex.REVERSE)
 
 
 def _is_regional_indicator(ch: str) -> bool:
@@ -50,29 +62,82 @@ def _valid_unicode(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def cut_text(text: str, keep_chars: int, keep: Keep = "start") -> str:
-    """``text`` cut to about ``keep_chars`` characters plus a marker naming how many went.
+def _kept_span(text: str, keep_chars: int, keep: Keep, exact: bool = True) -> tuple[int, int]:
+    """``(a, b)``: ``text[:a]`` and ``text[b:]`` stay when ``keep_chars`` are kept; on
+    grapheme boundaries when ``exact``, else (for a scan) at the plain offsets."""
+    n = len(text)
+    at = _boundary if exact else _clamp
+    if keep == "start":
+        return at(text, keep_chars), n
+    if keep == "end":
+        return 0, at(text, n - keep_chars)
+    return at(text, keep_chars // 2), at(text, n - (keep_chars - keep_chars // 2))
+
+
+def _clamp(text: str, i: int) -> int:
+    return max(0, min(i, len(text)))
+
+
+def _cut_names(text: str, keep_chars: int, keep: Keep) -> tuple[str, tuple[int, int]]:
+    """The marker's names field for a cut keeping about ``keep_chars`` (or ``""``), and the
+    kept span ``(a, b)`` with the field's room taken out.
+
+    The removed part is read as if the digest took all its room; the cut then keeps more
+    when the digest is shorter, and the names that the text kept back shows are dropped, so
+    the field names only what went. A word cut in two at either end is not read: half a
+    path is no name."""
+    room = min(DIGEST_MAX_CHARS, keep_chars // 2)
+    if room < _MIN_DIGEST_CHARS:
+        return "", _kept_span(text, keep_chars, keep)
+    a, b = _kept_span(text, max(0, keep_chars - room - len(_NAMES)), keep, exact=False)
+    if a > 0 and not text[a - 1].isspace():
+        a = _WORD.match(text, a, b).end()
+    if b < len(text) and not text[b].isspace():
+        b = _WORD_BACK.match(text, a, b).start()
+    if b <= a:
+        return "", _kept_span(text, keep_chars, keep)
+    status = leading_status(text) if a > 0 else None
+    names, extra = names_in(text[a:b], (text[:a], text[b:]), exit_status=status)
+    field = join_names(names, extra, room)
+    if not field:
+        return "", _kept_span(text, keep_chars, keep)
+    span = _kept_span(text, keep_chars - len(_NAMES) - len(field), keep)
+    back = (text[a : span[0]], text[span[1] : b])  # read as removed, then kept
+    if any(back):
+        field = join_names(drop_shown(names, back), extra, len(field))
+        if not field:
+            return "", _kept_span(text, keep_chars, keep)
+    return _NAMES + field, span
+
+
+def cut_text(text: str, keep_chars: int, keep: Keep = "start", *, note: str = "") -> str:
+    """``text`` cut to about ``keep_chars`` characters plus a marker naming what went.
 
     ``keep`` says which end survives: ``"start"``, ``"end"`` or ``"both"`` (head and tail).
-    The cut falls on grapheme boundaries, so valid UTF-8 stays valid and no U+FFFD appears;
-    lone surrogates already in ``text`` (invalid input) become U+FFFD, since they cannot be
-    encoded at all. Returns ``text`` itself when it is already short enough.
+    The marker is one bracketed note: how many characters went, then a digest of the names
+    the removed part held and the kept part does not show (paths, the exit status, error
+    lines, failed tests, ids; see :func:`~agent_adapter.context._digest.digest`), then
+    ``note``: ``[... 10442 characters cut; names: src/a.py, exit 1; <note> ...]``. With no
+    names it is ``[... 10442 characters cut ...]``. The digest counts against
+    ``keep_chars``: it takes at most half of them (and at most ``DIGEST_MAX_CHARS``), so with
+    a tiny budget it gives way first, and the kept text grows back by whatever it leaves
+    unused. The cut falls on grapheme boundaries, so valid UTF-8 stays valid and no U+FFFD
+    appears; lone surrogates already in ``text`` (invalid input) become U+FFFD, since they
+    cannot be encoded at all. Returns ``text`` itself when it is already short enough.
     """
     keep_chars = max(0, keep_chars)
     if len(text) <= keep_chars:
         return text
     text = _valid_unicode(text)
-    if keep == "start":
-        i = _boundary(text, keep_chars)
-        return f"{text[:i]}\n[... {len(text) - i} characters cut ...]"
-    if keep == "end":
-        i = _boundary(text, len(text) - keep_chars)
-        return f"[... {i} characters cut ...]\n{text[i:]}"
-    head = _boundary(text, keep_chars // 2)
-    tail = _boundary(text, len(text) - (keep_chars - keep_chars // 2))
-    if tail <= head:
+    names, (a, b) = _cut_names(text, keep_chars, keep)
+    if b <= a:
         return text
-    return f"{text[:head]}\n[... {tail - head} characters cut ...]\n{text[tail:]}"
+    marker = f"[... {b - a} characters cut{names}{'; ' + note if note else ''} ...]"
+    if keep == "start":
+        return f"{text[:a]}\n{marker}"
+    if keep == "end":
+        return f"{marker}\n{text[b:]}"
+    return f"{text[:a]}\n{marker}\n{text[b:]}"
 
 
 def fit_message(

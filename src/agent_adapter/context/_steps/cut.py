@@ -17,8 +17,12 @@ __all__ = ["CutLongMessages"]
 class CutLongMessages(BaseCompressionStep):
     """Cut the text of messages over max_tokens_per_message, oldest first, keeping one end.
 
-    Only text is cut, never tool calls; a marker says how many characters went. With
-    include_system_prompt=True, an unpinned system message is cut too, after the others.
+    Only text is cut, never tool calls. One marker says how many characters went and names
+    what they held that the kept part does not show: paths, commands and exit statuses,
+    error lines, failed tests, ids and URLs, e.g. ``[... 10442 characters cut; names:
+    src/_pytest/main.py, TypeError: unsupported operand ...]``. The names count against
+    max_tokens_per_message. With include_system_prompt=True, an unpinned system message is
+    cut too, after the others.
 
     Args:
         max_tokens_per_message: a message over this many tokens is cut down to it.

@@ -24,14 +24,19 @@ class ShrinkToolResults(BaseCompressionStep):
     save_to, the full text is saved there for save_for_seconds (None: no expiry), under the
     run's thread or run id, and the note gives an id for recall_tool.
 
-    The shortened result keeps its head and tail and a note with the original size: at least
-    ``keep_chars`` characters, and more when this one result covers all that the target still
-    needs (then only the tokens needed go). Its tool call id, name and non-text parts stay.
+    The shortened result keeps its head and tail, ``keep_chars`` characters or more when this
+    one result covers all that the target still needs (then only the tokens needed go), and
+    between them one note: how many characters went, the names they held that head and tail
+    do not show (paths, the exit status, error lines, failed tests, ids), and with save_to
+    the recall call, e.g. ``[... 2611 characters cut; names: exit 1, src/a.py, TypeError:
+    bad operand; full text: call recall_context(id='3f2a...') ...]``. The names count
+    against ``keep_chars`` (see :func:`~agent_adapter.context._text.cut_text`). Its tool call
+    id, name and non-text parts stay.
 
     Args:
         bigger_than_tokens: only results over this many tokens are shortened.
         older_than_turns: results in the newest this many turns are left alone.
-        keep_chars: characters of the original kept (half head, half tail).
+        keep_chars: characters kept: half head, half tail, less what the names take.
         save_to: a ToolResultStore for the full texts, or ``None``.
         save_for_seconds: how long saved texts live (``None``: no expiry).
 
@@ -82,21 +87,21 @@ class ShrinkToolResults(BaseCompressionStep):
             if before <= self.bigger_than_tokens or len(m.text) <= self.keep_chars:
                 continue
             text = m.text
-            note = f"[tool result shortened: was {before} tokens, {len(text)} characters"
+            note = ""
             if self.save_to is not None:
                 id_ = await self.save_to.save(scope, text, ttl_seconds=self.save_for_seconds)
-                note += f"; full text: call {RECALL_TOOL_NAME}(id={id_!r})"
+                note = f"full text: call {RECALL_TOOL_NAME}(id={id_!r})"
             # keep keep_chars, or more when this result alone covers what is still needed:
             # the cut takes only the tokens the target needs, so the most text stays
             allowed = before - (total - context.target_tokens)
             keep = self.keep_chars
             if allowed > 0:
                 keep = max(keep, len(text) * allowed // before - len(note) - 80)
-            short = m.with_text(f"{note}]\n{cut_text(text, keep, 'both')}")
+            short = m.with_text(cut_text(text, keep, "both", note=note))
             after = context.message_tokens(short)
             while after > allowed and keep > self.keep_chars:  # the estimate ran over
                 keep = max(self.keep_chars, keep * 3 // 4)
-                short = m.with_text(f"{note}]\n{cut_text(text, keep, 'both')}")
+                short = m.with_text(cut_text(text, keep, "both", note=note))
                 after = context.message_tokens(short)
             if after < before:
                 out[i] = short

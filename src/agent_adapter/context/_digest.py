@@ -1,0 +1,386 @@
+"""Digests of removed text: the names a cut or a dropped round leaves behind.
+
+:func:`digest` picks out of the removed text what a reader most needs to find again: file
+paths, commands and exit statuses, error and exception lines, failed tests, pytest tallies,
+URLs, issue numbers and commit ids; it joins them, each once, in order of first appearance,
+leaving out what the kept text still shows, within a character bound. Cuts
+(:func:`~agent_adapter.context._text.cut_text`) put it in their marker; anything that drops
+text can put it in its note.
+
+Speed: every pass starts from a literal (``str.find``, or a regex with a literal prefix), and
+the line regex runs only on the lines a literal was found in. Only the removed text is
+scanned (its two ends when it is huge); the kept text is searched for at most
+``_MAX_CHECKS`` names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+__all__ = [
+    "DIGEST_MAX_CHARS",
+    "Name",
+    "digest",
+    "drop_shown",
+    "join_names",
+    "leading_status",
+    "names_in",
+]
+
+#: The default bound of a digest, in characters (about 60 tokens of paths and names).
+DIGEST_MAX_CHARS = 240
+#: Distinct names searched for in the kept text; the ones after are only counted.
+_MAX_CHECKS = 64
+#: A removed text longer than both is scanned at its two ends only.
+_SCAN_HEAD = 100_000
+_SCAN_TAIL = 20_000
+#: Lines longer than this around a trigger are not read as error or test lines.
+_LINE_MAX = 400
+#: Lines read at most (the first three quarters and the last quarter of those found).
+_MAX_LINES = 1000
+#: How far back a path's first slash may be from its start.
+_PATH_PREFIX_MAX = 120
+
+# (start, end, key, label, label limit, rank, test, file): ``key`` is looked for in the kept
+# text, ``label`` is shown (cut to the limit); when not all fit, lower ranks go in first;
+# ``test`` is a failed test's short name (its section header and summary line are one name),
+# ``file`` the file of a path or a test id (a path is one name with the same file's other
+# spellings and with its first failed test's id)
+_Hit = tuple[int, int, str, str, int, int, str | None, str | None]
+#: Ranks: the outcome (exit status, failed tests, error lines), then paths and commands,
+#: then the rest (URLs, issue numbers, commit ids, "Traceback").
+_OUTCOME, _PLACE, _OTHER = 0, 1, 2
+#: A name found: (label, rank, keys, given): any of ``keys`` in the kept text hides it;
+#: ``given`` marks the exit status the caller gave.
+Name = tuple[str, int, tuple[str, ...], bool]
+
+_TEST = r"(?:\w+\.)*[Tt]est\w*(?:\[[^\]\n]*\])?"
+#: Read from the start of a line that a trigger literal is in (``match(text, start, end)``).
+_LINE = re.compile(
+    rf"""
+      (?P<sverdict>FAILED|ERROR)\ (?P<snode>[^\s:]+\.py(?:::\S+)?|[^\s:]+::\S+)
+    | (?P<vnode>[^\s:]+::\S+)\ (?P<vverdict>FAILED|ERROR)\b
+    | (?:FAIL|ERROR):\ (?P<unit>\w+\ \([\w.]+\))
+    | _{{3,}}\ (?P<header>{_TEST})\ _{{3,}}$
+    | (?P<tb>Traceback\ \(most\ recent\ call\ last\))
+    | \$\ (?P<cmd>\S.*)
+    | (?:E\ +|[\ \t]*)(?P<exc>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception)\b(?::.*)?)$
+    | (?P<err>(?:error|fatal|ERROR|\S+:\d+(?::\d+)?:\ (?:fatal\ )?error)(?:\[[\w-]+\])?:\ .+)
+    | =+\ (?P<tally>\d+\ (?:failed|passed|errors?)\b.*?)(?:\ in\ [\d.]+s\b.*?)?\ =+$
+    """,
+    re.VERBOSE,
+)
+#: Literals on the lines ``_LINE`` reads, and how far the line start is after them
+#: (``None``: the line around the literal).
+_LINE_TRIGGERS: tuple[tuple[str, int | None], ...] = (
+    ("rror", None),
+    ("Exception", None),
+    ("FAIL", None),
+    ("ERROR", None),
+    ("Traceback", None),
+    ("___ ", None),
+    ("\n=", 1),
+    ("\n$ ", 1),
+)
+_STATUS = re.compile(
+    r"<returncode>(-?\d+)</returncode>|[Ee]xit(?:ed with)? (?:code|status):? (-?\d+)"
+)
+#: Literals in an exit status, and how far they are from its start.
+_STATUS_TRIGGERS = (("<returncode>", 0), ("xit", 1))
+_FENCE = re.compile(r"```(?:bash|sh|shell|console)[ \t]*\n([^\n`]+)")
+_URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
+#: A path token from its first slash on (all of it: a failed match is never retried at its
+#: next slash); the token's start is then found going back.
+_SLASHED = re.compile(r"/[\w./-]+")
+_TOKEN_MAX = 300
+_PATH_CHARS = re.compile(r"[\w.-]*")
+_PATH = re.compile(r"(?:\.{1,2}/|/)?(?:[\w.-]+/)+[\w.-]+\.\w+")
+_ISSUE = re.compile(r"#\d+\b")
+#: A commit id after ``commit ``: 7 to 40 hex digits, with a letter and a digit among them.
+_COMMIT = re.compile(r"commit ((?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,40})\b")
+_SPACES = re.compile(r"\s+")
+_LAST_WORD = re.compile(r"\S+\Z")
+_FIRST_WORD = re.compile(r"\S+")
+
+
+def leading_status(text: str) -> str | None:
+    """The exit status ``text`` opens with (``<returncode>1</returncode>``, ``Exit code 1``),
+    or ``None``; a cut that keeps the head passes it to :func:`digest`."""
+    match = _STATUS.match(text)
+    return None if match is None else match[1] or match[2]
+
+
+def _short(text: str, limit: int) -> str:
+    text = _SPACES.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _finds(text: str, needle: str) -> Iterator[int]:
+    i = text.find(needle)
+    while i >= 0:
+        yield i
+        i = text.find(needle, i + len(needle))
+
+
+def _line_hit(match: re.Match[str], start: int, end: int) -> _Hit | None:
+    kind = match.lastgroup
+    if kind in ("snode", "vverdict"):
+        node = match["snode"] or match["vnode"]
+        verdict = match["sverdict"] or match["vverdict"]
+        file, test = node.split("::", 1) if "::" in node else (node, None)
+        if test is not None:
+            test = test.replace("::", ".")
+        return (start, end, node, f"{node} {verdict}", 120, _OUTCOME, test, file)
+    value = match[kind] if kind else None
+    if kind is None or value is None:
+        return None
+    if kind == "unit":
+        return (start, end, value, f"{value} FAILED", 100, _OUTCOME, value.split(" ")[0], None)
+    if kind == "header":
+        return (start, end, value, f"{value} FAILED", 100, _OUTCOME, value, None)
+    if kind == "cmd":
+        return (start, end, value.strip(), f"$ {value}", 60, _PLACE, None, None)
+    if kind == "tb":
+        return (start, end, "Traceback", "Traceback", 80, _OTHER, None, None)
+    return (start, end, value, value, 80, _OUTCOME, None, None)  # exc, err, tally
+
+
+def _lines(text: str, hits: list[_Hit]) -> None:
+    """Error, exception, failed-test, tally and ``$ cmd`` lines: read where a literal is."""
+    starts: list[int] = []
+    for needle, offset in _LINE_TRIGGERS:
+        if needle == "\n$ " and "$" not in text:
+            continue  # a one-character test is a memchr, a pass is not
+        if offset is None:
+            starts.extend(_finds(text, needle))
+        else:
+            starts.extend(i + offset for i in _finds(text, needle))
+    if text.startswith(("$ ", "=")):
+        starts.append(0)
+    starts.sort()
+    if len(starts) > _MAX_LINES:
+        starts = starts[: _MAX_LINES * 3 // 4] + starts[-_MAX_LINES // 4 :]
+    n = len(text)
+    line_end = -1
+    for i in starts:
+        if i < line_end:
+            continue  # on a line already read
+        lo = max(0, i - _LINE_MAX)
+        start = text.rfind("\n", lo, i) + 1
+        end = text.find("\n", i, i + _LINE_MAX)
+        line_end = end if end >= 0 else min(n, i + _LINE_MAX)
+        if start == 0 and lo > 0:
+            continue  # a very long line
+        match = _LINE.match(text, start, line_end)
+        hit = None if match is None else _line_hit(match, start, line_end)
+        if hit is not None:
+            hits.append(hit)
+
+
+def _paths(text: str, hits: list[_Hit]) -> None:
+    """Paths: found from their first slash, then read from the start of their token."""
+    seen: set[str] = set()  # a token with the same characters before it was read already
+    for m in _SLASHED.finditer(text):
+        if "." not in m[0] or len(m[0]) > _TOKEN_MAX:
+            continue
+        s = m.start()
+        lo = max(0, s - _PATH_PREFIX_MAX)
+        around = text[max(lo, s - 24) : m.end()]
+        if around in seen:
+            continue
+        seen.add(around)
+        if s and (text[s - 1].isalnum() or text[s - 1] in "_.-"):
+            prefix = _PATH_CHARS.match(text[lo:s][::-1])  # the token before its first slash
+            s -= prefix.end() if prefix else 0
+        p = _PATH.match(text, s)
+        if p is not None:
+            hits.append((s, p.end(), p[0], p[0], 120, _PLACE, None, p[0]))
+
+
+def _scan(text: str) -> list[_Hit]:
+    """Every name in ``text`` with its span, in order; a span inside an earlier one (a path
+    in an error line, in a URL) is dropped."""
+    hits: list[_Hit] = []
+    for needle, offset in _STATUS_TRIGGERS:
+        for i in _finds(text, needle):
+            m = _STATUS.match(text, max(0, i - offset))
+            if m is not None:
+                status = f"exit {m[1] or m[2]}"
+                hits.append((m.start(), m.end(), status, status, 20, _OUTCOME, None, None))
+    _lines(text, hits)
+    for i in _finds(text, "```") if "`" in text else ():
+        m = _FENCE.match(text, i)
+        if m is not None:
+            hits.append((i, m.end(), m[1].strip(), f"$ {m[1]}", 60, _PLACE, None, None))
+    url_end = 0
+    for i in _finds(text, "http"):
+        m = None if i < url_end else _URL.match(text, i)
+        if m is not None:
+            url = m[0].rstrip(".,;:")
+            url_end = m.end()
+            hits.append((i, url_end, url, url, 100, _OTHER, None, None))
+    _paths(text, hits)
+    for s in _finds(text, "#"):
+        m = _ISSUE.match(text, s)
+        if m is not None and (s == 0 or not (text[s - 1].isalnum() or text[s - 1] in "_&#/")):
+            hits.append((s, m.end(), m[0], m[0], 20, _OTHER, None, None))
+    for i in _finds(text, "commit "):
+        m = _COMMIT.match(text, i)
+        if m is not None:
+            hits.append((m.start(1), m.end(1), m[1], m[1][:12], 12, _OTHER, None, None))
+    hits.sort(key=lambda h: (h[0], -h[1]))
+    out: list[_Hit] = []
+    reach = 0
+    for hit in hits:
+        if hit[0] >= reach:
+            out.append(hit)
+            reach = hit[1]
+    return out
+
+
+def _ends(text: str) -> str:
+    """The first ``_SCAN_HEAD`` and last ``_SCAN_TAIL`` characters of ``text``, less the
+    words they cut in two."""
+    head = text[:_SCAN_HEAD]
+    tail = text[-_SCAN_TAIL:]
+    cut = _LAST_WORD.search(head, len(head) - _PATH_PREFIX_MAX)
+    first = _FIRST_WORD.match(tail)
+    return f"{head[: cut.start() if cut else None]}\n{tail[first.end() if first else 0 :]}"
+
+
+def _spellings(path: str) -> tuple[str, ...]:
+    """``path`` and its tails of two or more parts: ``/testbed/src/a.py`` is also shown by a
+    kept ``src/a.py``."""
+    out = [path]
+    i = path.find("/", 1)
+    while i >= 0 and path.find("/", i + 1) >= 0:
+        out.append(path[i + 1 :])
+        i = path.find("/", i + 1)
+    return tuple(out)
+
+
+def _shown(keys: tuple[str, ...], parts: Sequence[str]) -> bool:
+    return any(key in part for key in keys for part in parts)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (``/testbed/src/a.py``, ``./src/a.py``)."""
+    a, b = a.lstrip("./"), b.lstrip("./")
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def digest(
+    removed: str,
+    kept: str | Sequence[str] = (),
+    max_chars: int = DIGEST_MAX_CHARS,
+    *,
+    exit_status: str | None = None,
+) -> str:
+    """The names in ``removed`` that ``kept`` does not show, joined, at most ``max_chars`` long.
+
+    Names are file paths, commands (``$ cmd`` lines, a shell code block's first line), exit
+    statuses (``exit 1``, from ``<returncode>1</returncode>``, ``Exit code 1``...), error and
+    exception lines, failed tests (``tests/x.py::test_y FAILED``), pytest tallies, URLs,
+    issue numbers (``#1234``) and commit ids. They come in order of first appearance, each
+    once: a failed test's section header and summary line are one name, and so are a path,
+    its other spellings (``/testbed/src/a.py``, ``src/a.py``) and its first failed test.
+    When not all fit, the outcome (exit status, failed tests, error lines, tallies) goes in
+    first, then paths and commands, then the rest, each kept in its place, and the last
+    name is ``+N more``: N counts the distinct names left out (past the first 64 looked for
+    in ``kept``, names it shows may be among them). A huge ``removed`` is scanned at its two
+    ends (the first 100,000 and last 20,000 characters).
+
+    Args:
+        removed: the text that was cut or dropped; the only text scanned.
+        kept: the text that stays (one string or several): names in it are left out.
+        max_chars: the longest digest returned; names that do not fit are counted instead.
+        exit_status: the exit status the kept text opens with (see :func:`leading_status`):
+            given first when there are other names, since a command's outcome is what
+            makes sense of them.
+
+    Returns:
+        The digest, e.g. ``"exit 1, src/pkg/mod.py, TypeError: bad operand, +3 more"``, or
+        ``""`` when ``removed`` names nothing new or no name fits in ``max_chars``.
+    """
+    return join_names(*names_in(removed, kept, exit_status=exit_status), max_chars)
+
+
+def names_in(
+    removed: str, kept: str | Sequence[str] = (), *, exit_status: str | None = None
+) -> tuple[list[Name], int]:
+    """The names of :func:`digest`, not joined yet: ``(names, extra)``, ``extra`` counting the
+    distinct names past the first 64 (not looked for in ``kept``). See :func:`join_names`
+    and :func:`drop_shown`."""
+    parts: Sequence[str] = (kept,) if isinstance(kept, str) else kept
+    if len(removed) > _SCAN_HEAD + _SCAN_TAIL:
+        removed = _ends(removed)
+    names: list[Name | None] = []  # by first appearance; None: merged into another
+    seen: set[str] = set()
+    tests: dict[str, int] = {}  # a failed test's short name -> its index in names
+    files: list[tuple[str, int, bool]] = []  # (file, index in names, named by a test id)
+    extra = 0  # distinct names past the checked ones, counted unchecked
+    checks = 0
+    if exit_status is not None:
+        names.append((f"exit {exit_status}", _OUTCOME, (), True))
+        seen.add(f"exit {exit_status}")
+    for _, _, key, label, limit, rank, test, file in _scan(removed):
+        if key in seen:
+            continue
+        seen.add(key)
+        if checks >= _MAX_CHECKS:
+            extra += 1
+            continue
+        checks += 1
+        keys = (key,) if file is None or test is not None else _spellings(key)
+        if _shown(keys, parts):
+            continue
+        if test is not None and test in tests and "::" not in key:
+            continue  # a failed test named already
+        same = None if file is None else next((f for f in files if _same_file(f[0], file)), None)
+        if same is not None and test is None:
+            continue  # a file named already, as a path or in a test id
+        # a test id takes the place of its section header and of its file's bare path
+        slots = [tests[test]] if test is not None and test in tests else []
+        if same is not None and not same[2]:
+            slots.append(same[1])
+            files.remove(same)
+        at = min(slots) if slots else len(names)
+        for slot in slots:
+            names[slot] = None
+        name = (_short(label, limit), rank, keys, False)
+        if slots:
+            names[at] = name
+        else:
+            names.append(name)
+        if test is not None:
+            tests[test] = at
+        if file is not None and (same is None or slots):
+            files.append((file, at, test is not None))
+    return [name for name in names if name is not None], extra
+
+
+def drop_shown(names: list[Name], kept: Sequence[str]) -> list[Name]:
+    """``names`` less those that ``kept`` shows (for a cut that kept more than it scanned)."""
+    return [name for name in names if name[3] or not _shown(name[2], kept)]
+
+
+def join_names(names: list[Name], extra: int, max_chars: int) -> str:
+    """The names that fit in ``max_chars``, lowest rank first, shown in their order, with
+    ``+N more`` counting the rest; ``""`` when none fits or only the given exit status is
+    left (the kept text shows it)."""
+    if not extra and all(name[3] for name in names):
+        return ""
+    total = len(names) + extra
+    reserve = len(f", +{total} more")
+    chosen: list[int] = []
+    used = 0
+    for i in sorted(range(len(names)), key=lambda i: names[i][1]):  # stable: by appearance
+        need = used + len(names[i][0]) + (2 if chosen else 0)
+        if need + (0 if len(chosen) + 1 == total else reserve) <= max_chars:
+            chosen.append(i)
+            used = need
+    if not chosen:
+        return ""
+    text = ", ".join(names[i][0] for i in sorted(chosen))
+    return f"{text}, +{total - len(chosen)} more" if len(chosen) < total else text

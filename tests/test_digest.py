@@ -1,0 +1,275 @@
+"""What is cut leaves its names behind: the digest in a cut's one marker."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from _convo import calls, result
+from agent_adapter._messages import Message
+from agent_adapter.cli._loaders import load_trace
+from agent_adapter.context import (
+    CompressionPolicy,
+    CutLongMessages,
+    MemoryStore,
+    ShrinkToolResults,
+    compress,
+    compress_for_sync,
+    estimate_tokens,
+    recall_tool,
+)
+from agent_adapter.context._digest import DIGEST_MAX_CHARS, digest, leading_status
+from agent_adapter.context._text import cut_text, fit_message
+
+MARKER = re.compile(
+    r"\[\.\.\. (\d+) characters cut(?:; names: (.*?))?(?:; (full text: .*?))? \.\.\.\]"
+)
+PLAIN = re.compile(r"\[\.\.\. \d+ characters cut \.\.\.\]")
+PATH = re.compile(r"(?:[\w.-]+/)+[\w.-]+\.\w+")
+
+# A mini-swe-agent result (`cd /testbed && python -m pytest testing/test_main.py -q; git
+# status --short`): the exit status first, a failing run, then the worktree's state.
+PYTEST_RUN = (
+    """<returncode>1</returncode>
+<output>
+..F.F                                                                    [100%]
+=================================== FAILURES ===================================
+___________________________________ test_add ___________________________________
+
+    def test_add():
+>       assert add(1, "2") == 3
+
+testing/test_main.py:12:
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+
+a = 1, b = '2'
+
+    def add(a, b):
+>       return a + b
+E       TypeError: unsupported operand type(s) for +: 'int' and 'str'
+
+src/_pytest/main.py:88: TypeError
+_________________________________ test_collect _________________________________
+----------------------------- Captured stderr call -----------------------------
+Traceback (most recent call last):
+  File "/testbed/src/_pytest/python.py", line 501, in _importtestmodule
+    mod = self.fspath.pyimport(ensuresyspath=importmode)
+  File "/testbed/src/_pytest/main.py", line 12, in <module>
+    from _pytest.nodes import Session
+ImportError: cannot import name 'Session' from '_pytest.nodes'
+"""
+    + "".join(
+        f"DEBUG collect: visiting node {i} of the session tree, nothing to report\n"
+        for i in range(40)
+    )
+    + """=========================== short test summary info ============================
+FAILED testing/test_main.py::test_add - TypeError: unsupported operand type(s) fo...
+FAILED testing/test_main.py::test_collect - ImportError: cannot import name 'Sess...
+2 failed, 2 passed in 0.31s
+?? reproduce_issue.py
+ M src/_pytest/main.py
+</output>"""
+)
+
+
+def _names(text: str) -> str:
+    """The names field of the one marker in ``text``."""
+    markers = MARKER.findall(text)
+    assert len(markers) == 1, text
+    return str(markers[0][1])
+
+
+def _shrink_run(text: str) -> list[Message]:
+    return [
+        Message("user", "fix the collection bug"),
+        calls("c1"),
+        result("c1", text),
+        Message("assistant", "a"),
+        Message("user", "q"),
+        Message("assistant", "b"),
+        Message("user", "q3"),
+        Message("assistant", "c"),
+    ]
+
+
+async def test_shrink_keeps_exit_status_failed_tests_exception_and_paths_in_its_marker() -> None:
+    msgs = _shrink_run(PYTEST_RUN)
+    step = ShrinkToolResults(bigger_than_tokens=200, older_than_turns=2)  # once, to keep_chars
+    out, report = await compress(msgs, CompressionPolicy(target_tokens=10, steps=[step]))
+    short = out[2].text
+    assert report.messages_changed == 1 and out[2].tool_call_id == "c1"
+    assert len(short) < len(PYTEST_RUN) // 3
+    names = _names(short)
+    assert names.startswith("exit 1, ")  # the outcome first, though the head shows it too
+    # the summary's full test ids stand for the section headers and for the bare file path
+    assert "testing/test_main.py::test_add FAILED" in names
+    assert "testing/test_main.py::test_collect FAILED" in names
+    assert names.count("test_add") == 1 and "testing/test_main.py," not in names
+    assert "TypeError: unsupported operand type(s) for +: 'int' and 'str'" in names
+    assert "/testbed/src/_pytest/python.py" in names or "+" in names
+    assert len(names) <= min(DIGEST_MAX_CHARS, ShrinkToolResults().keep_chars // 2)
+    # the head and tail stay around the one marker
+    assert short.startswith("<returncode>1</returncode>\n") and short.endswith("</output>")
+    assert short.count("characters cut") == 1
+
+
+def test_names_the_kept_part_shows_are_not_repeated() -> None:
+    out = cut_text(PYTEST_RUN, 400, "both")
+    head, _, rest = out.partition("\n[... ")
+    tail = rest.split(" ...]\n", 1)[1]
+    names = _names(out)
+    assert "src/_pytest/main.py" in tail  # in the git status the tail keeps
+    # neither that path nor another spelling of it (/testbed/src/_pytest/main.py) is named
+    assert "_pytest/main.py" not in names
+    for name in names.split(", ")[1:]:  # the exit status is given though the head shows it
+        assert name not in head and name not in tail
+    assert digest("see src/a.py and src/b.py", "kept: src/a.py") == "src/b.py"
+    assert digest("File /testbed/src/a.py failed", "M src/a.py") == ""
+
+
+def test_the_digest_is_bounded_and_counts_what_it_leaves_out() -> None:
+    removed = "\n".join(f"  File /testbed/pkg/module_{i}/core.py, line {i}" for i in range(200))
+    names = digest(removed)
+    assert len(names) <= DIGEST_MAX_CHARS
+    *shown, more = names.split(", ")
+    assert shown[:2] == ["/testbed/pkg/module_0/core.py", "/testbed/pkg/module_1/core.py"]
+    assert more == f"+{200 - len(shown)} more"
+    for limit in (40, 100, 500):
+        assert len(digest(removed, max_chars=limit)) <= limit
+    assert digest(removed, max_chars=10) == ""  # not even one name fits
+    # one huge text: a bounded scan, still a bounded digest
+    huge = "error: boom\n" + "x/" * 400_000 + "\nsrc/last.py\n"
+    started = time.perf_counter()
+    assert digest(huge) == "error: boom, src/last.py"
+    assert time.perf_counter() - started < 2
+
+
+def test_a_result_with_no_names_gets_the_plain_marker() -> None:
+    text = "line of output\n" * 300
+    for keep in ("start", "end", "both"):
+        out = cut_text(text, 400, keep)  # type: ignore[arg-type]
+        assert PLAIN.search(out) and "names" not in out
+    # the exit status alone is no digest: the kept head shows it
+    assert PLAIN.search(cut_text("<returncode>0</returncode>\n" + text, 400, "both"))
+
+
+async def test_a_result_with_no_names_when_shrunk_with_a_store() -> None:
+    store = MemoryStore()
+    msgs = _shrink_run("line of output\n" * 300)
+    step = ShrinkToolResults(bigger_than_tokens=200, older_than_turns=2, save_to=store)
+    out, _ = await compress(msgs, CompressionPolicy(target_tokens=10, steps=[step]))
+    (marker,) = MARKER.findall(out[2].text)
+    assert marker[1] == "" and marker[2].startswith("full text: call recall_context(id='")
+
+
+async def test_the_recall_id_is_in_the_marker_with_a_store() -> None:
+    store = MemoryStore()
+    step = ShrinkToolResults(bigger_than_tokens=200, older_than_turns=2, save_to=store)
+    msgs = _shrink_run(PYTEST_RUN)
+    out, _ = await compress(msgs, CompressionPolicy(target_tokens=10, steps=[step]))
+    short = out[2].text
+    (marker,) = MARKER.findall(short)
+    assert "exit 1" in marker[1] and "test_add FAILED" in marker[1]
+    id_ = re.search(r"recall_context\(id='(\w+)'\)", marker[2])
+    assert id_ is not None and short.count("[") == short.count("]")
+    assert await recall_tool(store)({"id": id_[1]}, None) == PYTEST_RUN  # type: ignore[arg-type]
+
+
+async def test_cut_long_messages_keeps_the_paths_it_cut() -> None:
+    thought = (
+        "THOUGHT: The collection starts in src/_pytest/main.py, where `_collect` walks the "
+        "arguments. "
+        + "I need to trace how each argument becomes a node. "
+        * 60
+        + "The package case is handled in src/_pytest/python.py by `Package.collect`, and "
+        "the regression test should live in testing/test_collection.py next to "
+        "test_collect_init_tests; the fixture data is in ./testing/example_scripts/"
+        "collect/package_init_given_as_arg/pkg/__init__.py and the config in "
+        "/testbed/tox.ini (issue #6197).\n\n```bash\nsed -n 600,700p src/_pytest/python.py\n```"
+    )
+    msgs = [
+        Message("user", "task"),
+        Message("assistant", thought),
+        Message("user", "q"),
+        Message("assistant", "ok"),
+    ]
+    step = CutLongMessages(max_tokens_per_message=150)
+    out, report = await compress(msgs, CompressionPolicy(target_tokens=200, steps=[step]))
+    cut = out[1]
+    assert cut is not msgs[1] and cut.text.startswith("THOUGHT: The collection starts")
+    assert estimate_tokens([cut]) <= 150 + estimate_tokens([Message("assistant", "")])
+    names = _names(cut.text)
+    assert "src/_pytest/main.py" not in names  # the kept head shows it
+    for name in ("src/_pytest/python.py", "testing/test_collection.py", "/testbed/tox.ini"):
+        assert name in names
+    assert names.startswith("src/_pytest/python.py, testing/test_collection.py")
+    assert report.reached_target
+
+
+def test_a_marker_never_makes_the_message_longer_than_the_cut_allows() -> None:
+    def count(m: Message) -> int:
+        return estimate_tokens([m])
+
+    msg = Message("tool", PYTEST_RUN, tool_call_id="c1")
+    for budget in (30, 60, 120, 300):
+        out = fit_message(msg, budget, count, "both")
+        assert count(out) <= budget, (budget, out.text)
+    for keep in (0, 10, 40, 100, 400, 1000):
+        out = cut_text(PYTEST_RUN, keep, "both")
+        plain = len(cut_text("x" * len(PYTEST_RUN), keep, "both"))
+        assert len(out) <= plain + 1, keep  # the names take the kept text's room, no more
+    # with a tiny budget the digest gives way first
+    assert "names" not in cut_text(PYTEST_RUN, 40, "both")
+    assert "names" in cut_text(PYTEST_RUN, 200, "both")
+
+
+def test_digest_kinds_order_and_merges() -> None:
+    removed = (
+        "$ git log --oneline -2\n"
+        "3f2a9c1 Fix collection of __init__.py (#6197)\n"
+        "commit 0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c\n"
+        "See https://github.com/pytest-dev/pytest/issues/6197.\n"
+        "error: pathspec 'nope.py' did not match any file(s) known to git\n"
+        "FAIL: test_parse (tests.test_utils.ParseTests)\n"
+        "Exit code 128\n"
+        "==================== 1 failed, 3 passed in 0.10s ====================\n"
+    )
+    assert digest(removed, max_chars=1000) == (
+        "$ git log --oneline -2, #6197, 0b1c2d3e4f5a, "
+        "https://github.com/pytest-dev/pytest/issues/6197, "
+        "error: pathspec 'nope.py' did not match any file(s) known to git, "
+        "test_parse (tests.test_utils.ParseTests) FAILED, exit 128, 1 failed, 3 passed"
+    )
+    # when not all fit, the outcome goes in first (then what still fits), each in its place
+    assert digest(removed, max_chars=140) == (
+        "#6197, error: pathspec 'nope.py' did not match any file(s) known to git, "
+        "test_parse (tests.test_utils.ParseTests) FAILED, exit 128, +4 more"
+    )
+    # each name once: spellings of a path, a header and the summary line of one test
+    again = "./src/a.py\n/testbed/src/a.py\nsrc/a.py\n___ test_x ___\nFAILED t/b.py::test_x\n"
+    assert digest(again) == "./src/a.py, t/b.py::test_x FAILED"
+    assert digest("", "anything") == ""
+    assert leading_status("<returncode>2</returncode>\n<output>") == "2"
+    assert leading_status("Exit code 1\nfatal: not a git repository") == "1"
+    assert leading_status("no status") is None
+    assert digest("x src/a.py", exit_status="1") == "exit 1, src/a.py"
+    assert digest("nothing here", exit_status="1") == ""
+
+
+def test_mini_swe_agent_paths_survive_compression_better(data_dir: Path) -> None:
+    """The share of the paths named in a real trace that the compressed trace still names.
+
+    Before the digest (b697802 and d737b8f, the same policy) it was 50 of 115 paths."""
+    path = data_dir / "mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-6197.traj.json"
+    msgs = load_trace(path).messages
+    out, report = compress_for_sync(msgs, CompressionPolicy(target_tokens=32000))
+    assert report.reached_target
+
+    def named(ms: list[dict[str, object]]) -> set[str]:
+        return {p for m in ms for p in PATH.findall(str(m["content"]))}
+
+    before = named(msgs)
+    share = len(before & named(out)) / len(before)
+    assert len(before) == 115
+    assert share > 50 / 115
