@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 from _convo import calls, result
@@ -129,20 +128,18 @@ def test_names_the_kept_part_shows_are_not_repeated() -> None:
 
 
 def test_the_digest_is_bounded_and_counts_what_it_leaves_out() -> None:
-    removed = "\n".join(f"  File /testbed/pkg/module_{i}/core.py, line {i}" for i in range(200))
+    removed = "\n".join(f"  File /testbed/pkg/module_{i}/core.py, line {i}" for i in range(120))
     names = digest(removed)
     assert len(names) <= DIGEST_MAX_CHARS
     *shown, more = names.split(", ")
     assert shown[:2] == ["/testbed/pkg/module_0/core.py", "/testbed/pkg/module_1/core.py"]
-    assert more == f"+{200 - len(shown)} more"
+    assert more == f"+{120 - len(shown)} more"
     for limit in (40, 100, 500):
         assert len(digest(removed, max_chars=limit)) <= limit
     assert digest(removed, max_chars=10) == ""  # not even one name fits
-    # one huge text: a bounded scan, still a bounded digest
-    huge = "error: boom\n" + "x/" * 400_000 + "\nsrc/last.py\n"
-    started = time.perf_counter()
+    # one huge text: only its two ends are scanned, and the digest is still bounded
+    huge = "error: boom\n" + "x/" * 400_000 + "src/middle.py\n" + "x/" * 400_000 + "\nsrc/last.py\n"
     assert digest(huge) == "error: boom, src/last.py"
-    assert time.perf_counter() - started < 2
 
 
 def test_a_result_with_no_names_gets_the_plain_marker() -> None:

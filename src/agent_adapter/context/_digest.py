@@ -33,8 +33,8 @@ DIGEST_MAX_CHARS = 240
 #: Distinct names searched for in the kept text; the ones after are only counted.
 _MAX_CHECKS = 64
 #: A removed text longer than both is scanned at its two ends only.
-_SCAN_HEAD = 100_000
-_SCAN_TAIL = 20_000
+_SCAN_HEAD = 6_000
+_SCAN_TAIL = 3_000
 #: Lines longer than this around a trigger are not read as error or test lines.
 _LINE_MAX = 400
 #: Lines read at most (the first three quarters and the last quarter of those found).
