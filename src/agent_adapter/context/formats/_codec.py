@@ -126,11 +126,15 @@ def to_json(value: Any, where: str, *, ensure_ascii: bool = True, lenient: bool 
         ConfigError: ``value`` is nested too deep, or (without ``lenient``) is not
             JSON-serializable.
     """
-    check_depth(value, where)
     try:
-        return json.dumps(value, ensure_ascii=ensure_ascii, default=str if lenient else None)
+        text = json.dumps(value, ensure_ascii=ensure_ascii, default=str if lenient else None)
+    except RecursionError:
+        raise _deep_error(where) from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{where} is not JSON-serializable: {exc}") from exc
+    if _json_too_deep(text):  # the written text tells the depth (a bracket count, usually)
+        raise _deep_error(where)
+    return text
 
 
 def parse_json(text: str) -> Any | None:
