@@ -24,10 +24,6 @@ __all__ = ["compress"]
 _MIN_CUT_TOKENS = 200
 
 
-def _latest_user(messages: Sequence[Message]) -> Message | None:
-    return next((m for m in reversed(messages) if m.role == "user"), None)
-
-
 def _cut_protected(
     messages: list[Message], context: StepContext, total: int, *, protected_goal: int = -1
 ) -> tuple[list[Message], int]:
@@ -231,9 +227,8 @@ async def _compress(
         meter=meter,
         ctx=ctx,
     )
-    shortens_protected = any(
-        getattr(step, "include_system_prompt", False) for step in policy.resolved_steps()
-    )
+    steps = policy.resolved_steps()
+    shortens_protected = any(getattr(step, "include_system_prompt", False) for step in steps)
     if policy.if_still_too_long == "keep" and (
         protected_tokens >= tokens_before
         or (protected_tokens > limits.threshold_tokens and not shortens_protected)
@@ -263,7 +258,7 @@ async def _compress(
 
         passes.insert(0, _SharedCostContext(context, Protection(current, in_window)))
     for pass_context in passes:
-        for step in policy.resolved_steps():
+        for step in steps:
             if context.under_target(total):
                 break
             name = str(getattr(step, "name", type(step).__name__))

@@ -112,6 +112,14 @@ def _keep_units_whole(
     return restored
 
 
+def _leading_system(messages: Sequence[Message]) -> int:
+    """How many system messages open ``messages`` (the index of the first other one)."""
+    lead = 0
+    while lead < len(messages) and messages[lead].role == "system":
+        lead += 1
+    return lead
+
+
 def _placeable_additions(
     before: Sequence[Message],
     added: dict[int, list[Message]],
@@ -128,9 +136,7 @@ def _placeable_additions(
     between two messages of one native could not be written in place). Returns them and how
     many were dropped."""
     n = len(before)
-    lead = 0
-    while lead < n and before[lead].role == "system":
-        lead += 1
+    lead = _leading_system(before)
     starts = {start for start, _ in bounds}
     last = bounds[-1][0] if bounds else 0
     opener = next(
@@ -189,9 +195,7 @@ def _keep_opening_user_turn(
     user turn. Returns how many messages were dropped or put back.
     """
     n = len(before)
-    lead = 0
-    while lead < n and before[lead].role == "system":
-        lead += 1
+    lead = _leading_system(before)
     if lead >= n or before[lead].role != "user":
         return 0
     changes = 0

@@ -133,7 +133,6 @@ def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
             key = _call_key(m)
             if key in by_key and slot[j] is None:
                 by_key[key].append(j)
-    still: set[int] = set()
     taken: set[tuple[str, ...]] = set()
     for k in pending:
         m = after[k]
@@ -146,8 +145,6 @@ def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
             out[k] = m
             slot[j] = m
             claim[k] = j
-        else:
-            still.add(k)
     claimed = [j for j in claim if j >= 0]
     ordered = all(a < b for a, b in pairwise(claimed))
     added: dict[int, list[Message]] = {}
@@ -156,7 +153,7 @@ def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
         if claim[k] >= 0:
             last = claim[k]
             continue
-        if k in still and m.origin in where:
+        if m.origin in where:  # an input's origin that something else already stands for
             m = fresh(m)
         added.setdefault(last + 1, []).append(m)
     return Trace(slot, added, ordered)
