@@ -1,11 +1,16 @@
 """The traces of ``compress_bench.py``: which real conversations, under which budget."""
 
 import argparse
+import gc
 import json
 import os
+import statistics
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent_adapter.cli._loaders import Trace, load_trace
 
@@ -42,7 +47,24 @@ def data_dir(arg: str | None) -> Path:
     return REPO.parent / "shared" / "data"
 
 
-def _has_real_tool_calls(path: Path) -> bool:
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """Median seconds of ``fn()`` over ``repeat`` runs after one untimed warm-up run (gc off
+    while timing), and the last result."""
+    fn()
+    gc.collect()
+    gc.disable()
+    try:
+        times, result = [], None
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            result = fn()
+            times.append(time.perf_counter() - t0)
+    finally:
+        gc.enable()
+    return statistics.median(times), result
+
+
+def has_real_tool_calls(path: Path) -> bool:
     """True for a SWE-agent run in function-calling mode (``tool_calls`` in its history)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     return any(m.get("tool_calls") for m in data.get("history", []) if isinstance(m, dict))
@@ -71,7 +93,7 @@ def load_cases(data: Path, args: argparse.Namespace) -> list[Case]:
         trace = load_trace(tau, index=i)
         cases.append(Case("tau-bench", trace.name, trace, args.tau_target))
 
-    swe = [p for p in sorted((data / "swe-agent").rglob("*.traj")) if _has_real_tool_calls(p)]
+    swe = [p for p in sorted((data / "swe-agent").rglob("*.traj")) if has_real_tool_calls(p)]
     swe_traces = [(p, load_trace(p)) for p in swe]
     names = [t.name for _, t in swe_traces]
     for path, trace in swe_traces:

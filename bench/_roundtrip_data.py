@@ -5,13 +5,13 @@ mini-swe-agent with its Gemini thought signatures put back).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _compress_cases import has_real_tool_calls
 from agent_adapter.cli._loaders import (
     load_claude_code,
     load_mini_swe_agent,
@@ -42,20 +42,6 @@ class Conversation:
     name: str
     format: str  # "openai" (Chat Completions) or "anthropic"
     natives: list[Any]
-
-
-def data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    env = os.environ.get("AGENT_ADAPTER_DATA")
-    if env:
-        return Path(env)
-    return REPO.parent / "shared" / "data"
-
-
-def _has_real_tool_calls(path: Path) -> bool:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return any(m.get("tool_calls") for m in data.get("history", []) if isinstance(m, dict))
 
 
 def _swe_name(path: Path, duplicate: bool) -> str:
@@ -109,7 +95,7 @@ def load_conversations(data: Path, quick: bool) -> tuple[list[Conversation], lis
 
     swe = sorted((data / "swe-agent").rglob("*.traj"))
     if quick:
-        swe = [p for p in swe if _has_real_tool_calls(p)]
+        swe = [p for p in swe if has_real_tool_calls(p)]
     stems = Counter(p.name for p in swe)
     for path in swe:
         name = _swe_name(path, stems[path.name] > 1)

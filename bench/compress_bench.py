@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from _compress_cases import Case, data_dir, load_cases
+from _compress_cases import Case, data_dir, load_cases, timed
 from _compress_checks import anthropic_shape_problem, pairing_problem, survived, why_not_reached
 from _compress_langchain import lc_token_counter, lc_trim, to_langchain
 from agent_adapter.context import CompressionPolicy, CompressionReport, compress_for
@@ -80,22 +80,6 @@ async def _timed_async(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
-def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """As :func:`_timed_async`, for a sync ``fn``."""
-    fn()
-    gc.collect()
-    gc.disable()
-    try:
-        times, result = [], None
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            result = fn()
-            times.append(time.perf_counter() - t0)
-    finally:
-        gc.enable()
-    return statistics.median(times), result
-
-
 async def measure(case: Case, repeat: int) -> Row:
     trace, fmt = case.trace, case.trace.format
     natives = trace.messages
@@ -130,7 +114,7 @@ async def measure(case: Case, repeat: int) -> Row:
     if json.dumps(natives, sort_keys=True, default=str) != snapshot:
         row.notes.append("compress_for MUTATED the caller's native messages")
 
-    seconds, trimmed = _timed(lambda: lc_trim(lc_messages, case.target), repeat)
+    seconds, trimmed = timed(lambda: lc_trim(lc_messages, case.target), repeat)
     row.lc_ms = seconds * 1e3
     row.lc_tokens_after = lc_token_counter(trimmed)
     row.lc_messages_after = len(trimmed)

@@ -28,7 +28,6 @@ See bench/README.md for what every column means.
 """
 
 import argparse
-import gc
 import os
 import re
 import statistics
@@ -40,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _compress_cases import TAU_DIALOGS, _has_real_tool_calls, _swe_config, data_dir
+from _compress_cases import TAU_DIALOGS, _swe_config, data_dir, has_real_tool_calls, timed
 from _compress_langchain import lc_token_counter, lc_trim, to_langchain
 from agent_adapter import Message
 from agent_adapter.cli._loaders import Trace, load_trace
@@ -94,7 +93,7 @@ def load_cases(data: Path, quick: bool) -> list[Case]:
             claude.append(Case("claude-code", trace.name[:13], trace))
     cases += claude[: QUICK["claude-code"]] if quick else claude
 
-    swe = [p for p in sorted((data / "swe-agent").rglob("*.traj")) if _has_real_tool_calls(p)]
+    swe = [p for p in sorted((data / "swe-agent").rglob("*.traj")) if has_real_tool_calls(p)]
     traces = [(p, load_trace(p)) for p in swe]
     names = [t.name for _, t in traces]
     swe_cases = []
@@ -274,19 +273,10 @@ def score(
 
 
 def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Median milliseconds of ``fn()`` over ``repeat`` runs (gc off while timing), and the
-    last result."""
-    gc.collect()
-    gc.disable()
-    try:
-        times, result = [], None
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            result = fn()
-            times.append(time.perf_counter() - t0)
-    finally:
-        gc.enable()
-    return statistics.median(times) * 1e3, result
+    """Median milliseconds of ``fn()`` (see :func:`_compress_cases.timed`), and the last
+    result."""
+    seconds, result = timed(fn, repeat)
+    return seconds * 1e3, result
 
 
 def naive(natives: list[Any], fmt: str, target: int) -> list[Any]:

@@ -33,7 +33,8 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from _roundtrip_data import REPO, data_dir, load_conversations
+from _compress_cases import data_dir
+from _roundtrip_data import REPO, load_conversations
 from _roundtrip_hypothesis import HYPOTHESIS_FILES, hypothesis_table
 from _roundtrip_output import main_table, notes, source_table
 from _roundtrip_run import RATIOS, STEP_SETS, TARGETS, TargetResult, process
