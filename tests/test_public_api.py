@@ -36,6 +36,12 @@ SPEC_CONTEXT = {
     "recall_tool",
     "split_units",
 }
+# agent_adapter.context names of ../shared/spec/002 that issue 8 (the model layer) builds
+SPEC_CONTEXT_MODELS = {
+    "EmbeddingPort",
+    "RerankerPort",
+    "RerankResult",
+}
 SPEC_FORMATS = {
     "FORMATS",
     "FormatName",
@@ -60,7 +66,7 @@ ERRORS = {
 
 
 def test_spec_names_are_exported() -> None:
-    assert set(context.__all__) >= SPEC_CONTEXT
+    assert set(context.__all__) >= SPEC_CONTEXT | SPEC_CONTEXT_MODELS
     assert set(formats.__all__) >= SPEC_FORMATS
     assert set(agent_adapter.__all__) >= ERRORS
     for module in (agent_adapter, context, formats):
@@ -116,9 +122,33 @@ PUBLIC = {
         "ThinkingPart",
         "ToolCall",
         "owner_scope",
+        # the model layer (issue 8)
+        "DEFAULT_PRICES",
+        "Event",
+        "EventBus",
+        "FinishReason",
+        "JsonSchema",
+        "LLMPort",
+        "Ledger",
+        "LedgerEntry",
+        "ModelProfile",
+        "ModelRequest",
+        "ModelResponse",
+        "Price",
+        "PriceTable",
+        "StreamEnd",
+        "StreamEvent",
+        "TextDelta",
+        "ThinkingDelta",
+        "ToolCallDelta",
+        "Usage",
+        "UsageEvent",
+        "model_profile",
+        "register_model_profile",
     },
     "agent_adapter.context": {
         *SPEC_CONTEXT,
+        *SPEC_CONTEXT_MODELS,
         "CompressionReport",
         "StepReport",
         "compress",
@@ -128,6 +158,7 @@ PUBLIC = {
     },
     "agent_adapter.context.formats": {
         *SPEC_FORMATS,
+        "AnthropicConverter",
         "Converter",
         "Violation",
         "check",

@@ -1,7 +1,9 @@
 """agent_adapter: context window management for LLM agents.
 
-The message model (:class:`Message` and its parts), the error classes, the run context, and
-:mod:`agent_adapter.context`, the compression toolkit.
+The message model (:class:`Message` and its parts), the error classes, the model port
+(:class:`LLMPort` with its request, response, usage and stream events), the run context with
+its events, ledger and price table, model profiles, and :mod:`agent_adapter.context`, the
+compression toolkit.
 """
 
 from agent_adapter._errors import (
@@ -14,6 +16,8 @@ from agent_adapter._errors import (
     ModelTimeout,
     ToolUsageError,
 )
+from agent_adapter._events import Event, EventBus
+from agent_adapter._ledger import Ledger, LedgerEntry
 from agent_adapter._messages import (
     FilePart,
     ImagePart,
@@ -25,30 +29,68 @@ from agent_adapter._messages import (
     ThinkingPart,
     ToolCall,
 )
+from agent_adapter._model import (
+    FinishReason,
+    JsonSchema,
+    LLMPort,
+    ModelRequest,
+    ModelResponse,
+    StreamEnd,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+    UsageEvent,
+)
+from agent_adapter._prices import DEFAULT_PRICES, Price, PriceTable
+from agent_adapter._profiles import ModelProfile, model_profile, register_model_profile
 from agent_adapter._run import RunContext, owner_scope
 from agent_adapter._tools import FunctionTool
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_PRICES",
     "AgentAdapterError",
     "ConfigError",
+    "Event",
+    "EventBus",
     "FilePart",
+    "FinishReason",
     "FunctionTool",
     "ImagePart",
+    "JsonSchema",
+    "LLMPort",
+    "Ledger",
+    "LedgerEntry",
     "Message",
     "MissingDependency",
     "ModelContextOverflow",
     "ModelError",
     "ModelOutputInvalid",
+    "ModelProfile",
+    "ModelRequest",
+    "ModelResponse",
     "ModelTimeout",
     "OpaquePart",
     "Part",
+    "Price",
+    "PriceTable",
     "Role",
     "RunContext",
+    "StreamEnd",
+    "StreamEvent",
+    "TextDelta",
     "TextPart",
+    "ThinkingDelta",
     "ThinkingPart",
     "ToolCall",
+    "ToolCallDelta",
     "ToolUsageError",
+    "Usage",
+    "UsageEvent",
+    "model_profile",
     "owner_scope",
+    "register_model_profile",
 ]

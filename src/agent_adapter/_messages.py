@@ -189,7 +189,7 @@ class ToolCall:
 _ORIGINS = itertools.count(secrets.randbits(96) + 1)
 
 
-@dataclass(frozen=True, slots=True, eq=True)
+@dataclass(frozen=True, slots=True, eq=True, weakref_slot=True)
 class Message:
     """One chat message.
 

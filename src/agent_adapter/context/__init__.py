@@ -1,5 +1,6 @@
 """Context compression: shrink the messages sent to a model, under fixed safety invariants."""
 
+from agent_adapter._model import EmbeddingPort, RerankerPort, RerankResult
 from agent_adapter.context._engine import compress
 from agent_adapter.context._invariants import enforce_invariants
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
@@ -37,11 +38,14 @@ __all__ = [
     "CompressionReport",
     "CompressionStep",
     "CutLongMessages",
+    "EmbeddingPort",
     "MemoryStore",
     "MyOwnStep",
     "Protection",
     "RemoveDuplicates",
     "RemoveOldMessages",
+    "RerankResult",
+    "RerankerPort",
     "ShrinkToolResults",
     "SkipReason",
     "StepContext",

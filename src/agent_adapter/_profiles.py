@@ -1,0 +1,158 @@
+"""Model profiles: the context window and output limit of the models users run today.
+
+``CompressingModel`` learns a window here when its policy gives none, and the Anthropic
+adapter its default ``max_tokens``. Each figure comes from the provider's model page cited
+next to it. Override or add one with :func:`register_model_profile`, or give the port a
+``context_window`` attribute; self-hosted models (Llama, Qwen behind vLLM, Ollama, llama.cpp)
+get the window the server was started with, so set it there when it is smaller.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+from agent_adapter._errors import ConfigError
+
+__all__ = ["ModelProfile", "model_profile", "register_model_profile"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """What a model can take and give.
+
+    Attributes:
+        context_window: input plus output tokens the model accepts in one call.
+        max_output_tokens: the most tokens one reply may have.
+        source: where the figures come from.
+
+    Raises:
+        ConfigError: a limit is not an int > 0, or the output limit exceeds the window.
+    """
+
+    context_window: int
+    max_output_tokens: int
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("context_window", "max_output_tokens"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ConfigError(f"ModelProfile.{name} must be an int > 0, got {v!r}")
+        if self.max_output_tokens > self.context_window:
+            raise ConfigError("ModelProfile.max_output_tokens exceeds context_window")
+
+
+_OPENAI = "https://platform.openai.com/docs/models"
+_ANTHROPIC = "https://docs.anthropic.com/en/docs/about-claude/models/overview"
+_GEMINI = "https://ai.google.dev/gemini-api/docs/models"
+_DEEPSEEK = "https://api-docs.deepseek.com/quick_start/pricing"
+_LLAMA31 = "https://www.llama.com/docs/model-cards-and-prompt-formats/llama3_1/"
+_LLAMA4 = "https://www.llama.com/docs/model-cards-and-prompt-formats/llama4/"
+_QWEN25 = "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct"
+_QWEN3 = "https://huggingface.co/Qwen/Qwen3-8B"
+
+_PROFILES: dict[str, ModelProfile] = {
+    # OpenAI model pages (context window / max output tokens)
+    "openai:gpt-4o": ModelProfile(128_000, 16_384, f"{_OPENAI}/gpt-4o"),
+    "openai:gpt-4o-mini": ModelProfile(128_000, 16_384, f"{_OPENAI}/gpt-4o-mini"),
+    "openai:gpt-4.1": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1"),
+    "openai:gpt-4.1-mini": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1-mini"),
+    "openai:gpt-4.1-nano": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1-nano"),
+    "openai:gpt-5": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5"),
+    "openai:gpt-5-mini": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5-mini"),
+    "openai:gpt-5-nano": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5-nano"),
+    "openai:o3": ModelProfile(200_000, 100_000, f"{_OPENAI}/o3"),
+    "openai:o3-mini": ModelProfile(200_000, 100_000, f"{_OPENAI}/o3-mini"),
+    "openai:o4-mini": ModelProfile(200_000, 100_000, f"{_OPENAI}/o4-mini"),
+    # Anthropic models overview (200k window; the 1M-token window is a beta header)
+    "anthropic:claude-opus-4-5": ModelProfile(200_000, 64_000, _ANTHROPIC),
+    "anthropic:claude-opus-4-1": ModelProfile(200_000, 32_000, _ANTHROPIC),
+    "anthropic:claude-opus-4": ModelProfile(200_000, 32_000, _ANTHROPIC),
+    "anthropic:claude-sonnet-4-5": ModelProfile(200_000, 64_000, _ANTHROPIC),
+    "anthropic:claude-sonnet-4": ModelProfile(200_000, 64_000, _ANTHROPIC),
+    "anthropic:claude-3-7-sonnet": ModelProfile(200_000, 64_000, _ANTHROPIC),
+    "anthropic:claude-3-5-sonnet": ModelProfile(200_000, 8_192, _ANTHROPIC),
+    "anthropic:claude-haiku-4-5": ModelProfile(200_000, 64_000, _ANTHROPIC),
+    "anthropic:claude-3-5-haiku": ModelProfile(200_000, 8_192, _ANTHROPIC),
+    "anthropic:claude-3-haiku": ModelProfile(200_000, 4_096, _ANTHROPIC),
+    # Gemini models page (input token limit + output token limit)
+    "gemini:gemini-2.5-pro": ModelProfile(1_048_576 + 65_536, 65_536, f"{_GEMINI}#gemini-2.5-pro"),
+    "gemini:gemini-2.5-flash": ModelProfile(
+        1_048_576 + 65_536, 65_536, f"{_GEMINI}#gemini-2.5-flash"
+    ),
+    "gemini:gemini-2.5-flash-lite": ModelProfile(
+        1_048_576 + 65_536, 65_536, f"{_GEMINI}#gemini-2.5-flash-lite"
+    ),
+    "gemini:gemini-2.0-flash": ModelProfile(
+        1_048_576 + 8_192, 8_192, f"{_GEMINI}#gemini-2.0-flash"
+    ),
+    "gemini:gemini-2.0-flash-lite": ModelProfile(
+        1_048_576 + 8_192, 8_192, f"{_GEMINI}#gemini-2.0-flash-lite"
+    ),
+    # DeepSeek API (128K context; output max 8K for chat, 64K for reasoner)
+    "deepseek:deepseek-chat": ModelProfile(128_000, 8_000, _DEEPSEEK),
+    "deepseek:deepseek-reasoner": ModelProfile(128_000, 64_000, _DEEPSEEK),
+    # open-weight models as their cards give them (any provider name serving them)
+    "*:llama-3.1": ModelProfile(131_072, 131_072, _LLAMA31),
+    "*:llama-3.2": ModelProfile(131_072, 131_072, _LLAMA31),
+    "*:llama-3.3": ModelProfile(131_072, 131_072, _LLAMA31),
+    "*:llama3.1": ModelProfile(131_072, 131_072, _LLAMA31),  # Ollama's names
+    "*:llama3.2": ModelProfile(131_072, 131_072, _LLAMA31),
+    "*:llama3.3": ModelProfile(131_072, 131_072, _LLAMA31),
+    "*:llama-4-scout": ModelProfile(10_000_000, 10_000_000, _LLAMA4),
+    "*:llama-4-maverick": ModelProfile(1_000_000, 1_000_000, _LLAMA4),
+    "*:qwen2.5": ModelProfile(32_768, 8_192, _QWEN25),
+    "*:qwen3": ModelProfile(32_768, 32_768, _QWEN3),
+}
+_lock = threading.Lock()
+_VERSION_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest|-preview(-[\w-]+)?|-\d{3})$")
+_VENDOR_PREFIX = re.compile(r"^(?:[\w.-]+/)+")  # meta-llama/Llama-3.3-70B, models/gemini-2.5-pro
+
+
+def register_model_profile(key: str, profile: ModelProfile) -> None:
+    """Add or replace the profile of ``key``: ``"provider:model"``, or ``"*:model"`` for a
+    model under any provider. Longer model names win over their prefixes.
+
+    Raises:
+        ConfigError: a bad key, or ``profile`` is not a :class:`ModelProfile`.
+    """
+    if not isinstance(key, str) or ":" not in key or not all(key.split(":", 1)):
+        raise ConfigError(f"profile keys are 'provider:model' or '*:model', got {key!r}")
+    if not isinstance(profile, ModelProfile):
+        raise ConfigError(f"the profile of {key!r} must be a ModelProfile")
+    with _lock:
+        _PROFILES[key] = profile
+
+
+def model_profile(provider: str, model: str) -> ModelProfile | None:
+    """The profile of ``model`` served by ``provider``, or ``None`` when unknown.
+
+    Tries ``provider:model``, then the name without a dated-snapshot suffix or a vendor path
+    (``models/gemini-2.5-pro``, ``meta-llama/Llama-3.3-70B-Instruct``, lower-cased), then
+    the longest known name the model starts with, under ``provider`` first, then ``*``.
+    """
+    name = _VENDOR_PREFIX.sub("", model).lower()
+    base = _VERSION_SUFFIX.sub("", name)
+    profiles = _PROFILES
+    for p in (provider, "*"):
+        for candidate in (model, name, base):
+            hit = profiles.get(f"{p}:{candidate}")
+            if hit is not None:
+                return hit
+    for p in (provider, "*"):
+        prefix = f"{p}:"
+        best = ""
+        for key in list(profiles):
+            if key.startswith(prefix):
+                known = key[len(prefix) :]
+                if (
+                    name.startswith(known)
+                    and name[len(known) : len(known) + 1] in ("", "-", ":", "@")
+                    and len(known) > len(best)
+                ):
+                    best = known
+        if best:
+            return profiles[prefix + best]
+    return None
