@@ -28,9 +28,6 @@ OPENAI = OpenAIChatConverter()
 EPHEMERAL = {"type": "ephemeral"}
 
 
-#: True once Conversion.back() calls Converter.finish (the hook asked of _base.py).
-
-
 def every_step() -> list[Any]:
     return [
         RemoveDuplicates(),
@@ -41,10 +38,10 @@ def every_step() -> list[Any]:
 
 
 def compressed(natives: list[Any], target: int, steps: list[Any]) -> list[Any]:
-    """compress_for, then the alternation repair back() does once _base.py calls finish()."""
+    """compress_for's output (adjacent same-role turns left as they are)."""
     policy = CompressionPolicy(target_tokens=max(1, target), steps=steps)
     out, _ = asyncio.run(compress_for(natives, policy, format="anthropic"))
-    return ANTHROPIC.finish(out)
+    return out
 
 
 def tokens(natives: list[Any]) -> int:

@@ -1,5 +1,6 @@
-"""The ``anthropic`` format, role alternation: ``finish`` merges same-role neighbours, and
-merged natives load, rebuild and merge again as their sources.
+"""The ``anthropic`` format, role alternation: adjacent same-role turns stay as they are by
+default, ``strict_alternation`` merges them, and merged natives load, rebuild and merge again
+as their sources.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agent_adapter._messages import Message, ToolCall
 from agent_adapter.context import CompressionPolicy, MyOwnStep, compress_for, compress_for_sync
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context.formats import convert
+from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._checks import check
 from agent_adapter.context.formats._openai import RESERVED_KEY
 
@@ -65,20 +67,71 @@ def _drop_old_answer(messages: list[Message]) -> list[Message]:
     return [m for m in messages if not m.text.startswith("old answer")]
 
 
-def test_removing_an_assistant_between_users_is_repaired_by_merging() -> None:
+def test_removing_an_assistant_between_users_leaves_the_caller_objects_adjacent() -> None:
+    # the Messages API combines consecutive same-role turns itself: the task and the next
+    # user message stay the caller's objects (same-object promise, prompt-cache prefix)
     natives = _alternating()
     conversion = convert(natives, "anthropic")
-    kept = [m for m in conversion.messages if not m.text.startswith("old answer")]
-    raw = [n for n in natives if n is not natives[1]]
-    assert [v.rule for v in check(raw, "anthropic")] == ["roles_not_alternating"]
-    out = conversion.back(kept)  # back() merges through ANTHROPIC.finish
+    out = conversion.back(_drop_old_answer(conversion.messages))
+    assert len(out) == 4
+    assert all(a is b for a, b in zip(out, [natives[0], *natives[2:]], strict=True))
     assert check(out, "anthropic") == []
+    assert [v.rule for v in check(out, "anthropic", strict_alternation=True)] == [
+        "roles_not_alternating"
+    ]
+
+
+def test_strict_alternation_merges_them_into_one_new_dict() -> None:
+    natives = _alternating()
+    strict = AnthropicConverter(strict_alternation=True)
+    conversion = convert(natives, strict)
+    out = conversion.back(_drop_old_answer(conversion.messages))
+    assert check(out, strict) == [] and check(out, "anthropic", strict_alternation=True) == []
     assert out[0] == {
         "role": "user",
         "content": [{"type": "text", "text": "task"}, {"type": "text", "text": "more"}],
     }
     assert out[1] is natives[3] and out[2] is natives[4]
-    assert ANTHROPIC.finish(out) is out  # nothing left to merge: the same list
+    assert strict.finish(out) is out  # nothing left to merge: the same list
+    policy = CompressionPolicy(target_tokens=60, steps=[MyOwnStep(fn=_drop_old_answer)])
+    merged, _ = compress_for_sync(natives, policy, format=strict)
+    assert merged == out
+    kept, _ = compress_for_sync(natives, policy, format="anthropic")
+    assert kept[0] is natives[0] and kept[1] is natives[2]
+
+
+def test_strict_alternation_is_a_bool_and_only_for_anthropic() -> None:
+    with pytest.raises(ConfigError, match="strict_alternation must be a bool"):
+        AnthropicConverter(strict_alternation="yes")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="strict_alternation= is for the anthropic format"):
+        check([{"role": "user", "content": "q"}], "openai", strict_alternation=True)
+
+
+def test_a_step_that_rewrites_a_result_turn_gets_one_user_turn_back() -> None:
+    # back() writes each message it cannot put onto its native as a native of its own; the
+    # pieces of one user turn (tool results, then text) are joined again, and when nothing
+    # changed that is the caller's very native
+    natives = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "r"},
+                {"type": "text", "text": "and then"},
+            ],
+        },
+    ]
+    conversion = convert(natives, "anthropic")
+    copies = [
+        Message(m.role, m.content, tool_calls=m.tool_calls, tool_call_id=m.tool_call_id)
+        for m in conversion.messages
+    ]
+    out = conversion.back(copies)
+    assert len(out) == 3 and out[2] is natives[2]
 
 
 SEED = [{"role": "user", "content": "s"}]  # binds a conversion that dumps everything

@@ -145,3 +145,20 @@ def test_claude_code_merges_one_response_across_its_tool_results(tmp_path: Path)
         {"role": "assistant", "content": [use_a, use_b]},
         {"role": "user", "content": [res_a, res_b]},
     ]
+
+
+def test_claude_code_session_keeps_the_task_object_at_a_quarter(data_dir: Path) -> None:
+    # regression (bench/quality.py, ae4a77f8 at 25%): the task came back merged with the next
+    # user message into a new dict; the Messages API combines adjacent user turns itself, so
+    # the caller's task native stays the very object
+    from agent_adapter.context import CompressionPolicy, compress_for_sync
+    from agent_adapter.context.formats import check, strip_reserved
+
+    path = data_dir / "claude-code-spotter" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+    messages = load_trace(path).messages
+    target = tokens(messages) // 4
+    policy = CompressionPolicy(target_tokens=target, threshold_tokens=target)
+    out, report = compress_for_sync(messages, policy, format="anthropic")
+    assert report.reached_target
+    assert out[0] is messages[0]
+    assert check(strip_reserved(out), "anthropic") == []

@@ -17,6 +17,7 @@ from agent_adapter.context._engine import _compress, compress
 from agent_adapter.context._pairing import PairingError, describe
 from agent_adapter.context._policy import CompressionPolicy
 from agent_adapter.context._report import CompressionReport
+from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._registry import convert, detect_format
 
@@ -46,7 +47,7 @@ async def compress_for(
     messages: Sequence[Any],
     policy: CompressionPolicy,
     *,
-    format: str = "auto",
+    format: str | Converter[Any] = "auto",
     pinned: Callable[[Any], bool] | None = None,
     model_max_tokens: int | None = None,
     ctx: Any = None,
@@ -56,14 +57,17 @@ async def compress_for(
     Messages kept as they were come back as the same objects; nothing calls the main model.
     Under the threshold the caller's own list object comes back. ``pinned(native)`` marks
     natives no step may change or remove (for ``agent_adapter``, ``pinned(message)``).
+    ``format`` is a format's name or a converter instance (see
+    :func:`~agent_adapter.context.formats.convert`).
 
     Raises:
         ConfigError: as compress and convert.
         MissingDependency: as convert.
     """
-    if format == "auto" and isinstance(messages, list | tuple) and not messages:
+    auto = isinstance(format, str) and format == "auto"
+    if auto and isinstance(messages, list | tuple) and not messages:
         return await compress(messages, policy, model_max_tokens=model_max_tokens, ctx=ctx)
-    name = detect_format(messages) if format == "auto" else format
+    name = detect_format(messages) if auto else format
     if name == "agent_adapter":
         return await compress(
             messages, policy, pinned=pinned, model_max_tokens=model_max_tokens, ctx=ctx
@@ -89,7 +93,7 @@ def compress_for_sync(
     messages: Sequence[Any],
     policy: CompressionPolicy,
     *,
-    format: str = "auto",
+    format: str | Converter[Any] = "auto",
     pinned: Callable[[Any], bool] | None = None,
     model_max_tokens: int | None = None,
     ctx: Any = None,

@@ -1,6 +1,7 @@
 """Compress any framework's message list: convert it to Message, compress, convert back."""
 
 from agent_adapter.context._compress_for import compress_for, compress_for_sync
+from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter, Pinned
 from agent_adapter.context.formats._checks import Violation, check, strip_reserved
 from agent_adapter.context.formats._conversion import Conversion
@@ -15,6 +16,7 @@ from agent_adapter.context.formats._registry import (
 
 __all__ = [
     "FORMATS",
+    "AnthropicConverter",
     "Conversion",
     "Converter",
     "FormatName",

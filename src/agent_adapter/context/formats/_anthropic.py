@@ -18,11 +18,16 @@ thinking blocks and signatures never move or change.
 message's ``name``, a Responses item's ``id``, a thinking part's missing signature...) rides in
 the reserved carrier described in :mod:`agent_adapter.context.formats._carrier`.
 
-**Alternation after compression.** The API wants ``user`` and ``assistant`` turns to
-alternate (it merges consecutive same-role turns, see *Messages API: consecutive user or
-assistant turns will be combined into a single turn*); removing the assistant message between
-two user messages makes them adjacent. :meth:`AnthropicConverter.finish`, run by
-``Conversion.back`` on the natives it built, merges such neighbours into one NEW dict (the
+**Alternation after compression.** Removing the assistant message between two user messages
+makes them adjacent. The Messages API accepts that: "Consecutive user or assistant turns in
+your request will be combined into a single turn" (Messages API reference, *messages*). So by
+default :meth:`AnthropicConverter.finish` leaves adjacent same-role natives as they are: the
+task and the latest user message stay the very objects the caller passed (the same-object
+promise, and the prompt-cache prefix up to them). Gateways that require strict alternation
+(Amazon Bedrock's Converse API answers consecutive same-role messages with a 400
+``ValidationException``) get it with
+``AnthropicConverter(strict_alternation=True)``, passed as ``format=`` to ``convert``,
+``compress_for`` and ``check``: ``finish`` then merges such neighbours into one NEW dict (the
 blocks of both, in order; string content becomes one ``text`` block; the first one's other
 keys). When a merged native held a carrier, the new dict's carrier records each source's
 carrier and blocks (:mod:`agent_adapter.context.formats._anthropic_merge`), so it loads as
@@ -340,10 +345,23 @@ def _load_one(native: Any) -> Message | None:
 
 
 class AnthropicConverter(Converter[dict[str, Any]]):
-    """Anthropic Messages dicts <-> Message (see the module docstring)."""
+    """Anthropic Messages dicts <-> Message (see the module docstring).
+
+    Args:
+        strict_alternation: merge adjacent same-role messages after compression (for
+            gateways that reject them, such as Bedrock's Converse API); by default they are
+            left adjacent, which the Messages API accepts and combines itself.
+    """
 
     name = "anthropic"
     call_terms: ClassVar[tuple[str, str]] = ("tool_use", "tool_result")
+
+    def __init__(self, *, strict_alternation: bool = False) -> None:
+        if not isinstance(strict_alternation, bool):
+            raise ConfigError(
+                f"AnthropicConverter: strict_alternation must be a bool, got {strict_alternation!r}"
+            )
+        self.strict_alternation = strict_alternation
 
     def kind(self, item: Any) -> str | None:
         if not isinstance(item, Mapping) or item.get("role") not in ("user", "assistant"):
@@ -507,15 +525,27 @@ class AnthropicConverter(Converter[dict[str, Any]]):
                 out.append(dump_lossless(message, _renderer(view), _load_one))
         return out
 
-    def finish(self, natives: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``natives`` with adjacent same-role messages merged into one new dict each.
+    def finish(
+        self,
+        natives: list[dict[str, Any]],
+        *,
+        new: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> list[dict[str, Any]]:
+        """``natives`` with runs of adjacent same-role natives that back() wrote (``new``)
+        merged into one new dict each; with ``strict_alternation``, every run.
 
-        Natives with no same-role neighbour come back as the same objects (see the module
-        docstring: the API combines consecutive same-role turns anyway; a strict checker and
-        some proxies do not). A merge of natives that held carriers keeps them in its own
-        (see :mod:`agent_adapter.context.formats._anthropic_merge`), so it loads as the
-        messages of its sources.
+        back() writes a message it could not write onto its native (a change of more than
+        text, an addition) as natives of its own: a user turn that held tool results and
+        text becomes one native per message; merging such a run gives the one user turn the
+        format has (and, when nothing changed, the very input native again). A run that
+        includes a native kept from the input is left adjacent (the API combines
+        consecutive same-role turns itself; see the module docstring), so the task and the
+        latest user message stay the caller's objects. Natives with no same-role neighbour
+        come back as the same objects. A merge of natives that held carriers keeps them in
+        its own (see :mod:`agent_adapter.context.formats._anthropic_merge`), so it loads as
+        the messages of its sources.
         """
+        strict = self.strict_alternation
         runs: list[list[dict[str, Any]]] = []
         for native in natives:
             prev = runs[-1][-1] if runs else None
@@ -524,6 +554,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
                 and isinstance(native, Mapping)
                 and isinstance(prev, Mapping)
                 and native.get("role") == prev.get("role")
+                and (strict or new is None or (new(native) and new(prev)))
             ):
                 runs[-1].append(native)
             else:

@@ -97,9 +97,11 @@ class Converter(ABC, Generic[T]):
         Responses items for a Responses list; gemini: Content objects for Content input)."""
         return self
 
-    def finish(self, natives: list[T]) -> list[T]:
+    def finish(self, natives: list[T], *, new: Callable[[T], bool] | None = None) -> list[T]:
         """Repairs spanning several natives once back() built them (default: none; anthropic
-        merges adjacent same-role messages). Returns ``natives`` itself when nothing changes."""
+        joins the pieces of a message that back() wrote as several natives). ``new(native)``
+        tells a native back() wrote from those it kept from the input (``None``: all are
+        new). Returns ``natives`` itself when nothing changes."""
         return natives
 
     def load_all(self, natives: Sequence[Any]) -> tuple[list[Message], list[tuple[int, int]]]:

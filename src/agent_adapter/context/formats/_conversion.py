@@ -132,7 +132,8 @@ class Conversion(Generic[T]):
             for g in range(start + 1, stop):  # added inside a native's span go after it
                 out.extend(conv.dump_all(added.pop(g, ())))
         out.extend(conv.dump_all(added.pop(len(self.messages), ())))
-        return self._same_objects(conv.finish(out))
+        inputs = {id(n) for n in self._natives}
+        return self._same_objects(conv.finish(out, new=lambda n: id(n) not in inputs))
 
     def _same_objects(self, out: list[T]) -> list[T]:
         """``out`` with every rebuilt or merged native that equals an input native replaced by

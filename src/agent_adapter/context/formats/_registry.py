@@ -122,11 +122,16 @@ def detect_format(messages: Sequence[Any]) -> str:
 
 
 def convert(
-    messages: Sequence[Any], format: FormatName | str = "auto", *, pinned: Pinned | None = None
+    messages: Sequence[Any],
+    format: FormatName | str | Converter[Any] = "auto",
+    *,
+    pinned: Pinned | None = None,
 ) -> Conversion[Any]:
     """A Conversion: .messages to compress, .back(compressed) for the native list.
 
-    pinned(native) marks messages no step may change or remove.
+    pinned(native) marks messages no step may change or remove. ``format`` is a format's
+    name, or a :class:`Converter` instance used as it is (e.g.
+    ``AnthropicConverter(strict_alternation=True)``), without registering it.
 
     Raises:
         ConfigError: unknown format, agent_adapter (no conversion needed), or an item that is
@@ -139,6 +144,8 @@ def convert(
         messages = list(messages)
     if pinned is not None and not callable(pinned):
         raise ConfigError("pinned must be callable: pinned(native) -> bool")
+    if isinstance(format, Converter):
+        return Conversion(messages, format, pinned)
     name = detect_format(messages) if format == "auto" else format
     if name == "agent_adapter":
         raise ConfigError(

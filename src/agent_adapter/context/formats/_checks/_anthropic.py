@@ -32,14 +32,18 @@ _THINKING = frozenset({"thinking", "redacted_thinking"})
 _ASSISTANT_ONLY = frozenset({"tool_use", "thinking", "redacted_thinking", "server_tool_use"})
 
 
-def check_anthropic(messages: Sequence[Any], *, thinking: bool | None = None) -> list[Violation]:
+def check_anthropic(
+    messages: Sequence[Any], *, thinking: bool | None = None, strict_alternation: bool = False
+) -> list[Violation]:
     """Anthropic Messages rules (API reference, *Messages*; tool use and extended thinking
     guides).
 
     * ``first_not_user``: the first message uses the ``user`` role.
-    * ``roles_not_alternating``: consecutive messages with the same role. The API combines
-      consecutive same-role turns into one, but this checker is strict: a list that relies on
-      it is usually a sign something between was dropped.
+    * ``roles_not_alternating`` (only with ``strict_alternation``): consecutive messages
+      with the same role. The Messages API accepts them ("Consecutive user or assistant turns
+      in your request will be combined into a single turn", Messages API reference), so by
+      default this is no violation; gateways such as Bedrock's Converse API reject them
+      (a 400 ``ValidationException``), which ``strict_alternation=True`` checks for.
     * ``empty_content``: "all messages must have non-empty content except for the optional
       final assistant message".
     * ``empty_text``: "text content blocks must contain non-whitespace text".
@@ -112,7 +116,7 @@ def check_anthropic(messages: Sequence[Any], *, thinking: bool | None = None) ->
         role, content = m["role"], m["content"]
         if i == 0 and role != "user":
             out.append(Violation(i, "first_not_user", "the first message must use the user role"))
-        if role == prev_role:
+        if strict_alternation and role == prev_role:
             out.append(Violation(i, "roles_not_alternating", f"two {role} messages in a row"))
         prev_role = role
         if not content and not (i == n - 1 and role == "assistant"):

@@ -8,6 +8,7 @@ from typing import Any
 
 from agent_adapter._errors import ConfigError
 from agent_adapter.context._pairing import describe, pair_messages
+from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._checks._anthropic import check_anthropic
 from agent_adapter.context.formats._checks._common import (
     Violation,
@@ -25,7 +26,11 @@ __all__ = ["check"]
 
 
 def check(
-    messages: Sequence[Any], format: str = "auto", *, thinking: bool | None = None
+    messages: Sequence[Any],
+    format: str | Converter[Any] = "auto",
+    *,
+    thinking: bool | None = None,
+    strict_alternation: bool | None = None,
 ) -> list[Violation]:
     """The rules ``messages`` breaks for its provider; ``[]`` when it would be accepted.
 
@@ -57,6 +62,10 @@ def check(
         format: their format, or ``"auto"``.
         thinking: whether the request enables Anthropic extended thinking (``None``: unknown);
             ``"anthropic"`` only.
+        strict_alternation: report adjacent same-role messages (``roles_not_alternating``),
+            for gateways that reject them such as Bedrock's Converse API; ``"anthropic"``
+            only. ``None``: as the converter given as ``format`` says, else off (the Messages
+            API combines consecutive same-role turns itself).
 
     Raises:
         ConfigError: ``messages`` is not a list, the format is unknown, "auto" cannot detect
@@ -65,11 +74,19 @@ def check(
     """
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise ConfigError(f"check: messages must be a list, got {type(messages).__name__}")
-    name = detect_format(messages) if format == "auto" else format
-    if thinking is not None:
+    if isinstance(format, Converter):
+        if strict_alternation is None:
+            strict_alternation = getattr(format, "strict_alternation", None)
+        name = format.name
+    else:
+        name = detect_format(messages) if format == "auto" else format
+    if thinking is not None or strict_alternation is not None:
         if name != "anthropic":
-            raise ConfigError(f"check: thinking= is for the anthropic format, not {name!r}")
-        return check_anthropic(messages, thinking=thinking)
+            given = "thinking=" if thinking is not None else "strict_alternation="
+            raise ConfigError(f"check: {given} is for the anthropic format, not {name!r}")
+        return check_anthropic(
+            messages, thinking=thinking, strict_alternation=bool(strict_alternation)
+        )
     checker = checker_for(name)
     if checker is not None:
         return checker(messages)
