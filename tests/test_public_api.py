@@ -38,6 +38,7 @@ SPEC_CONTEXT = {
 }
 # agent_adapter.context names of ../shared/spec/002 that issue 8 (the model layer) builds
 SPEC_CONTEXT_MODELS = {
+    "CallableReranker",
     "EmbeddingPort",
     "RerankerPort",
     "RerankResult",
@@ -123,6 +124,7 @@ PUBLIC = {
         "ToolCall",
         "owner_scope",
         # the model layer (issue 8)
+        "CallableModel",
         "DEFAULT_PRICES",
         "Event",
         "EventBus",

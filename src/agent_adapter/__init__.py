@@ -6,6 +6,7 @@ its events, ledger and price table, model profiles, and :mod:`agent_adapter.cont
 compression toolkit.
 """
 
+from agent_adapter._callable import CallableModel
 from agent_adapter._errors import (
     AgentAdapterError,
     ConfigError,
@@ -53,6 +54,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_PRICES",
     "AgentAdapterError",
+    "CallableModel",
     "ConfigError",
     "Event",
     "EventBus",

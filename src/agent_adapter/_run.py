@@ -110,13 +110,19 @@ def record_call(
     stage: str,
     usage: Usage,
     seconds: float,
+    cost_usd: float | None = None,
 ) -> float | None:
     """Price one completed call with ctx's table and add its ledger entry (when ctx has one).
 
+    Args:
+        cost_usd: the cost the provider reported itself, used when the table has no price.
+
     Returns:
-        The call's cost in USD, ``None`` when the table has no price for ``provider:model``.
+        The call's cost in USD, ``None`` when neither the table nor the provider priced it.
     """
     cost = price_table(ctx).cost(provider, model, usage)
+    if cost is None:
+        cost = cost_usd
     ledger = getattr(ctx, "ledger", None) if ctx is not None else None
     if isinstance(ledger, Ledger):
         run_id = getattr(ctx, "run_id", "")

@@ -5,6 +5,7 @@ from agent_adapter.context._engine import compress
 from agent_adapter.context._invariants import enforce_invariants
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._report import CompressionReport, SkipReason, StepFailure, StepReport
+from agent_adapter.context._reranker import CallableReranker
 from agent_adapter.context._steps import (
     BaseCompressionStep,
     CompressionStep,
@@ -33,6 +34,7 @@ from agent_adapter.context.formats import compress_for, compress_for_sync  # (fo
 
 __all__ = [
     "BaseCompressionStep",
+    "CallableReranker",
     "CompressionLimits",
     "CompressionPolicy",
     "CompressionReport",
