@@ -16,7 +16,15 @@ from agent_adapter.context._steps import (
     ShrinkToolResults,
     StepContext,
 )
-from agent_adapter.context._stores import MemoryStore, ToolResultStore, recall_tool
+from agent_adapter.context._stores import (
+    MemoryStore,
+    RedisStore,
+    SQLiteStore,
+    StoreEntry,
+    StoreError,
+    ToolResultStore,
+    recall_tool,
+)
 from agent_adapter.context._tokens import (
     TokenCounter,
     TokenMeter,
@@ -44,15 +52,19 @@ __all__ = [
     "MemoryStore",
     "MyOwnStep",
     "Protection",
+    "RedisStore",
     "RemoveDuplicates",
     "RemoveOldMessages",
     "RerankResult",
     "RerankerPort",
+    "SQLiteStore",
     "ShrinkToolResults",
     "SkipReason",
     "StepContext",
     "StepFailure",
     "StepReport",
+    "StoreEntry",
+    "StoreError",
     "TokenCounter",
     "TokenMeter",
     "ToolResultStore",

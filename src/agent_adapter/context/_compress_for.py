@@ -17,6 +17,7 @@ from agent_adapter.context._engine import _compress, compress
 from agent_adapter.context._pairing import PairingError, describe
 from agent_adapter.context._policy import CompressionPolicy
 from agent_adapter.context._report import CompressionReport
+from agent_adapter.context._stores._commit import use_sync_face
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._registry import convert, detect_format
@@ -112,6 +113,7 @@ def compress_for_sync(
     async def main() -> tuple[list[Any], CompressionReport]:
         # a closure without arguments: asyncio formats the task's coroutine (and so its
         # arguments, the whole message list) in debug paths; this keeps that cheap
+        use_sync_face()  # this task's own loop: stores write through their sync methods
         return await compress_for(
             messages,
             policy,

@@ -14,6 +14,7 @@ from agent_adapter.context._policy import CompressionPolicy
 from agent_adapter.context._provenance import trace
 from agent_adapter.context._report import CompressionReport, SkipReason, StepFailure, StepReport
 from agent_adapter.context._steps._base import CompressionStep, StepContext
+from agent_adapter.context._stores._commit import commit_saves, open_saves
 from agent_adapter.context._text import fit_message
 from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context._units import Protection
@@ -227,6 +228,7 @@ async def _compress(
         meter=meter,
         ctx=ctx,
     )
+    open_saves(context)  # ShrinkToolResults stages its saves; commit_saves writes them
     steps = policy.resolved_steps()
     shortens_protected = any(getattr(step, "include_system_prompt", False) for step in steps)
     if policy.if_still_too_long == "keep" and (
@@ -305,6 +307,8 @@ async def _compress(
                 current = ran[0]
                 total = meter.total(current)
 
+    # write the saved tool results that the final list still names (and only those)
+    current, total = await commit_saves(context, original, current, total, policy, failures)
     traced = trace(original, current)
     return current, CompressionReport(
         tokens_before=tokens_before,

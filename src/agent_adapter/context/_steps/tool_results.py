@@ -10,7 +10,7 @@ from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._stores._base import ToolResultStore
-from agent_adapter.context._stores.recall import RECALL_TOOL_NAME
+from agent_adapter.context._stores._commit import stage_save
 from agent_adapter.context._text import cut_text
 
 __all__ = ["ShrinkToolResults"]
@@ -89,8 +89,7 @@ class ShrinkToolResults(BaseCompressionStep):
             text = m.text
             note = ""
             if self.save_to is not None:
-                id_ = await self.save_to.save(scope, text, ttl_seconds=self.save_for_seconds)
-                note = f"full text: call {RECALL_TOOL_NAME}(id={id_!r})"
+                note = await stage_save(context, self, scope, text)
             # keep keep_chars, or more when this result alone covers what is still needed:
             # the cut takes only the tokens the target needs, so the most text stays
             allowed = before - (total - context.target_tokens)

@@ -1,0 +1,230 @@
+"""RedisStore: full tool results in Redis, shared by every worker, with native expiry."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter.context._stores._base import (
+    DEFAULT_MAX_TEXT_CHARS,
+    SaveOne,
+    StoreEntry,
+    StoreError,
+    check_entries,
+    check_limit,
+    check_seconds,
+    decode_text,
+    encode_text,
+)
+
+if TYPE_CHECKING:
+    import redis
+    import redis.asyncio
+
+__all__ = ["RedisStore"]
+
+
+def _redis() -> Any:
+    try:
+        import redis
+        import redis.asyncio
+    except ImportError as exc:  # pragma: no cover - the dev extra installs it
+        raise MissingDependency("redis", "redis", "RedisStore") from exc
+    return redis
+
+
+class RedisStore(SaveOne):
+    """A :class:`ToolResultStore` in Redis (redis-py): one store for every worker and
+    process serving a conversation.
+
+    Each text is one key, ``<prefix><sha256(scope)[:32]>:<id>``, set with Redis's own
+    expiry (``PX``; no expiry for ``ttl_seconds=None``), so Redis drops expired texts
+    itself; a batch of saves is one ``MULTI``/``EXEC`` transaction. A read under another
+    scope looks up another key, so it finds nothing, exactly as for an unknown or expired id.
+
+    The async methods use ``redis.asyncio`` with a ``BlockingConnectionPool`` of at most
+    ``max_connections``: past that a call waits (up to ``pool_timeout_s``) for a free
+    connection instead of failing. Its connections belong to the event loop of the first
+    async call; a call from another loop (e.g. ``compress_for_sync``'s own) uses the sync
+    face in a worker thread. The sync methods use ``redis.Redis`` with a blocking pool of the
+    same size. Close with :meth:`aclose` (async side, on its loop) and :meth:`close`.
+
+    Args:
+        url: a Redis URL, e.g. ``"redis://127.0.0.1:6379/0"`` (``rediss://`` for TLS).
+        prefix: the start of every key this store writes.
+        max_text_chars: longer texts are not saved (the shortened result offers no recall).
+        max_connections: the pool size of each side (async and sync).
+        timeout_s: connect and socket timeout of each command.
+        pool_timeout_s: how long a call waits for a free connection.
+
+    Raises:
+        ConfigError: a bad URL or setting.
+        MissingDependency: redis-py is not installed (``pip install "agent-adapter[redis]"``).
+    """
+
+    def __init__(
+        self,
+        url: str = "redis://127.0.0.1:6379/0",
+        *,
+        prefix: str = "agent_adapter:tool_result:",
+        max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        max_connections: int = 16,
+        timeout_s: float = 5.0,
+        pool_timeout_s: float = 30.0,
+    ) -> None:
+        if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ConfigError("RedisStore.url must be a redis://, rediss:// or unix:// URL")
+        if not isinstance(prefix, str):
+            raise ConfigError("RedisStore.prefix must be a str")
+        check_limit("RedisStore.max_text_chars", max_text_chars)
+        check_limit("RedisStore.max_connections", max_connections)
+        self._lib = _redis()
+        self.url = url
+        self.prefix = prefix
+        self.max_text_chars = max_text_chars
+        self.max_connections = max_connections
+        self.timeout_s = check_seconds("RedisStore.timeout_s", timeout_s)
+        self.pool_timeout_s = check_seconds("RedisStore.pool_timeout_s", pool_timeout_s)
+        self._aclient: redis.asyncio.Redis | None = None
+        self._aloop: asyncio.AbstractEventLoop | None = None
+        self._client: redis.Redis | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        # the URL may hold a password: show only where it points
+        where = self.url.split("@")[-1].split("://")[-1]
+        return f"RedisStore({where!r}, prefix={self.prefix!r})"
+
+    def key(self, scope: str, id: str) -> str:
+        """The Redis key of ``id`` under ``scope``."""
+        digest = hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return f"{self.prefix}{digest}:{id}"
+
+    async def save_many(self, entries: Sequence[StoreEntry]) -> None:
+        """Save every entry in one ``MULTI``/``EXEC``, or none of them.
+
+        Raises:
+            ConfigError: a bad entry (naming its index and field).
+            StoreError: Redis is unreachable or failed.
+        """
+        checked = check_entries(entries, self.max_text_chars)
+        if not checked:
+            return
+        client = self._async_client()
+        if client is None:
+            await asyncio.to_thread(self._save_checked, checked)
+            return
+        try:
+            async with client.pipeline(transaction=True) as pipe:
+                for e in checked:
+                    pipe.set(self.key(e.scope, e.id), encode_text(e.text), px=_px(e))
+                await pipe.execute()
+        except self._lib.RedisError as exc:
+            raise self._error(exc) from exc
+
+    async def load(self, scope: str, id: str) -> str | None:
+        """The text saved under ``scope`` as ``id``, or ``None`` (unknown, expired or
+        another scope's).
+
+        Raises:
+            StoreError: Redis is unreachable or failed.
+        """
+        client = self._async_client()
+        if client is None:
+            return await asyncio.to_thread(self.load_sync, scope, id)
+        try:
+            data = await client.get(self.key(scope, id))
+        except self._lib.RedisError as exc:
+            raise self._error(exc) from exc
+        return _text(data)
+
+    def save_many_sync(self, entries: Sequence[StoreEntry]) -> None:
+        """``save_many`` for sync code."""
+        self._save_checked(check_entries(entries, self.max_text_chars))
+
+    def load_sync(self, scope: str, id: str) -> str | None:
+        """``load`` for sync code."""
+        try:
+            data = self._sync_client().get(self.key(scope, id))
+        except self._lib.RedisError as exc:
+            raise self._error(exc) from exc
+        return _text(data)
+
+    async def aclose(self) -> None:
+        """Close the async pool (call it on the loop that used it) and the sync one."""
+        client, self._aclient, self._aloop = self._aclient, None, None
+        if client is not None:
+            await client.aclose()
+        self.close()
+
+    def close(self) -> None:
+        """Close the sync pool (the async one needs :meth:`aclose`)."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def _save_checked(self, checked: list[StoreEntry]) -> None:
+        if not checked:
+            return
+        try:
+            with self._sync_client().pipeline(transaction=True) as pipe:
+                for e in checked:
+                    pipe.set(self.key(e.scope, e.id), encode_text(e.text), px=_px(e))
+                pipe.execute()
+        except self._lib.RedisError as exc:
+            raise self._error(exc) from exc
+
+    def _async_client(self) -> redis.asyncio.Redis | None:
+        """The async client of the running loop, made on first use; ``None`` when it
+        belongs to another loop (the caller then uses the sync face in a thread)."""
+        loop = asyncio.get_running_loop()
+        if self._aclient is None:
+            pool = self._lib.asyncio.BlockingConnectionPool.from_url(
+                self.url,
+                max_connections=self.max_connections,
+                timeout=self.pool_timeout_s,
+                socket_timeout=self.timeout_s,
+                socket_connect_timeout=self.timeout_s,
+            )
+            self._aclient = self._lib.asyncio.Redis.from_pool(pool)
+            self._aloop = loop
+        return self._aclient if self._aloop is loop else None
+
+    def _sync_client(self) -> redis.Redis:
+        with self._lock:
+            return self._client or self._new_sync_client()
+
+    def _new_sync_client(self) -> redis.Redis:
+        pool = self._lib.BlockingConnectionPool.from_url(
+            self.url,
+            max_connections=self.max_connections,
+            timeout=self.pool_timeout_s,
+            socket_timeout=self.timeout_s,
+            socket_connect_timeout=self.timeout_s,
+        )
+        client: redis.Redis = self._lib.Redis.from_pool(pool)
+        self._client = client
+        return client
+
+    def _error(self, exc: BaseException) -> StoreError:
+        # redis-py's messages name the server and the failure, never the values sent
+        return StoreError(f"{self!r}: {type(exc).__name__}: {exc}")
+
+
+def _px(entry: StoreEntry) -> int | None:
+    """The entry's expiry in milliseconds for ``SET ... PX`` (at least 1), or ``None``."""
+    ttl = entry.ttl_seconds
+    return None if ttl is None else max(1, math.ceil(ttl * 1000))
+
+
+def _text(data: bytes | str | None) -> str | None:
+    """A reply's value as text (replies are bytes: the client does not decode them)."""
+    if data is None or isinstance(data, str):
+        return data
+    return decode_text(data)

@@ -1,0 +1,224 @@
+"""SQLiteStore: full tool results in one SQLite file (WAL), with an expiry column."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from agent_adapter._errors import ConfigError
+from agent_adapter.context._stores._base import (
+    DEFAULT_MAX_TEXT_CHARS,
+    SaveOne,
+    StoreEntry,
+    StoreError,
+    check_entries,
+    check_limit,
+    check_seconds,
+    decode_text,
+    encode_text,
+)
+
+__all__ = ["SQLiteStore"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS tool_results ("
+    " scope TEXT NOT NULL, id TEXT NOT NULL, text BLOB NOT NULL, expires_at REAL,"
+    " PRIMARY KEY (scope, id)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS tool_results_expiry ON tool_results (expires_at)"
+    " WHERE expires_at IS NOT NULL",
+)
+
+
+class SQLiteStore(SaveOne):
+    """A :class:`ToolResultStore` in one SQLite file: the embedded default, shared by the
+    threads and processes of one machine, no server to run.
+
+    The file is in WAL mode (readers never wait for the writer); each row has an
+    ``expires_at`` column (Unix time, ``NULL``: no expiry) that reads respect, and expired
+    rows are deleted by :meth:`purge`, which a save also runs at most every
+    ``purge_every_seconds``. A batch of saves is one transaction. Connections come from a
+    pool of at most ``max_connections``; past it a call waits up to ``timeout_s`` (as does
+    a writer for the file's lock), then raises :class:`StoreError`. The async methods run
+    the same work in a worker thread. Texts are bytes in the file (UTF-8, lone surrogates
+    kept); the file is created on first use, its folder must exist.
+
+    Args:
+        path: the database file.
+        max_text_chars: longer texts are not saved (the shortened result offers no recall).
+        max_connections: the most connections open at once.
+        timeout_s: how long a call waits for a connection or the write lock.
+        purge_every_seconds: how often a save also deletes expired rows.
+
+    Raises:
+        ConfigError: a bad path or setting.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        max_connections: int = 4,
+        timeout_s: float = 10.0,
+        purge_every_seconds: float = 60.0,
+    ) -> None:
+        if not isinstance(path, str | os.PathLike) or not os.fspath(path):
+            raise ConfigError(f"SQLiteStore.path must be a file path, got {path!r}")
+        check_limit("SQLiteStore.max_text_chars", max_text_chars)
+        check_limit("SQLiteStore.max_connections", max_connections)
+        self.path = os.fspath(path)
+        self.max_text_chars = max_text_chars
+        self.timeout_s = check_seconds("SQLiteStore.timeout_s", timeout_s)
+        self.purge_every_seconds = check_seconds(
+            "SQLiteStore.purge_every_seconds", purge_every_seconds
+        )
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._idle: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._ready = False
+        self._closed = False
+        self._purged = 0.0
+
+    async def save_many(self, entries: Sequence[StoreEntry]) -> None:
+        """Save every entry in one transaction, or none of them.
+
+        Raises:
+            ConfigError: a bad entry (naming its index and field).
+            StoreError: the file cannot be opened or written.
+        """
+        await asyncio.to_thread(self.save_many_sync, entries)
+
+    async def load(self, scope: str, id: str) -> str | None:
+        """The text saved under ``scope`` as ``id``, or ``None`` (unknown, expired or
+        another scope's).
+
+        Raises:
+            StoreError: the file cannot be read.
+        """
+        return await asyncio.to_thread(self.load_sync, scope, id)
+
+    def save_many_sync(self, entries: Sequence[StoreEntry]) -> None:
+        """``save_many`` for sync code."""
+        checked = check_entries(entries, self.max_text_chars)
+        if not checked:
+            return
+        now = time.time()
+        rows = [
+            (
+                e.scope,
+                e.id,
+                encode_text(e.text),
+                None if e.ttl_seconds is None else now + e.ttl_seconds,
+            )
+            for e in checked
+        ]
+        with self._connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO tool_results (scope, id, text, expires_at)"
+                    " VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+                if now - self._purged >= self.purge_every_seconds:
+                    self._purged = now
+                    conn.execute(
+                        "DELETE FROM tool_results WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                        (now,),
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def load_sync(self, scope: str, id: str) -> str | None:
+        """``load`` for sync code."""
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT text FROM tool_results WHERE scope = ? AND id = ?"
+                " AND (expires_at IS NULL OR expires_at > ?)",
+                (scope, id, time.time()),
+            ).fetchone()
+        return None if row is None else decode_text(row[0])
+
+    def purge(self) -> int:
+        """Delete the expired rows now; how many went.
+
+        Raises:
+            StoreError: the file cannot be written.
+        """
+        with self._connection() as conn:
+            now = time.time()
+            self._purged = now
+            cur = conn.execute(
+                "DELETE FROM tool_results WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                (now,),
+            )
+            return cur.rowcount
+
+    def __len__(self) -> int:
+        """How many rows the file holds (expired ones not yet purged included)."""
+        with self._connection() as conn:
+            return int(conn.execute("SELECT count(*) FROM tool_results").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the idle connections; later calls raise :class:`StoreError`."""
+        self._closed = True
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A pooled connection for one call; sqlite3 errors become :class:`StoreError`."""
+        if self._closed:
+            raise StoreError("SQLiteStore is closed")
+        if not self._slots.acquire(timeout=self.timeout_s):
+            raise StoreError(f"SQLiteStore: no free connection within {self.timeout_s} s")
+        conn: sqlite3.Connection | None = None
+        try:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                conn = self._connect()
+            yield conn
+        except sqlite3.Error as exc:
+            # sqlite3's messages name the failure, never the bound values (no saved text)
+            raise StoreError(f"SQLiteStore ({self.path}): {type(exc).__name__}: {exc}") from exc
+        finally:
+            if conn is not None:
+                if self._closed or conn.in_transaction:
+                    conn.close()
+                else:
+                    with self._lock:
+                        self._idle.append(conn)
+            self._slots.release()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            if not self._ready:
+                conn.execute("PRAGMA journal_mode = WAL")
+                for sql in _SCHEMA:
+                    conn.execute(sql)
+                self._ready = True
+        except BaseException:
+            conn.close()
+            raise
+        return conn
