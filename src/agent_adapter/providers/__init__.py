@@ -1,0 +1,35 @@
+"""Real model providers: each an :class:`~agent_adapter.LLMPort` on the vendor's official SDK.
+
+* :class:`OpenAIChatModel`: OpenAI Chat Completions, and every OpenAI-compatible server (vLLM,
+  Ollama, llama.cpp, LM Studio...) with a ``base_url``; extra ``openai``.
+* :class:`DeepSeekModel`: DeepSeek, what an OpenAI-compatible vendor costs; extra ``openai``.
+* :class:`OpenAIResponsesModel`: OpenAI Responses; extra ``openai``.
+* :class:`AnthropicModel`: Anthropic Messages; extra ``anthropic``.
+* :class:`GeminiModel`: the Gemini API; extra ``gemini``.
+
+The SDK is imported when a model is built (a missing one raises
+:class:`~agent_adapter.MissingDependency` naming the extra). The SDK does the HTTP, its
+retries and the SSE parsing; messages go through the converters of
+:mod:`agent_adapter.context.formats`. Vendor exceptions never leak: a context overflow becomes
+:class:`~agent_adapter.ModelContextOverflow` (with ``tokens`` / ``limit`` when the provider
+states them), a timeout :class:`~agent_adapter.ModelTimeout`, an unreadable reply
+:class:`~agent_adapter.ModelOutputInvalid`, anything else :class:`~agent_adapter.ModelError`,
+each raised ``from`` the SDK's exception. Every completed call writes a ledger entry (tokens,
+cost from the price table, seconds) and ``model.*`` events to ``request.ctx``.
+
+Test them, and your agent, against :class:`agent_adapter.testing.ProviderServer`.
+"""
+
+from agent_adapter.providers._anthropic import AnthropicModel
+from agent_adapter.providers._deepseek import DeepSeekModel
+from agent_adapter.providers._gemini import GeminiModel
+from agent_adapter.providers._openai_chat import OpenAIChatModel
+from agent_adapter.providers._openai_responses import OpenAIResponsesModel
+
+__all__ = [
+    "AnthropicModel",
+    "DeepSeekModel",
+    "GeminiModel",
+    "OpenAIChatModel",
+    "OpenAIResponsesModel",
+]

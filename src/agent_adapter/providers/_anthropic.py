@@ -1,0 +1,231 @@
+"""Anthropic Messages (``POST /v1/messages``) on the official ``anthropic`` SDK.
+
+Messages are written and read by the ``anthropic`` format's converter
+(:class:`~agent_adapter.context.formats._anthropic.AnthropicConverter`); system messages go to
+the ``system`` field as text blocks (the API has no system role in ``messages``), in order.
+``max_tokens`` is required by the API: a request without ``max_output_tokens`` gets the model
+profile's output limit (4096 for an unknown model). Temperature is 0..1 and there is no seed
+(Messages API reference), so a request outside that is refused (``ConfigError``). Anthropic
+reports cached input apart (``input_tokens`` excludes ``cache_read_input_tokens`` and
+``cache_creation_input_tokens``); :class:`~agent_adapter.Usage` counts all three as input.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_adapter._errors import (
+    ConfigError,
+    MissingDependency,
+    ModelError,
+    ModelOutputInvalid,
+    ModelTimeout,
+)
+from agent_adapter._model import (
+    FinishReason,
+    JsonSchema,
+    ModelRequest,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+)
+from agent_adapter._profiles import model_profile
+from agent_adapter.context.formats import strip_reserved
+from agent_adapter.context.formats._anthropic import AnthropicConverter
+from agent_adapter.providers._base import Parsed, ProviderModel, StreamState, split_system
+from agent_adapter.providers._overflow import overflow_or_error
+
+__all__ = ["AnthropicModel"]
+
+_ANTHROPIC = AnthropicConverter()
+_DEFAULT_MAX_TOKENS = 4096
+_FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
+
+
+def _usage(usage: Any) -> Usage:
+    read = getattr(usage, "cache_read_input_tokens", None) or 0
+    written = getattr(usage, "cache_creation_input_tokens", None) or 0
+    return Usage(
+        input_tokens=(usage.input_tokens or 0) + read + written,
+        output_tokens=usage.output_tokens or 0,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+class AnthropicModel(ProviderModel):
+    """A Claude model through the Anthropic Messages API.
+
+    Example::
+
+        model = AnthropicModel("claude-sonnet-4-5")            # ANTHROPIC_API_KEY
+        reply = await model.generate(ModelRequest(messages=[Message("user", "hi")]))
+
+    Args:
+        model: the model name.
+        **kwargs: see :class:`~agent_adapter.providers._base.ProviderModel`.
+
+    Raises:
+        ConfigError: a bad setting, or no API key (``api_key`` or ``ANTHROPIC_API_KEY``).
+        MissingDependency: ``anthropic`` is not installed (extra ``anthropic``).
+    """
+
+    default_provider = "anthropic"
+
+    def _make_client(self, api_key: str | None) -> Any:
+        try:
+            anthropic = importlib.import_module("anthropic")
+        except ImportError as e:
+            raise MissingDependency("anthropic", "anthropic", type(self).__name__) from e
+        return anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=self.base_url,
+            timeout=self.timeout_s,
+            max_retries=self.max_retries,
+        )
+
+    def _request(self, request: ModelRequest) -> dict[str, Any]:
+        if request.seed is not None:
+            raise ConfigError("Anthropic Messages has no seed: ModelRequest.seed")
+        if request.temperature is not None and request.temperature > 1:
+            raise ConfigError(
+                f"Anthropic accepts temperature 0..1, got ModelRequest.temperature "
+                f"{request.temperature}"
+            )
+        system, rest = split_system(request.messages)
+        if not rest:
+            raise ConfigError("Anthropic Messages needs a non-system message")
+        profile = model_profile(self.provider, self.model)
+        max_tokens = request.max_output_tokens or (
+            profile.max_output_tokens if profile is not None else _DEFAULT_MAX_TOKENS
+        )
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "messages": strip_reserved(_ANTHROPIC.dump_all(rest)),
+        }
+        if system:
+            blocks: list[Any] = []
+            for native in strip_reserved([_ANTHROPIC.dump(m) for m in system]):
+                content = native["content"]
+                if isinstance(content, str):
+                    blocks.append({"type": "text", "text": content})
+                else:
+                    blocks.extend(content)
+            kwargs["system"] = blocks
+        if request.tools:
+            kwargs["tools"] = [t.anthropic_schema() for t in request.tools]
+        choice = request.tool_choice
+        if choice is not None:
+            kinds = {
+                "auto": {"type": "auto"},
+                "none": {"type": "none"},
+                "required": {"type": "any"},
+            }
+            kwargs["tool_choice"] = kinds.get(choice, {"type": "tool", "name": choice})
+        fmt = request.response_format
+        if fmt == "json":
+            raise ConfigError(
+                "Anthropic structured output needs a JSON schema: give ModelRequest."
+                "response_format a JsonSchema"
+            )
+        if isinstance(fmt, JsonSchema):
+            kwargs["output_config"] = {
+                "format": {"type": "json_schema", "schema": dict(fmt.schema)}
+            }
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.top_p is not None:
+            kwargs["top_p"] = request.top_p
+        if request.stop:
+            kwargs["stop_sequences"] = list(request.stop)
+        kwargs.update(request.options)
+        return kwargs
+
+    async def _send(self, kwargs: dict[str, Any]) -> Any:
+        return await self._client.messages.create(**kwargs)
+
+    def _parse(self, raw: Any) -> Parsed:
+        if getattr(raw, "type", "message") != "message" or raw.role != "assistant":
+            raise ModelOutputInvalid(
+                f"expected an assistant message, got type {raw.type!r}",
+                provider=self.provider,
+                model=self.model,
+            )
+        blocks = [block.model_dump(mode="json", exclude_none=True) for block in raw.content]
+        native = {"role": "assistant", "content": blocks}
+        messages = _ANTHROPIC.load(native, 0)
+        if len(messages) != 1:
+            raise ModelOutputInvalid(
+                f"the reply loaded as {len(messages)} messages", provider=self.provider
+            )
+        return Parsed(
+            message=messages[0],
+            usage=_usage(raw.usage),
+            finish_reason=_FINISH.get(raw.stop_reason or "", "other"),
+            model=raw.model or "",
+            raw=raw,
+        )
+
+    async def _deltas(
+        self, kwargs: dict[str, Any], state: StreamState
+    ) -> AsyncIterator[StreamEvent]:
+        calls: dict[int, int] = {}
+        async with self._client.messages.stream(**kwargs) as stream:
+            async for event in stream:
+                kind = event.type
+                if kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "tool_use":
+                        index = calls[event.index] = len(calls)
+                        yield ToolCallDelta(index=index, id=block.id, name=block.name)
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        yield TextDelta(text=delta.text)
+                    elif delta.type == "input_json_delta":
+                        yield ToolCallDelta(
+                            index=calls.get(event.index, 0), arguments=delta.partial_json
+                        )
+                    elif delta.type == "thinking_delta":
+                        yield ThinkingDelta(text=delta.thinking)
+                    elif delta.type == "signature_delta":
+                        yield ThinkingDelta(signature=delta.signature)
+            final = await stream.get_final_message()
+        state.reply = self._parse(final)
+
+    def _vendor_error(self, error: BaseException) -> ModelError | None:
+        """Timeouts, overflow (``prompt is too long: N tokens > M maximum``), invalid replies,
+        the rest of the SDK's errors (429 / 529 after its retries, 4xx, connection errors)."""
+        anthropic = importlib.import_module("anthropic")
+        where = {"provider": self.provider, "model": self.model}
+        if isinstance(error, anthropic.APITimeoutError):
+            return ModelTimeout(f"no reply in time: {error}", **where)
+        if isinstance(error, anthropic.APIResponseValidationError):
+            return ModelOutputInvalid(
+                f"the reply does not match the API's schema: {error}", **where
+            )
+        if isinstance(error, anthropic.APIConnectionError):
+            return ModelError(f"connection failed: {error}", **where)
+        if isinstance(error, anthropic.APIError):
+            body = error.body
+            inner = body.get("error") if isinstance(body, dict) else None
+            kind = inner.get("type") if isinstance(inner, dict) else None
+            message = inner.get("message") if isinstance(inner, dict) else None
+            status = getattr(error, "status_code", None)
+            return overflow_or_error(
+                str(message or error.message), body, kind, status=status, **where
+            )
+        if isinstance(error, anthropic.AnthropicError):
+            return ModelError(f"{type(error).__name__}: {error}", **where)
+        return None

@@ -1,0 +1,335 @@
+"""What every provider shares: the LLMPort calls, events, ledger entries and error translation.
+
+A provider subclass supplies three things: the SDK client (:meth:`ProviderModel._make_client`),
+the wire adapter (:meth:`~ProviderModel._send` and :meth:`~ProviderModel._parse` for one reply,
+:meth:`~ProviderModel._deltas` for a stream) and the vendor-error mapping
+(:meth:`~ProviderModel._vendor_error`). This base does the rest the same way for all of them:
+``model.request`` / ``model.response`` / ``model.error`` events, one ledger entry per
+completed call (priced with the run's price table), and the error contract: vendor exceptions
+never leak; each becomes a :class:`~agent_adapter.ModelError` raised ``from`` it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from agent_adapter._errors import (
+    ConfigError,
+    ModelError,
+    ModelOutputInvalid,
+    ModelTimeout,
+)
+from agent_adapter._messages import Message
+from agent_adapter._model import (
+    FinishReason,
+    ModelRequest,
+    ModelResponse,
+    StreamEnd,
+    StreamEvent,
+    Usage,
+    UsageEvent,
+)
+from agent_adapter._run import emit_event, record_call
+
+__all__ = ["Parsed", "ProviderModel", "StreamState", "split_system", "tool_arguments"]
+
+#: Exceptions that mean the reply could not be read (bad JSON, missing fields, a message that
+#: fails validation): ``ModelOutputInvalid``.
+_UNUSABLE = (ValueError, KeyError, IndexError, AttributeError, TypeError)
+
+
+@dataclass
+class Parsed:
+    """One parsed reply, before the base prices and records it."""
+
+    message: Message
+    usage: Usage
+    finish_reason: FinishReason
+    model: str = ""
+    raw: Any = None
+
+
+@dataclass
+class StreamState:
+    """What a stream adapter fills in as events arrive; :attr:`reply` is set at the end."""
+
+    reply: Parsed | None = None
+    usage: Usage | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ProviderModel(ABC):
+    """Base of the real providers (an :class:`~agent_adapter.LLMPort`).
+
+    Args:
+        model: the model name the provider knows.
+        client: a ready SDK async client (then ``api_key``, ``base_url``, ``timeout_s`` and
+            ``max_retries`` only name what it was built with, for cache keys and errors).
+        api_key: the API key (default: the SDK's environment variable).
+        base_url: another server speaking the protocol (a proxy, a local server).
+        timeout_s: seconds the SDK waits for each read before :class:`ModelTimeout`.
+        max_retries: the SDK's own retries of 408 / 409 / 429 / 5xx and connection errors.
+        context_window: the window in tokens, when the model profiles do not know it (a
+            self-hosted model); ``CompressingModel`` reads it.
+        provider: the provider's name in the ledger, events and price lookups.
+
+    Raises:
+        ConfigError: a setting is invalid.
+        MissingDependency: the provider's SDK is not installed (names the extra).
+    """
+
+    #: The default ``provider`` name of the class.
+    default_provider = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 600.0,
+        max_retries: int = 2,
+        context_window: int | None = None,
+        provider: str | None = None,
+    ) -> None:
+        name = type(self).__name__
+        if not isinstance(model, str) or not model:
+            raise ConfigError(f"{name}: model must be a non-empty str")
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or timeout_s <= 0:
+            raise ConfigError(f"{name}: timeout_s must be a number > 0, got {timeout_s!r}")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ConfigError(f"{name}: max_retries must be an int >= 0, got {max_retries!r}")
+        if context_window is not None and (
+            isinstance(context_window, bool)
+            or not isinstance(context_window, int)
+            or context_window <= 0
+        ):
+            raise ConfigError(f"{name}: context_window must be an int > 0, got {context_window!r}")
+        provider = self.default_provider if provider is None else provider
+        if not isinstance(provider, str) or not provider or ":" in provider:
+            raise ConfigError(f"{name}: provider must be a non-empty str without ':'")
+        for arg, value in (("api_key", api_key), ("base_url", base_url)):
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"{name}: {arg} must be a str, got {type(value).__name__}")
+        self.model = model
+        self.provider = provider
+        self.base_url = base_url
+        self.timeout_s = float(timeout_s)
+        self.max_retries = max_retries
+        self.context_window = context_window
+        self._owns_client = client is None
+        self._client = client if client is not None else self._make_client(api_key)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, provider={self.provider!r})"
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections (a client given as ``client`` is the caller's
+        to close and is left open)."""
+        if self._owns_client:
+            await self._close(self._client)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _close(self, client: Any) -> None:
+        """Close ``client`` (the OpenAI and Anthropic SDKs: ``await client.close()``)."""
+        await client.close()
+
+    # -- what subclasses supply --------------------------------------------------------
+
+    @abstractmethod
+    def _make_client(self, api_key: str | None) -> Any:
+        """The SDK's async client (imports the SDK; MissingDependency when absent)."""
+
+    @abstractmethod
+    def _request(self, request: ModelRequest) -> dict[str, Any]:
+        """The SDK call's keyword arguments (ConfigError for what the API cannot take)."""
+
+    @abstractmethod
+    async def _send(self, kwargs: dict[str, Any]) -> Any:
+        """One non-streaming SDK call."""
+
+    @abstractmethod
+    def _parse(self, raw: Any) -> Parsed:
+        """The reply read off the SDK's response object."""
+
+    @abstractmethod
+    def _deltas(self, kwargs: dict[str, Any], state: StreamState) -> AsyncIterator[StreamEvent]:
+        """The stream's text / thinking / tool-call deltas; sets ``state.reply`` at the end."""
+
+    @abstractmethod
+    def _vendor_error(self, error: BaseException) -> ModelError | None:
+        """The library error for an SDK exception, ``None`` for anything else."""
+
+    # -- LLMPort -----------------------------------------------------------------------
+
+    def cache_key_fields(self) -> Mapping[str, Any]:
+        """Provider, model and base URL: what changes the reply besides the request."""
+        return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        """The model's reply to ``request``.
+
+        Raises:
+            ConfigError: the request asks for something this API cannot do.
+            ModelContextOverflow: the provider says the request exceeds the window (with its
+                ``tokens`` and ``limit`` when the error states them).
+            ModelTimeout: a read took longer than ``timeout_s``.
+            ModelOutputInvalid: the reply could not be read.
+            ModelError: any other failure of the call (the SDK error is the ``__cause__``).
+        """
+        request = _checked(request)
+        kwargs = self._request(request)
+        start = await self._started(request)
+        try:
+            raw = await self._send(kwargs)
+            reply = self._parse(raw)
+        except BaseException as e:
+            error = self._translate(e)
+            if error is None:
+                raise
+            await self._failed(request, error, start)
+            raise error from e
+        return await self._finished(request, reply, start)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """The reply as events: text, thinking and tool-call deltas, one
+        :class:`~agent_adapter.UsageEvent`, then one :class:`~agent_adapter.StreamEnd`
+        holding what :meth:`generate` would have returned.
+
+        Raises:
+            As :meth:`generate`, before or during the stream.
+        """
+        request = _checked(request)
+        kwargs = self._request(request)
+        start = await self._started(request)
+        state = StreamState()
+        try:
+            async for event in self._deltas(kwargs, state):
+                yield event
+            if state.reply is None:
+                raise ModelOutputInvalid(
+                    "the stream ended before the reply was complete",
+                    provider=self.provider,
+                    model=self.model,
+                )
+        except BaseException as e:
+            error = self._translate(e)
+            if error is None:
+                raise
+            await self._failed(request, error, start)
+            if error is e:
+                raise
+            raise error from e
+        response = await self._finished(request, state.reply, start)
+        yield UsageEvent(usage=response.usage)
+        yield StreamEnd(response=response)
+
+    # -- shared steps ------------------------------------------------------------------
+
+    def _translate(self, e: BaseException) -> ModelError | None:
+        """The library error for ``e``; ``None`` for what must pass unchanged (a
+        cancellation, a generator being closed, KeyboardInterrupt)."""
+        if isinstance(e, ModelError):
+            return e
+        if not isinstance(e, Exception) or isinstance(e, ConfigError):
+            return None
+        where = {"provider": self.provider, "model": self.model}
+        vendor = self._vendor_error(e)
+        if vendor is not None:
+            return vendor
+        if isinstance(e, TimeoutError | asyncio.TimeoutError):
+            return ModelTimeout(f"no reply within {self.timeout_s:g}s", **where)
+        if isinstance(e, json.JSONDecodeError):
+            return ModelOutputInvalid(f"the reply is not valid JSON: {e}", **where)
+        if isinstance(e, _UNUSABLE):
+            return ModelOutputInvalid(f"unusable reply: {type(e).__name__}: {e}", **where)
+        return ModelError(f"{type(e).__name__}: {e}", **where)
+
+    async def _started(self, request: ModelRequest) -> float:
+        await emit_event(
+            request.ctx,
+            "model.request",
+            provider=self.provider,
+            model=self.model,
+            stage=request.stage,
+            messages=len(request.messages),
+        )
+        return time.perf_counter()
+
+    async def _failed(self, request: ModelRequest, error: ModelError, start: float) -> None:
+        await emit_event(
+            request.ctx,
+            "model.error",
+            provider=self.provider,
+            model=self.model,
+            stage=request.stage,
+            error=type(error).__name__,
+            seconds=time.perf_counter() - start,
+        )
+
+    async def _finished(self, request: ModelRequest, reply: Parsed, start: float) -> ModelResponse:
+        seconds = time.perf_counter() - start
+        model = reply.model or self.model
+        cost = record_call(
+            request.ctx,
+            provider=self.provider,
+            model=model,
+            stage=request.stage,
+            usage=reply.usage,
+            seconds=seconds,
+        )
+        response = ModelResponse(
+            message=reply.message,
+            usage=reply.usage,
+            cost_usd=cost,
+            model=model,
+            provider=self.provider,
+            finish_reason=reply.finish_reason,
+            raw=reply.raw,
+        )
+        await emit_event(
+            request.ctx,
+            "model.response",
+            provider=self.provider,
+            model=model,
+            stage=request.stage,
+            usage=reply.usage,
+            cost_usd=cost,
+            seconds=seconds,
+            finish_reason=reply.finish_reason,
+        )
+        return response
+
+
+def _checked(request: Any) -> ModelRequest:
+    from agent_adapter._errors import ToolUsageError
+
+    if not isinstance(request, ModelRequest):
+        raise ToolUsageError(f"request must be a ModelRequest, got {type(request).__name__}")
+    if not request.messages:
+        raise ConfigError("ModelRequest.messages is empty: a model call needs a message")
+    return request
+
+
+def split_system(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:
+    """The system messages and the rest, each in order (for APIs with a system field)."""
+    system = [m for m in messages if m.role == "system"]
+    rest = [m for m in messages if m.role != "system"]
+    return system, rest
+
+
+def tool_arguments(text: str) -> Any:
+    """A tool call's arguments as JSON (``{}`` for empty text)."""
+    return json.loads(text) if text else {}

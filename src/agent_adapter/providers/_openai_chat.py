@@ -1,0 +1,254 @@
+"""OpenAI Chat Completions (``POST /v1/chat/completions``), and every server speaking it.
+
+The official ``openai`` SDK does the HTTP, retries and SSE parsing; messages are written and
+read by the ``openai`` format's Chat converter
+(:class:`~agent_adapter.context.formats._chat.ChatConverter`), so what the compression toolkit
+reads is what is sent. vLLM, Ollama, llama.cpp's server, LM Studio, DeepSeek and any other
+OpenAI-compatible server are this class with a ``base_url`` (and a ``provider`` name for the
+ledger); :class:`~agent_adapter.providers.DeepSeekModel` shows the whole cost of a vendor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from agent_adapter._errors import ConfigError, ModelError
+from agent_adapter._model import (
+    FinishReason,
+    JsonSchema,
+    ModelRequest,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+)
+from agent_adapter.context.formats import strip_reserved
+from agent_adapter.context.formats._chat import ChatConverter
+from agent_adapter.providers._base import Parsed, ProviderModel, StreamState
+from agent_adapter.providers._openai_errors import import_openai, openai_error
+
+__all__ = ["OpenAIChatModel"]
+
+_CHAT = ChatConverter()
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+}
+
+
+def _finish(value: Any) -> FinishReason:
+    return _FINISH.get(value, "other") if value else "stop"
+
+
+def chat_usage(usage: Any) -> Usage:
+    """Usage from a ``CompletionUsage`` (``prompt_tokens`` counts the cached ones too)."""
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", None) or 0) if details else 0
+    written = (getattr(details, "cache_write_tokens", None) or 0) if details else 0
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+    )
+
+
+class OpenAIChatModel(ProviderModel):
+    """An OpenAI Chat Completions model, or any OpenAI-compatible server's.
+
+    Example::
+
+        model = OpenAIChatModel("gpt-4o")                      # OPENAI_API_KEY
+        local = OpenAIChatModel(
+            "Qwen/Qwen2.5-7B-Instruct", base_url="http://localhost:8000/v1",
+            api_key="EMPTY", provider="vllm", context_window=32_768,
+        )
+        reply = await model.generate(ModelRequest(messages=[Message("user", "hi")]))
+
+    Streams ask for usage (``stream_options.include_usage``), as the API reference describes,
+    so streamed calls are priced too.
+
+    Args:
+        model: the model name.
+        max_tokens_field: the request field for ``max_output_tokens``:
+            ``"max_completion_tokens"`` (OpenAI's, the only one its reasoning models accept)
+            or ``"max_tokens"`` (what most compatible servers read); default the first for
+            provider ``"openai"``, else the second.
+        **kwargs: see :class:`~agent_adapter.providers._base.ProviderModel` (``client``,
+            ``api_key``, ``base_url``, ``timeout_s``, ``max_retries``, ``context_window``,
+            ``provider``).
+
+    Raises:
+        ConfigError: a bad setting, or no API key (pass ``api_key`` or set
+            ``OPENAI_API_KEY``).
+        MissingDependency: ``openai`` is not installed (extra ``openai``).
+    """
+
+    default_provider = "openai"
+    #: The environment variable holding the API key (the SDK's own for OpenAI).
+    api_key_env: str | None = None
+    #: The base URL when none is given (``None``: the SDK's, OpenAI's).
+    default_base_url: str | None = None
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        max_tokens_field: Literal["max_completion_tokens", "max_tokens"] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs.get("base_url") is None and self.default_base_url is not None:
+            kwargs["base_url"] = self.default_base_url
+        super().__init__(model, **kwargs)
+        if max_tokens_field is None:
+            max_tokens_field = (
+                "max_completion_tokens" if self.provider == "openai" else "max_tokens"
+            )
+        if max_tokens_field not in ("max_completion_tokens", "max_tokens"):
+            raise ConfigError(
+                f"max_tokens_field must be 'max_completion_tokens' or 'max_tokens', got "
+                f"{max_tokens_field!r}"
+            )
+        self.max_tokens_field = max_tokens_field
+
+    def _make_client(self, api_key: str | None) -> Any:
+        openai = import_openai(type(self).__name__)
+        if api_key is None and self.api_key_env is not None:
+            import os
+
+            api_key = os.environ.get(self.api_key_env)
+            if api_key is None:
+                raise ConfigError(
+                    f"{type(self).__name__}: no API key: pass api_key= or set {self.api_key_env}"
+                )
+        try:
+            return openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=self.base_url,
+                timeout=self.timeout_s,
+                max_retries=self.max_retries,
+            )
+        except openai.OpenAIError as e:
+            raise ConfigError(f"{type(self).__name__}: {e}") from e
+
+    def _request(self, request: ModelRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": strip_reserved(_CHAT.dump_all(request.messages)),
+        }
+        if request.tools:
+            kwargs["tools"] = [t.openai_schema() for t in request.tools]
+        choice = request.tool_choice
+        if choice is not None:
+            if choice in ("auto", "none", "required"):
+                kwargs["tool_choice"] = choice
+            else:
+                kwargs["tool_choice"] = {"type": "function", "function": {"name": choice}}
+        fmt = request.response_format
+        if fmt == "json":
+            kwargs["response_format"] = {"type": "json_object"}
+        elif isinstance(fmt, JsonSchema):
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": fmt.name, "schema": dict(fmt.schema), "strict": fmt.strict},
+            }
+        if request.max_output_tokens is not None:
+            kwargs[self.max_tokens_field] = request.max_output_tokens
+        for name in ("temperature", "top_p", "seed"):
+            if (value := getattr(request, name)) is not None:
+                kwargs[name] = value
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
+        kwargs.update(request.options)
+        return kwargs
+
+    async def _send(self, kwargs: dict[str, Any]) -> Any:
+        return await self._client.chat.completions.create(**kwargs)
+
+    def _parse(self, raw: Any) -> Parsed:
+        choice = raw.choices[0]
+        message = choice.message
+        native: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.tool_calls:
+            native["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.function.name, "arguments": c.function.arguments},
+                }
+                for c in message.tool_calls
+            ]
+        if message.refusal:
+            native["refusal"] = message.refusal
+        return Parsed(
+            message=_CHAT.load(native, 0)[0],
+            usage=chat_usage(raw.usage),
+            finish_reason=_finish(choice.finish_reason),
+            model=raw.model or "",
+            raw=raw,
+        )
+
+    async def _deltas(
+        self, kwargs: dict[str, Any], state: StreamState
+    ) -> AsyncIterator[StreamEvent]:
+        kwargs = {**kwargs, "stream": True}
+        kwargs.setdefault("stream_options", {"include_usage": True})
+        text: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        finish: Any = None
+        model = ""
+        usage = Usage()
+        stream = await self._client.chat.completions.create(**kwargs)
+        async with stream:
+            async for chunk in stream:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = chat_usage(chunk.usage)
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                delta = choice.delta
+                thinking = getattr(delta, "reasoning_content", None)
+                if isinstance(thinking, str) and thinking:
+                    yield ThinkingDelta(text=thinking)
+                if delta.content:
+                    text.append(delta.content)
+                    yield TextDelta(text=delta.content)
+                for call in delta.tool_calls or ():
+                    slot = calls.setdefault(call.index, {"id": None, "name": "", "arguments": ""})
+                    function = call.function
+                    name = function.name if function is not None else None
+                    piece = (function.arguments if function is not None else None) or ""
+                    if call.id:
+                        slot["id"] = call.id
+                    if name:
+                        slot["name"] += name
+                    slot["arguments"] += piece
+                    yield ToolCallDelta(index=call.index, id=call.id, name=name, arguments=piece)
+                finish = choice.finish_reason or finish
+        native: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
+        if calls:
+            native["tool_calls"] = [
+                {
+                    "id": slot["id"] or f"call_{i}",
+                    "type": "function",
+                    "function": {"name": slot["name"], "arguments": slot["arguments"]},
+                }
+                for i, slot in sorted(calls.items())
+            ]
+        state.reply = Parsed(
+            message=_CHAT.load(native, 0)[0],
+            usage=usage,
+            finish_reason=_finish(finish),
+            model=model,
+        )
+
+    def _vendor_error(self, error: BaseException) -> ModelError | None:
+        return openai_error(error, provider=self.provider, model=self.model)

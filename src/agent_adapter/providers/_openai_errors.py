@@ -1,0 +1,49 @@
+"""OpenAI SDK exceptions as library errors (shared by Chat Completions and Responses)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from agent_adapter._errors import (
+    MissingDependency,
+    ModelError,
+    ModelOutputInvalid,
+    ModelTimeout,
+)
+from agent_adapter.providers._overflow import overflow_or_error
+
+__all__ = ["import_openai", "openai_error"]
+
+
+def import_openai(purpose: str) -> Any:
+    """The ``openai`` module; MissingDependency naming the ``openai`` extra when absent."""
+    try:
+        return importlib.import_module("openai")
+    except ImportError as e:
+        raise MissingDependency("openai", "openai", purpose) from e
+
+
+def openai_error(e: BaseException, *, provider: str, model: str) -> ModelError | None:
+    """The library error for an ``openai`` exception, ``None`` for anything else.
+
+    ``APITimeoutError`` is a timeout; a status error or an in-stream error whose code or
+    message is a context overflow (``context_length_exceeded`` and the wordings of
+    OpenAI-compatible servers, see :mod:`agent_adapter.providers._overflow`) is
+    ``ModelContextOverflow``; ``APIResponseValidationError`` is an invalid reply; the rest
+    (429 and 5xx once the SDK's retries are spent, 4xx, connection errors) ``ModelError``.
+    """
+    openai = importlib.import_module("openai")
+    where = {"provider": provider, "model": model}
+    if isinstance(e, openai.APITimeoutError):
+        return ModelTimeout(f"no reply in time: {e}", **where)
+    if isinstance(e, openai.APIResponseValidationError):
+        return ModelOutputInvalid(f"the reply does not match the API's schema: {e}", **where)
+    if isinstance(e, openai.APIConnectionError):
+        return ModelError(f"connection failed: {e}", **where)
+    if isinstance(e, openai.APIError):
+        status = getattr(e, "status_code", None)
+        return overflow_or_error(e.message, e.body, e.code, status=status, **where)
+    if isinstance(e, openai.OpenAIError):
+        return ModelError(f"{type(e).__name__}: {e}", **where)
+    return None

@@ -1,0 +1,235 @@
+"""OpenAI Responses (``POST /v1/responses``) on the official ``openai`` SDK.
+
+Messages are written and read by the ``openai`` format's Responses converter
+(:class:`~agent_adapter.context.formats._responses.ResponsesConverter`): system messages stay
+``system`` items of ``input``, tool calls are ``function_call`` items answered by
+``function_call_output`` items. The API has no stop sequences and no seed, so a request with
+either is refused (``ConfigError``) rather than silently changed. A ``response.failed`` or
+``error`` event in a stream is translated like an HTTP error (a context overflow included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from agent_adapter._errors import ConfigError, ModelError, ModelOutputInvalid
+from agent_adapter._messages import Message, Part, TextPart, ToolCall
+from agent_adapter._model import (
+    FinishReason,
+    JsonSchema,
+    ModelRequest,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    Usage,
+)
+from agent_adapter.context.formats import strip_reserved
+from agent_adapter.context.formats._responses import ResponsesConverter
+from agent_adapter.providers._base import Parsed, ProviderModel, StreamState
+from agent_adapter.providers._openai_errors import import_openai, openai_error
+from agent_adapter.providers._overflow import overflow_or_error
+
+__all__ = ["OpenAIResponsesModel"]
+
+_RESPONSES = ResponsesConverter()
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "input_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", None) or 0) if details else 0
+    written = (getattr(details, "cache_write_tokens", None) or 0) if details else 0
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+    )
+
+
+def _item(item: Any) -> dict[str, Any]:
+    """An output item as an input item: without the empty ``logprobs`` the API adds to
+    every ``output_text`` part (an input part has no use for them)."""
+    data: dict[str, Any] = item.model_dump(mode="json", exclude_none=True)
+    for part in data.get("content") or ():
+        if isinstance(part, dict) and part.get("logprobs") == []:
+            del part["logprobs"]
+    return data
+
+
+def _one_message(messages: Sequence[Message]) -> Message:
+    """The reply's items as one assistant message (a text item and call items load as two)."""
+    if len(messages) == 1:
+        return messages[0]
+    parts: list[Part] = []
+    calls: list[ToolCall] = []
+    for m in messages:
+        if isinstance(m.content, str):
+            if m.content:
+                parts.append(TextPart(m.content))
+        else:
+            parts.extend(m.content)
+        calls.extend(m.tool_calls)
+    return Message("assistant", content=tuple(parts), tool_calls=tuple(calls))
+
+
+class OpenAIResponsesModel(ProviderModel):
+    """An OpenAI model through the Responses API.
+
+    Example::
+
+        model = OpenAIResponsesModel("gpt-5")                  # OPENAI_API_KEY
+        reply = await model.generate(ModelRequest(messages=[Message("user", "hi")]))
+
+    Args:
+        model: the model name.
+        **kwargs: see :class:`~agent_adapter.providers._base.ProviderModel`.
+
+    Raises:
+        ConfigError: a bad setting, or no API key (``api_key`` or ``OPENAI_API_KEY``).
+        MissingDependency: ``openai`` is not installed (extra ``openai``).
+    """
+
+    default_provider = "openai"
+
+    def _make_client(self, api_key: str | None) -> Any:
+        openai = import_openai(type(self).__name__)
+        try:
+            return openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=self.base_url,
+                timeout=self.timeout_s,
+                max_retries=self.max_retries,
+            )
+        except openai.OpenAIError as e:
+            raise ConfigError(f"{type(self).__name__}: {e}") from e
+
+    def _request(self, request: ModelRequest) -> dict[str, Any]:
+        if request.stop:
+            raise ConfigError("OpenAI Responses has no stop sequences: ModelRequest.stop")
+        if request.seed is not None:
+            raise ConfigError("OpenAI Responses has no seed: ModelRequest.seed")
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "input": strip_reserved(_RESPONSES.dump_all(request.messages)),
+        }
+        if request.tools:
+            kwargs["tools"] = [
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                    "strict": False,
+                }
+                for t in request.tools
+            ]
+        choice = request.tool_choice
+        if choice is not None:
+            if choice in ("auto", "none", "required"):
+                kwargs["tool_choice"] = choice
+            else:
+                kwargs["tool_choice"] = {"type": "function", "name": choice}
+        fmt = request.response_format
+        if fmt == "json":
+            kwargs["text"] = {"format": {"type": "json_object"}}
+        elif isinstance(fmt, JsonSchema):
+            kwargs["text"] = {
+                "format": {
+                    "type": "json_schema",
+                    "name": fmt.name,
+                    "schema": dict(fmt.schema),
+                    "strict": fmt.strict,
+                }
+            }
+        if request.max_output_tokens is not None:
+            kwargs["max_output_tokens"] = request.max_output_tokens
+        for name in ("temperature", "top_p"):
+            if (value := getattr(request, name)) is not None:
+                kwargs[name] = value
+        kwargs.update(request.options)
+        return kwargs
+
+    async def _send(self, kwargs: dict[str, Any]) -> Any:
+        return await self._client.responses.create(**kwargs)
+
+    def _failure(self, error: Any) -> ModelError:
+        code = getattr(error, "code", None) if error is not None else None
+        message = (getattr(error, "message", None) if error is not None else None) or "failed"
+        return overflow_or_error(str(message), None, code, provider=self.provider, model=self.model)
+
+    def _parse(self, raw: Any) -> Parsed:
+        if raw.status == "failed" or raw.error is not None:
+            raise self._failure(raw.error)
+        items = [_item(item) for item in raw.output]
+        if not items:
+            raise ModelOutputInvalid(
+                f"the response (status {raw.status!r}) has no output",
+                provider=self.provider,
+                model=self.model,
+            )
+        messages, _, _ = _RESPONSES.load_grouped(items)
+        message = _one_message(messages)
+        reason = getattr(raw.incomplete_details, "reason", None)
+        finish: FinishReason
+        if reason == "max_output_tokens":
+            finish = "length"
+        elif reason == "content_filter":
+            finish = "content_filter"
+        elif raw.status == "incomplete":
+            finish = "other"
+        else:
+            finish = "tool_calls" if message.tool_calls else "stop"
+        return Parsed(
+            message=message,
+            usage=_usage(raw.usage),
+            finish_reason=finish,
+            model=raw.model or "",
+            raw=raw,
+        )
+
+    async def _deltas(
+        self, kwargs: dict[str, Any], state: StreamState
+    ) -> AsyncIterator[StreamEvent]:
+        calls: dict[str, int] = {}
+        final: Any = None
+        stream = await self._client.responses.create(**kwargs, stream=True)
+        async with stream:
+            async for event in stream:
+                kind = event.type
+                if kind == "response.output_text.delta":
+                    yield TextDelta(text=event.delta)
+                elif kind in (
+                    "response.reasoning_summary_text.delta",
+                    "response.reasoning_text.delta",
+                ):
+                    yield ThinkingDelta(text=event.delta)
+                elif kind == "response.output_item.added" and event.item.type == "function_call":
+                    index = calls[event.item.id or str(len(calls))] = len(calls)
+                    yield ToolCallDelta(
+                        index=index,
+                        id=event.item.call_id,
+                        name=event.item.name,
+                        arguments=event.item.arguments or "",
+                    )
+                elif kind == "response.function_call_arguments.delta":
+                    yield ToolCallDelta(index=calls.get(event.item_id, 0), arguments=event.delta)
+                elif kind in ("response.completed", "response.incomplete"):
+                    final = event.response
+                elif kind == "response.failed":
+                    raise self._failure(event.response.error)
+                elif kind == "error":
+                    raise self._failure(event)
+        if final is None:
+            raise ModelOutputInvalid(
+                "the stream ended without response.completed",
+                provider=self.provider,
+                model=self.model,
+            )
+        state.reply = self._parse(final)
+
+    def _vendor_error(self, error: BaseException) -> ModelError | None:
+        return openai_error(error, provider=self.provider, model=self.model)

@@ -1,0 +1,348 @@
+"""ProviderServer: a local HTTP server speaking the OpenAI, Anthropic and Gemini wire protocols.
+
+A Starlette app served by uvicorn on ``127.0.0.1`` and a free port, in a thread of its own, so
+the official SDKs talk to it over real HTTP from sync and async code alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter.testing._replies import Protocol, Reply, error_body
+from agent_adapter.testing._wire_anthropic import anthropic_body, anthropic_stream
+from agent_adapter.testing._wire_gemini import gemini_body, gemini_stream
+from agent_adapter.testing._wire_openai import (
+    chat_body,
+    chat_stream,
+    responses_body,
+    responses_stream,
+    sse,
+)
+
+__all__ = ["ProviderServer", "RecordedRequest"]
+
+_GEMINI = re.compile(r"^/(?:v1beta|v1|v1alpha)/models/(?P<model>[^:/]+):(?P<method>\w+)$")
+_ROUTES: dict[str, Protocol] = {
+    "/v1/chat/completions": "chat",
+    "/chat/completions": "chat",
+    "/v1/responses": "responses",
+    "/responses": "responses",
+    "/v1/messages": "anthropic",
+}
+_FIRST_EVENT: dict[Protocol, str | None] = {
+    "chat": None,
+    "responses": "response.created",
+    "anthropic": "message_start",
+    "gemini": None,
+}
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received.
+
+    Attributes:
+        protocol: ``"chat"``, ``"responses"``, ``"anthropic"`` or ``"gemini"``.
+        path: the URL path (``/v1/chat/completions``, ``/v1beta/models/m:generateContent``).
+        query: the query parameters.
+        headers: the request headers, lower-case names.
+        body: the JSON body (``None`` when it was not JSON).
+        stream: whether the client asked for a stream.
+        model: the model named in the body (or the Gemini URL).
+    """
+
+    protocol: Protocol
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+    stream: bool
+    model: str
+    raw: bytes = field(default=b"", repr=False)
+
+    @property
+    def size(self) -> int:
+        """Bytes of the request body (to compare two requests' sizes)."""
+        return len(self.raw)
+
+
+class ProviderServer:
+    """A scripted model server for tests: start it, queue replies, point an SDK at it.
+
+    It speaks OpenAI Chat Completions (``POST /v1/chat/completions``), OpenAI Responses
+    (``POST /v1/responses``), Anthropic Messages (``POST /v1/messages``) and the Gemini API
+    (``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent?alt=sse``),
+    streaming when the request asks for it. Each request takes the next queued :class:`Reply`
+    (or ``default`` when the queue is empty) and is recorded in :attr:`requests`.
+
+    Example::
+
+        with ProviderServer() as server:
+            server.add(Reply(text="hello", input_tokens=12, output_tokens=3))
+            client = openai.OpenAI(base_url=server.openai_url, api_key="test")
+            client.chat.completions.create(model="gpt-4o", messages=[...])
+            assert server.requests[0].body["model"] == "gpt-4o"
+
+    Works as ``async with`` too. With no reply left and no ``default`` the server answers
+    500 with ``x-should-retry: false`` and a message saying so.
+
+    Args:
+        replies: replies to queue at once.
+        default: the reply for requests past the queue (``None``: the 500 above).
+
+    Raises:
+        MissingDependency: starlette or uvicorn is not installed (extra ``testing``).
+    """
+
+    def __init__(self, replies: Iterable[Reply] = (), *, default: Reply | None = None) -> None:
+        try:
+            import starlette  # noqa: F401
+            import uvicorn  # noqa: F401
+        except ImportError as e:
+            raise MissingDependency("starlette and uvicorn", "testing", "ProviderServer") from e
+        if default is not None and not isinstance(default, Reply):
+            raise ConfigError(f"default must be a Reply, got {type(default).__name__}")
+        self._lock = threading.Lock()
+        self._queue: collections.deque[Reply] = collections.deque()
+        self._requests: list[RecordedRequest] = []
+        self._default = default
+        self._count = 0
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._port = 0
+        self._stopping = False
+        self.add(*replies)
+
+    # -- script and record -------------------------------------------------------------
+
+    def add(self, *replies: Reply) -> ProviderServer:
+        """Queue replies, in order; returns the server (to chain)."""
+        for i, reply in enumerate(replies):
+            if not isinstance(reply, Reply):
+                raise ConfigError(f"replies[{i}] must be a Reply, got {type(reply).__name__}")
+        with self._lock:
+            self._queue.extend(replies)
+        return self
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """The requests received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def pending(self) -> int:
+        """How many queued replies no request has taken yet."""
+        with self._lock:
+            return len(self._queue)
+
+    def clear(self) -> None:
+        """Drop the queued replies and the recorded requests."""
+        with self._lock:
+            self._queue.clear()
+            self._requests.clear()
+
+    # -- addresses ---------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``: the base URL for the Anthropic and Gemini SDKs."""
+        if not self._port:
+            raise ConfigError("ProviderServer is not running: use it as a context manager")
+        return f"http://127.0.0.1:{self._port}"
+
+    @property
+    def openai_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``: the base URL for the OpenAI SDK."""
+        return f"{self.url}/v1"
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> ProviderServer:
+        """Start serving on 127.0.0.1 and a free port (returns once it accepts requests)."""
+        if self._thread is not None:
+            return self
+        import uvicorn
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["POST", "GET"])])
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            ws="none",
+            http="h11",
+            timeout_graceful_shutdown=1,
+        )
+        server = uvicorn.Server(config)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self._port = sock.getsockname()[1]
+        self._stopping = False
+        self._server = server
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(server.serve(sockets=[sock])),
+            name=f"ProviderServer:{self._port}",
+            daemon=True,
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("ProviderServer did not start")
+            time.sleep(0.005)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and wait for the thread to end (slow replies are cut short)."""
+        if self._thread is None:
+            return
+        self._stopping = True
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._thread = None
+        self._server = None
+        self._port = 0
+
+    def __enter__(self) -> ProviderServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> ProviderServer:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await asyncio.to_thread(self.stop)
+
+    # -- serving -----------------------------------------------------------------------
+
+    def _take(self, recorded: RecordedRequest) -> tuple[Reply | None, int]:
+        with self._lock:
+            self._requests.append(recorded)
+            self._count += 1
+            reply = self._queue.popleft() if self._queue else self._default
+            return reply, self._count
+
+    async def _wait(self, request: Any, seconds: float) -> bool:
+        """Sleep ``seconds``; False when the client left or the server stops first."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self._stopping or await request.is_disconnected():
+                return False
+            await asyncio.sleep(min(0.02, max(0.0, deadline - time.monotonic())))
+        return True
+
+    async def _handle(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse, Response, StreamingResponse
+
+        path = request.url.path
+        gemini = _GEMINI.match(path)
+        protocol: Protocol | None = "gemini" if gemini else _ROUTES.get(path)
+        if protocol is None or request.method != "POST":
+            return JSONResponse({"error": {"message": f"no route {path}"}}, status_code=404)
+        raw = await request.body()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        data = body if isinstance(body, dict) else {}
+        if gemini:
+            model = gemini["model"]
+            stream = gemini["method"] == "streamGenerateContent"
+        else:
+            model = str(data.get("model", ""))
+            stream = bool(data.get("stream"))
+        recorded = RecordedRequest(
+            protocol=protocol,
+            path=path,
+            query=dict(request.query_params),
+            headers={k.lower(): v for k, v in request.headers.items()},
+            body=body,
+            stream=stream,
+            model=model,
+            raw=raw,
+        )
+        reply, n = self._take(recorded)
+        if reply is None:
+            message = f"agent_adapter.testing: no scripted reply left for POST {path}"
+            gone = Reply.server_error(500)
+            content = error_body(gone, protocol)
+            _set_message(content, message)
+            return JSONResponse(content, status_code=500, headers={"x-should-retry": "false"})
+        if reply.delay_s and not await self._wait(request, reply.delay_s):
+            return Response(status_code=499)
+        if reply.kind in ("overflow", "rate_limit", "server_error"):
+            headers = {}
+            if reply.retry_after_s is not None and reply.kind != "overflow":
+                headers["retry-after-ms"] = str(int(reply.retry_after_s * 1000))
+            return JSONResponse(
+                error_body(reply, protocol), status_code=reply.status, headers=headers
+            )
+        if reply.kind == "malformed":
+            if not stream:
+                return Response(reply.body, media_type="application/json")
+            frames = [sse(reply.body, event=_FIRST_EVENT[protocol])]
+        elif stream:
+            frames = _stream(reply, protocol, data, model, n)
+        else:
+            return JSONResponse(_body(reply, protocol, data, model, n))
+
+        async def send() -> Any:
+            for frame in frames:
+                yield frame.encode()
+
+        return StreamingResponse(send(), media_type="text/event-stream")
+
+
+def _set_message(content: Any, message: str) -> None:
+    error = content.get("error") if isinstance(content, dict) else None
+    if isinstance(error, dict):
+        error["message"] = message
+
+
+def _body(reply: Reply, protocol: Protocol, data: dict[str, Any], model: str, n: int) -> Any:
+    if protocol == "chat":
+        return chat_body(reply, data, n)
+    if protocol == "responses":
+        return responses_body(reply, data, n)
+    if protocol == "anthropic":
+        return anthropic_body(reply, data, n)
+    return gemini_body(reply, model, n)
+
+
+def _stream(
+    reply: Reply, protocol: Protocol, data: dict[str, Any], model: str, n: int
+) -> list[str]:
+    if protocol == "chat":
+        return chat_stream(reply, data, n)
+    if protocol == "responses":
+        return responses_stream(reply, data, n)
+    if protocol == "anthropic":
+        return anthropic_stream(reply, data, n)
+    return gemini_stream(reply, model, n)

@@ -1,0 +1,106 @@
+"""Anthropic Messages wire format: the ``message`` body and its SSE stream for a Reply.
+
+Shapes follow the Messages API reference and the streaming guide as the official
+``anthropic`` SDK parses them: ``message_start`` (usage with the input tokens),
+``content_block_start`` / ``content_block_delta`` (``text_delta``, ``input_json_delta``) /
+``content_block_stop`` per block, ``message_delta`` (``stop_reason``, cumulative output
+tokens), ``message_stop``; each frame has an ``event:`` line naming its type.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent_adapter.testing._replies import Reply
+from agent_adapter.testing._wire_openai import chunks, sse
+
+__all__ = ["anthropic_body", "anthropic_stream"]
+
+_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+
+
+def _usage(reply: Reply, output_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": reply.input_tokens - reply.cache_read_tokens - reply.cache_write_tokens,
+        "cache_creation_input_tokens": reply.cache_write_tokens,
+        "cache_read_input_tokens": reply.cache_read_tokens,
+        "output_tokens": output_tokens,
+        "service_tier": "standard",
+    }
+
+
+def _blocks(reply: Reply) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if reply.text:
+        blocks.append({"type": "text", "text": reply.text})
+    for call in reply.tool_calls:
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.name,
+                "input": json.loads(call.arguments or "{}"),
+            }
+        )
+    return blocks
+
+
+def _message(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
+    return {
+        "id": f"msg_{n:024d}",
+        "type": "message",
+        "role": "assistant",
+        "model": request.get("model", ""),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": _usage(reply, 1),
+    }
+
+
+def anthropic_body(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
+    """A ``message`` object for ``reply``."""
+    return {
+        **_message(reply, request, n),
+        "content": _blocks(reply),
+        "stop_reason": _STOP[reply.finish],
+        "usage": _usage(reply, reply.output_tokens),
+    }
+
+
+def anthropic_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]:
+    """The SSE frames of a streamed Messages call."""
+    frames: list[str] = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        frames.append(sse({"type": kind, **fields}, event=kind))
+
+    emit("message_start", message=_message(reply, request, n))
+    emit("ping")
+    for index, block in enumerate(_blocks(reply)):
+        if block["type"] == "text":
+            emit("content_block_start", index=index, content_block={"type": "text", "text": ""})
+            for piece in chunks(block["text"], reply.chunk_size):
+                emit(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "text_delta", "text": piece},
+                )
+        else:
+            emit("content_block_start", index=index, content_block={**block, "input": {}})
+            arguments = reply.tool_calls[index - (1 if reply.text else 0)].arguments
+            for piece in chunks(arguments, reply.chunk_size):
+                emit(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "input_json_delta", "partial_json": piece},
+                )
+        emit("content_block_stop", index=index)
+    emit(
+        "message_delta",
+        delta={"stop_reason": _STOP[reply.finish], "stop_sequence": None},
+        usage={"output_tokens": reply.output_tokens},
+    )
+    emit("message_stop")
+    return frames
