@@ -38,6 +38,7 @@ SPEC_CONTEXT = {
 }
 # agent_adapter.context names of ../shared/spec/002 that issue 8 (the model layer) builds
 SPEC_CONTEXT_MODELS = {
+    "CompressingModel",
     "CallableReranker",
     "EmbeddingPort",
     "RerankerPort",

@@ -1,6 +1,7 @@
 """Context compression: shrink the messages sent to a model, under fixed safety invariants."""
 
 from agent_adapter._model import EmbeddingPort, RerankerPort, RerankResult
+from agent_adapter.context._compressing_model import CompressingModel
 from agent_adapter.context._engine import compress
 from agent_adapter.context._invariants import enforce_invariants
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
@@ -43,6 +44,7 @@ from agent_adapter.context.formats import compress_for, compress_for_sync  # (fo
 __all__ = [
     "BaseCompressionStep",
     "CallableReranker",
+    "CompressingModel",
     "CompressionLimits",
     "CompressionPolicy",
     "CompressionReport",

@@ -15,7 +15,8 @@ import gzip
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
@@ -167,21 +168,123 @@ def tiktoken_counter(encoding: EncodingName = "o200k_base") -> TokenCounter:
     return count
 
 
+class _Ref(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference to a counted message, carrying its key and count."""
+
+    __slots__ = ("key", "tokens")
+    key: int
+    tokens: int
+
+
+#: Lists remembered per counter for the prefix shortcut of :meth:`TokenMeter.total`.
+_MEMOS = 8
+
+
+class _Counts:
+    """One counter's counts of single messages, by identity, while the messages live.
+
+    Keyed by ``id(message)``; the entry holds a weak reference whose callback removes it when
+    the message dies, so an id reused by a later object never finds a stale count and nothing
+    is kept alive. Shared by every meter of the same counter, so a conversation sent again
+    with one more round is counted only for the new messages.
+
+    ``memos`` remembers the last few lists totalled (their ids and total): a list that starts
+    with one of them is totalled from the memo plus its new messages. A memo is valid while
+    every message in it lives (then equal ids are the same objects); the death of a counted
+    message puts its id in ``dead``, and memos holding a dead id are dropped before the next
+    lookup.
+    """
+
+    __slots__ = ("__weakref__", "base", "dead", "memos", "refs")
+
+    def __init__(self) -> None:
+        self.refs: dict[int, _Ref] = {}
+        self.base: int | None = None
+        self.memos: list[tuple[tuple[int, ...], int]] = []
+        self.dead: set[int] = set()
+
+    def _drop(self, ref: _Ref) -> None:
+        refs = self.refs
+        if refs.get(ref.key) is ref:
+            del refs[ref.key]
+            if self.memos:
+                self.dead.add(ref.key)
+
+    def get(self, message: Message) -> int | None:
+        ref = self.refs.get(id(message))
+        if ref is not None and ref() is message:
+            return ref.tokens
+        return None
+
+    def put(self, message: Message, tokens: int) -> bool:
+        """Cache ``tokens`` for ``message``; False when it cannot be weakly referenced."""
+        try:
+            ref = _Ref(message, self._drop)
+        except TypeError:
+            return False
+        ref.key = id(message)
+        ref.tokens = tokens
+        self.refs[ref.key] = ref
+        return True
+
+    def prefix(self, ids: tuple[int, ...]) -> tuple[int, int]:
+        """(length, tokens) of the longest remembered list ``ids`` starts with, or (0, 0)."""
+        if self.dead:
+            dead, self.dead = self.dead, set()
+            self.memos = [m for m in self.memos if dead.isdisjoint(m[0])]
+        best = (0, 0)
+        n = len(ids)
+        for memo_ids, tokens in self.memos:
+            k = len(memo_ids)
+            if best[0] < k <= n and ids[:k] == memo_ids:
+                best = (k, tokens)
+        return best
+
+    def remember(self, ids: tuple[int, ...], tokens: int) -> None:
+        memos = [m for m in self.memos if m[0] != ids]
+        memos.insert(0, (ids, tokens))
+        del memos[_MEMOS:]
+        self.memos = memos
+
+
+#: The shared counts of each counter (weakly keyed: a counter that goes away takes its counts).
+_SHARED: weakref.WeakKeyDictionary[Callable[..., Any], _Counts] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_counts(counter: TokenCounter) -> _Counts:
+    """The counts every meter of ``counter`` shares (a private one for a counter that cannot
+    be weakly referenced, such as a builtin)."""
+    try:
+        hit = _SHARED.get(counter)
+    except TypeError:
+        return _Counts()
+    if hit is None:
+        with _SHARED_LOCK:
+            hit = _SHARED.get(counter)
+            if hit is None:
+                hit = _SHARED[counter] = _Counts()
+    return hit
+
+
 class TokenMeter:
     """Counts with one counter and caches single-message counts while the messages live.
 
-    ``of(m)`` is ``counter([m])``, cached by the message's identity (the meter holds a
-    reference, so an id is never reused while cached). ``total(ms)`` is the sum of ``of`` over
-    ``ms`` plus ``counter([])`` (a per-request constant, usually 0), so running totals kept by
-    steps with ``of`` always agree with ``total``.
+    ``of(m)`` is ``counter([m])``, cached by the message's identity. The cache is shared by
+    every meter of the same counter and holds messages only weakly: a message counted once is
+    not counted again while it lives (by this meter, a later one, or another call), and a
+    message that dies takes its entry with it. ``total(ms)`` is the sum of ``of`` over ``ms``
+    plus ``counter([])`` (a per-request constant, usually 0), so running totals kept by steps
+    with ``of`` always agree with ``total``; a list that extends one totalled before (the
+    same conversation one round longer) costs only its new messages. A counter must depend
+    only on the messages it is given (the library's counters do).
     """
 
-    __slots__ = ("_base", "_cache", "counter")
+    __slots__ = ("_counts", "counter")
 
     def __init__(self, counter: TokenCounter | None = None) -> None:
         self.counter: TokenCounter = counter or estimate_tokens
-        self._cache: dict[int, tuple[Message, int]] = {}
-        self._base: int | None = None
+        self._counts = _shared_counts(self.counter)
 
     def _checked(self, value: object) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -194,19 +297,38 @@ class TokenMeter:
         Raises:
             ConfigError: the counter returned something other than an int >= 0.
         """
-        hit = self._cache.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
+        ref = self._counts.refs.get(id(message))
+        if ref is not None and ref() is message:
+            return ref.tokens
         tokens = self._checked(self.counter([message]))
-        self._cache[id(message)] = (message, tokens)
+        self._counts.put(message, tokens)
         return tokens
 
-    def total(self, messages: list[Message]) -> int:
+    def total(self, messages: Sequence[Message]) -> int:
         """Tokens of the whole list.
 
         Raises:
             ConfigError: the counter returned something other than an int >= 0.
         """
-        if self._base is None:
-            self._base = self._checked(self.counter([]))
-        return self._base + sum(self.of(m) for m in messages)
+        counts = self._counts
+        base = counts.base
+        if base is None:
+            base = counts.base = self._checked(self.counter([]))
+        ids = tuple(map(id, messages))
+        start, total = counts.prefix(ids)
+        refs = counts.refs
+        cached = True
+        for m in messages[start:] if start else messages:
+            ref = refs.get(id(m))
+            if ref is not None and ref() is m:
+                total += ref.tokens
+            else:
+                total += self.of(m)
+                cached = cached and id(m) in refs
+        if cached and len(ids) > start:
+            counts.remember(ids, total)
+        return base + total
+
+    def known(self, message: Message) -> bool:
+        """True when ``message``'s count is cached (it was counted and still lives)."""
+        return self._counts.get(message) is not None
