@@ -61,7 +61,9 @@ def test_cut_text_keeps_cache_control_on_its_block() -> None:
         {"role": "user", "content": "latest question"},
     ]
     policy = CompressionPolicy(
-        threshold_tokens=500, target_tokens=500, steps=[CutLongMessages(max_tokens_per_message=100)]
+        threshold_tokens=500,
+        target_tokens=500,
+        steps=[CutLongMessages(max_tokens_per_message=100, keep_first=0)],  # the task too
     )
     out, _ = compress_for_sync(msgs, policy, format="anthropic")
     for i in (0, 1):

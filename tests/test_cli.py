@@ -124,7 +124,10 @@ def test_compress_claude_code_to_anthropic_jsonl(
     written = [json.loads(line) for line in lines]
     assert all(isinstance(m, dict) and m["role"] in {"user", "assistant"} for m in written)
     assert written[0]["role"] == "user"
-    assert all(a["role"] != b["role"] for a, b in itertools.pairwise(written))
+    # adjacent turns are user turns only, which the Messages API combines itself
+    assert all(
+        a["role"] != b["role"] or a["role"] == "user" for a, b in itertools.pairwise(written)
+    )
     assert _pairing_problems(written, "anthropic") == []
     assert estimate_tokens(convert(written, "anthropic").messages) <= 32000
     again = load_trace(out)  # a JSONL file of messages reads back as anthropic

@@ -388,6 +388,10 @@ def test_real_conversations_compress_with_pairs_and_fields_kept(data_dir: Path) 
                 if id(message) in kept:
                     assert any(o is native for o in out)
             for o in out:
+                if o.id is None:  # the note RemoveOldMessages leaves for a dropped run
+                    assert type(o).__name__ == "HumanMessage"
+                    assert "earlier messages removed" in o.content
+                    continue
                 old = by_id[o.id]
                 assert type(o) is type(old)
                 assert o.additional_kwargs == old.additional_kwargs

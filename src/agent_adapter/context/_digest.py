@@ -16,7 +16,7 @@ scanned (its two ends when it is huge); the kept text is searched for at most
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 __all__ = [
     "DIGEST_MAX_CHARS",
@@ -26,6 +26,7 @@ __all__ = [
     "join_names",
     "leading_status",
     "names_in",
+    "shown_by",
 ]
 
 #: The default bound of a digest, in characters (about 60 tokens of paths and names).
@@ -239,11 +240,11 @@ def _scan(text: str) -> list[_Hit]:
     return out
 
 
-def _ends(text: str) -> str:
-    """The first ``_SCAN_HEAD`` and last ``_SCAN_TAIL`` characters of ``text``, less the
+def _ends(text: str, head_chars: int = _SCAN_HEAD, tail_chars: int = _SCAN_TAIL) -> str:
+    """The first ``head_chars`` and last ``tail_chars`` characters of ``text``, less the
     words they cut in two."""
-    head = text[:_SCAN_HEAD]
-    tail = text[-_SCAN_TAIL:]
+    head = text[:head_chars]
+    tail = text[-tail_chars:]
     cut = _LAST_WORD.search(head, len(head) - _PATH_PREFIX_MAX)
     first = _FIRST_WORD.match(tail)
     return f"{head[: cut.start() if cut else None]}\n{tail[first.end() if first else 0 :]}"
@@ -307,14 +308,19 @@ def digest(
 
 
 def names_in(
-    removed: str, kept: str | Sequence[str] = (), *, exit_status: str | None = None
+    removed: str,
+    kept: str | Sequence[str] = (),
+    *,
+    exit_status: str | None = None,
+    scan: tuple[int, int] = (_SCAN_HEAD, _SCAN_TAIL),
 ) -> tuple[list[Name], int]:
     """The names of :func:`digest`, not joined yet: ``(names, extra)``, ``extra`` counting the
-    distinct names past the first 64 (not looked for in ``kept``). See :func:`join_names`
-    and :func:`drop_shown`."""
+    distinct names past the first 64 (not looked for in ``kept``). ``scan`` bounds what is
+    read of a long ``removed``: its first and last that many characters. See
+    :func:`join_names` and :func:`drop_shown`."""
     parts: Sequence[str] = (kept,) if isinstance(kept, str) else kept
-    if len(removed) > _SCAN_HEAD + _SCAN_TAIL:
-        removed = _ends(removed)
+    if len(removed) > scan[0] + scan[1]:
+        removed = _ends(removed, *scan)
     names: list[Name | None] = []  # by first appearance; None: merged into another
     seen: set[str] = set()
     tests: dict[str, int] = {}  # a failed test's short name -> its index in names
@@ -365,22 +371,62 @@ def drop_shown(names: list[Name], kept: Sequence[str]) -> list[Name]:
     return [name for name in names if name[3] or not _shown(name[2], kept)]
 
 
-def join_names(names: list[Name], extra: int, max_chars: int) -> str:
-    """The names that fit in ``max_chars``, lowest rank first, shown in their order, with
-    ``+N more`` counting the rest; ``""`` when none fits or only the given exit status is
-    left (the kept text shows it)."""
+def shown_by(kept: str) -> Callable[[Name], bool]:
+    """``hidden`` for :func:`join_names`: whether ``kept`` shows a name (never the given exit
+    status). Meant for a big ``kept`` asked about many names: a path (a key with a slash
+    and no space) is looked up among the path tokens of ``kept`` and their tails (one scan
+    of ``kept``), any other name searched for in it."""
+    tokens: set[str] = set()
+    for m in _SLASHED.finditer(kept):
+        s = m.start()
+        if s and (kept[s - 1].isalnum() or kept[s - 1] in "_.-"):
+            prefix = _PATH_CHARS.match(kept[max(0, s - _PATH_PREFIX_MAX) : s][::-1])
+            s -= prefix.end() if prefix else 0
+        token = kept[s : m.end()].rstrip(".")
+        tokens.add(token)
+        i = token.find("/")
+        while i >= 0:
+            tokens.add(token[i:])
+            tokens.add(token[i + 1 :])
+            i = token.find("/", i + 1)
+
+    def shown(key: str) -> bool:
+        if "/" in key and " " not in key:
+            return key.rstrip(".") in tokens
+        return key in kept
+
+    return lambda name: not name[3] and any(shown(key) for key in name[2])
+
+
+def join_names(
+    names: list[Name],
+    extra: int,
+    max_chars: int,
+    sep: str = ", ",
+    *,
+    hidden: Callable[[Name], bool] | None = None,
+) -> str:
+    """The names that fit in ``max_chars``, lowest rank first, shown in their order and
+    joined with ``sep``, with ``+N more`` counting the rest; ``""`` when none fits or only
+    the given exit status is left (the kept text shows it). ``hidden(name)`` leaves a name
+    out (and uncounted); it is asked only of names that would fit, so a long list costs
+    what the output holds, not what the input did (the ``+N more`` may then count names
+    that ``hidden`` would have left out)."""
     if not extra and all(name[3] for name in names):
         return ""
     total = len(names) + extra
-    reserve = len(f", +{total} more")
     chosen: list[int] = []
     used = 0
     for i in sorted(range(len(names)), key=lambda i: names[i][1]):  # stable: by appearance
-        need = used + len(names[i][0]) + (2 if chosen else 0)
+        need = used + len(names[i][0]) + (len(sep) if chosen else 0)
+        reserve = len(f"{sep}+{total} more")
         if need + (0 if len(chosen) + 1 == total else reserve) <= max_chars:
+            if hidden is not None and hidden(names[i]):
+                total -= 1
+                continue
             chosen.append(i)
             used = need
-    if not chosen:
+    if not chosen or (all(names[i][3] for i in chosen) and len(chosen) == total):
         return ""
-    text = ", ".join(names[i][0] for i in sorted(chosen))
-    return f"{text}, +{total - len(chosen)} more" if len(chosen) < total else text
+    text = sep.join(names[i][0] for i in sorted(chosen))
+    return f"{text}{sep}+{total - len(chosen)} more" if len(chosen) < total else text

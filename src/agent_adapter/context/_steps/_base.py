@@ -14,7 +14,7 @@ from agent_adapter._messages import Message
 from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context._units import Protection, Unit, split_units
 
-__all__ = ["BaseCompressionStep", "CompressionStep", "StepContext"]
+__all__ = ["BaseCompressionStep", "CompressionStep", "StepContext", "first_non_system"]
 
 
 @dataclass(eq=False)
@@ -71,6 +71,18 @@ class StepContext:
     def units(self, messages: Sequence[Message]) -> list[Unit]:
         """``messages`` as atomic units, each flagged protected or not."""
         return split_units(messages, self.protection)
+
+
+def first_non_system(messages: Sequence[Message], n: int) -> list[int]:
+    """Indexes of the first ``n`` non-system messages (the task statement, for
+    ``keep_first``)."""
+    out: list[int] = []
+    for i, m in enumerate(messages):
+        if len(out) >= n:
+            break
+        if m.role != "system":
+            out.append(i)
+    return out
 
 
 @runtime_checkable

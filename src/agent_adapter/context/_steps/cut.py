@@ -7,7 +7,11 @@ from typing import ClassVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
-from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._steps._base import (
+    BaseCompressionStep,
+    StepContext,
+    first_non_system,
+)
 from agent_adapter.context._text import Keep, fit_message
 
 __all__ = ["CutLongMessages"]
@@ -24,22 +28,33 @@ class CutLongMessages(BaseCompressionStep):
     max_tokens_per_message. With include_system_prompt=True, an unpinned system message is
     cut too, after the others.
 
+    The first ``keep_first`` non-system messages (the task statement) are never cut, as
+    ``RemoveOldMessages(keep_first=1)`` never drops them: the task is what the agent still
+    needs when everything older than the newest work has gone (``keep_first=0`` cuts it like
+    any other old message).
+
     Args:
         max_tokens_per_message: a message over this many tokens is cut down to it.
         keep: which end of the text survives, ``"start"`` (default: the head of a file or
             log, where the command and its first lines are) or ``"end"``.
         include_system_prompt: also cut unpinned system messages, last.
+        keep_first: the first this many non-system messages stay whole.
 
     Raises:
-        ConfigError: max_tokens_per_message is not an int > 0, or keep is unknown.
+        ConfigError: max_tokens_per_message is not an int > 0, keep is unknown, or
+            keep_first is not an int >= 0.
     """
 
     name: ClassVar[str] = "cut_long_messages"
     max_tokens_per_message: int = 2000
     keep: Keep = "start"
     include_system_prompt: bool = False
+    keep_first: int = 1
 
     def __post_init__(self) -> None:
+        k = self.keep_first
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ConfigError(f"CutLongMessages.keep_first must be an int >= 0, got {k!r}")
         m = self.max_tokens_per_message
         if isinstance(m, bool) or not isinstance(m, int) or m <= 0:
             raise ConfigError(f"CutLongMessages.max_tokens_per_message must be > 0, got {m!r}")
@@ -50,7 +65,8 @@ class CutLongMessages(BaseCompressionStep):
         """messages with long texts cut until under the target."""
         out = list(messages)
         total = context.tokens(out)
-        order = [i for i, m in enumerate(out) if not context.is_protected(m)]
+        first = set(first_non_system(out, self.keep_first))
+        order = [i for i, m in enumerate(out) if i not in first and not context.is_protected(m)]
         if self.include_system_prompt:
             order += [
                 i

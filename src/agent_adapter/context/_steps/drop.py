@@ -1,15 +1,83 @@
-"""RemoveOldMessages: drop the oldest middle of the conversation."""
+"""RemoveOldMessages: drop the oldest middle of the conversation, leaving one note a run."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
-from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._digest import Name, join_names, names_in, shown_by
+from agent_adapter.context._steps._base import BaseCompressionStep, StepContext, first_non_system
 
 __all__ = ["RemoveOldMessages"]
+
+#: A note's first line; ``{n}`` is how many messages the run held (earlier notes' included).
+_HEAD = "[{n} earlier messages removed to fit the context window"
+_NOTE = re.compile(r"\A\[(\d+) earlier messages removed to fit the context window")
+#: Bounds of a note's names, in tokens: 3% of the target, at least 60, at most 400.
+_NOTE_SHARE, _NOTE_MIN, _NOTE_MAX = 0.03, 60, 400
+#: What is read of each dropped message: its first and last that many characters (a run
+#: can hold hundreds; a command and its first lines, the outcome at the end).
+_NOTE_SCAN = (2_000, 1_000)
+_MORE = re.compile(r"\A\+(\d+) more\Z")
+
+
+def _text(m: Message) -> str:
+    """What a message names: its text and its tool calls' names and arguments."""
+    if not m.tool_calls:
+        return m.text
+    calls = "\n".join(f"{c.name} {c.arguments}" for c in m.tool_calls)
+    return f"{m.text}\n{calls}" if m.text else calls
+
+
+def _note_count(m: Message) -> int | None:
+    """How many messages an earlier note of this step stands for; ``None``: no note."""
+    if m.role != "user" or m.tool_calls:
+        return None
+    found = _NOTE.match(m.text)
+    return int(found.group(1)) if found else None
+
+
+_Found = tuple[list[Name], int]
+
+
+def _note(run: Sequence[Message], kept: str, max_chars: int, found: dict[int, _Found]) -> Message:
+    """One user message standing for the dropped ``run``: how many messages went and the
+    names they held that the kept text does not show (see
+    :mod:`agent_adapter.context._digest`). An earlier note in the run is folded in: its
+    count is added and its names come first, as they are older."""
+    count = 0
+    names: list[Name] = []
+    seen: set[str] = set()
+    extra = 0
+    for m in run:
+        folded = _note_count(m)
+        if folded is not None:
+            count += folded
+            for line in m.text.splitlines()[1:]:
+                label = line.rstrip("]")
+                more = _MORE.match(label)
+                if more:
+                    extra += int(more.group(1))
+                elif label and label not in seen:
+                    seen.add(label)
+                    names.append((label, 1, (label,), False))
+            continue
+        count += 1
+        hit = found.get(id(m))
+        if hit is None:
+            hit = found[id(m)] = names_in(_text(m), scan=_NOTE_SCAN)
+        extra += hit[1]
+        for name in hit[0]:
+            if name[0] not in seen:
+                seen.add(name[0])
+                names.append(name)
+    listed = join_names(names, extra, max_chars, sep="\n", hidden=shown_by(kept))
+    head = _HEAD.format(n=count)
+    return Message("user", f"{head}; they named:\n{listed}]" if listed else f"{head}]")
 
 
 @dataclass(kw_only=True)
@@ -18,37 +86,102 @@ class RemoveOldMessages(BaseCompressionStep):
 
     keep_first and keep_last count non-system messages; a tool round on the edge is kept.
 
+    Each unbroken run of dropped messages leaves one user message in its place (``note``):
+    ``[N earlier messages removed to fit the context window; they named:`` and then, one a
+    line, the file paths, commands and exit statuses, error lines, failed tests, URLs and ids
+    the run held that the kept messages do not show, within 3% of the target (60 to 400
+    tokens), ``+N more`` counting the rest. The note counts against the target. A later
+    compression that drops a note folds it into the new run's note (one note a run, never one
+    a round). A user message is what every provider accepts there: the Messages API combines
+    it with an adjacent user turn, Chat Completions and Gemini take consecutive user turns.
+
     Args:
         keep_first: the first this many non-system messages stay (the task statement).
         keep_last: the last this many non-system messages stay.
+        note: leave the note (``False``: drop silently).
 
     Raises:
-        ConfigError: keep_first or keep_last is not an int >= 0.
+        ConfigError: keep_first or keep_last is not an int >= 0, or note is not a bool.
     """
 
     name: ClassVar[str] = "remove_old_messages"
     keep_first: int = 1
     keep_last: int = 4
+    note: bool = True
 
     def __post_init__(self) -> None:
         for attr in ("keep_first", "keep_last"):
             v = getattr(self, attr)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ConfigError(f"RemoveOldMessages.{attr} must be an int >= 0, got {v!r}")
+        if not isinstance(self.note, bool):
+            raise ConfigError(f"RemoveOldMessages.note must be a bool, got {self.note!r}")
 
     async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
-        """messages with the oldest middle units removed until under the target."""
+        """messages with the oldest middle units removed until under the target (the notes
+        included)."""
         total = context.tokens(messages)
         non_system = [i for i, m in enumerate(messages) if m.role != "system"]
-        first = set(non_system[: self.keep_first])
+        first = set(first_non_system(messages, self.keep_first))
         last = set(non_system[len(non_system) - self.keep_last :]) if self.keep_last else set()
+        candidates = [
+            unit
+            for unit in context.units(messages)
+            if not unit.protected
+            and not any(i in first or i in last for i in range(unit.start, unit.stop))
+        ]
         drop: set[int] = set()
-        for unit in context.units(messages):
-            if context.under_target(total):
+        found: dict[int, _Found] = {}
+        reserve = 0  # what the notes cost, once known
+        taken = 0
+        out = list(messages)
+        for _ in range(4):  # a note's size is known once its run is: settle it
+            while taken < len(candidates) and not context.under_target(total + reserve):
+                unit = candidates[taken]
+                taken += 1
+                drop.update(range(unit.start, unit.stop))
+                total -= sum(context.message_tokens(m) for m in unit.messages)
+            if not drop:
+                return out
+            if not self.note:
+                return [m for i, m in enumerate(messages) if i not in drop]
+            chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
+            out = self._with_notes(messages, drop, context, chars, found)
+            reserve = context.tokens(out) - total
+            if context.under_target(total + reserve):
+                return out
+            if taken >= len(candidates):
                 break
-            span = range(unit.start, unit.stop)
-            if unit.protected or any(i in first or i in last for i in span):
-                continue
-            drop.update(span)
-            total -= sum(context.message_tokens(m) for m in unit.messages)
+        # nothing more to drop and the notes are what is over: shorter notes, bare ones, none
+        slack = context.target_tokens - total
+        for chars in (4 * slack - 80, 0):
+            if chars >= 0:
+                out = self._with_notes(messages, drop, context, chars, found)
+                if context.under_target(context.tokens(out)):
+                    return out
         return [m for i, m in enumerate(messages) if i not in drop]
+
+    @staticmethod
+    def _with_notes(
+        messages: list[Message],
+        drop: set[int],
+        context: StepContext,
+        chars: int,
+        found: dict[int, _Found],
+    ) -> list[Message]:
+        """``messages`` without ``drop``, each run of dropped messages replaced by its note
+        (its names within ``chars`` characters)."""
+        kept = "\n".join(_text(m) for i, m in enumerate(messages) if i not in drop)
+        out: list[Message] = []
+        run: list[Message] = []
+        for i, m in enumerate(messages):
+            if i in drop:
+                run.append(m)
+                continue
+            if run:
+                out.append(_note(run, kept, chars, found))
+                run = []
+            out.append(m)
+        if run:
+            out.append(_note(run, kept, chars, found))
+        return out
