@@ -151,6 +151,7 @@ class Facts:
     paths: set[str]
     error_lines: set[str]
     violations: Counter[str]
+    window_tokens: int  # system prompt, task and the newest three turns on: what must fit
 
 
 def error_lines(text: str) -> set[str]:
@@ -179,6 +180,18 @@ def violations(items: Sequence[Any], fmt: str) -> Counter[str]:
     return Counter(v.rule for v in check(strip_reserved(items), fmt))
 
 
+def window_tokens(messages: Sequence[Message]) -> int:
+    """Tokens of the system prompt, the task and everything from the third-newest assistant
+    message on (the recency window): a budget under this cannot keep them all."""
+    system, task = _first(messages, "system"), _first(messages, "user")
+    turns = [i for i, m in enumerate(messages) if m.role == "assistant"]
+    start = turns[-LAST_TURNS] if len(turns) >= LAST_TURNS else 0
+    head = [
+        m for m in (system, task) if m is not None and not any(m is x for x in messages[start:])
+    ]
+    return _estimate_tokens([*head, *messages[start:]])
+
+
 def facts(messages: Sequence[Message], items: Sequence[Any], fmt: str, tokens: int) -> Facts:
     system, task = _first(messages, "system"), _first(messages, "user")
     text = all_text(messages)
@@ -191,12 +204,14 @@ def facts(messages: Sequence[Message], items: Sequence[Any], fmt: str, tokens: i
         paths=set(PATH_RE.findall(text)),
         error_lines=error_lines(text),
         violations=violations(items, fmt),
+        window_tokens=window_tokens(messages),
     )
 
 
 @dataclass
 class Score:
     reached: bool
+    fits: bool  # the input's window fits the budget (see window_tokens)
     unchanged: bool
     task_system: bool
     last_turns: bool
@@ -255,6 +270,7 @@ def score(
     new = violations(out_items, fmt) - before.violations
     return Score(
         reached=tokens_after <= target,
+        fits=before.window_tokens <= target,
         unchanged=[key(m) for m in out_messages] == before.keys,
         task_system=not lost,
         last_turns=not (before.last_turns - kept),
@@ -353,16 +369,18 @@ HEADERS = (
     "budget",
     "contender",
     "traces",
+    "window fits",
     "target reached",
     "unchanged",
     "task+system identical",
     "last 3 turns verbatim",
+    "... where the window fits",
     "paths named (median)",
     "error lines named (median)",
     "valid",
     "median ms",
 )
-NUMERIC = {3, 4, 5, 6, 7, 8, 9, 10, 11}
+NUMERIC = set(range(3, 14))
 
 
 def _median_share(values: list[float | None]) -> str:
@@ -377,18 +395,21 @@ def _ms(value: float) -> str:
 def cells(group: str, budget: str, contender: str, scores: list[Score]) -> list[str]:
     n = len(scores)
 
-    def count(flag: Callable[[Score], bool]) -> str:
-        return f"{sum(map(flag, scores))}/{n}"
+    def count(flag: Callable[[Score], bool], among: list[Score] = scores) -> str:
+        return f"{sum(map(flag, among))}/{len(among)}"
 
+    fitting = [s for s in scores if s.fits]
     return [
         group,
         budget,
         contender,
         str(n),
+        count(lambda s: s.fits),
         count(lambda s: s.reached),
         count(lambda s: s.unchanged),
         count(lambda s: s.task_system),
         count(lambda s: s.last_turns),
+        count(lambda s: s.last_turns, fitting),
         _median_share([s.paths for s in scores]),
         _median_share([s.errors for s in scores]),
         count(lambda s: s.valid),
@@ -432,9 +453,10 @@ def summary(results: list[Result], contender: str) -> str:
     scores = [r.scores[s, contender] for r in results for s in BUDGETS]
     c = cells("", "", contender, scores)
     return (
-        f"{contender}: target reached {c[4]}, unchanged {c[5]}, task+system identical {c[6]}, "
-        f"last 3 turns verbatim {c[7]}, paths named {c[8]}, error lines named {c[9]} "
-        f"(medians), valid {c[10]}, median {c[11]} ms"
+        f"{contender}: window fits {c[4]}, target reached {c[5]}, unchanged {c[6]}, "
+        f"task+system identical {c[7]}, last 3 turns verbatim {c[8]} ({c[9]} where the "
+        f"window fits), paths named {c[10]}, error lines named {c[11]} (medians), "
+        f"valid {c[12]}, median {c[13]} ms"
     )
 
 
