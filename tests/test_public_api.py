@@ -126,6 +126,9 @@ PUBLIC = {
         "owner_scope",
         # the model layer (issue 8)
         "CallableModel",
+        "MaxIterationsExceeded",
+        "ToolLoopResult",
+        "run_tool_loop",
         "DEFAULT_PRICES",
         "Event",
         "EventBus",

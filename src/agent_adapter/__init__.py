@@ -19,6 +19,7 @@ from agent_adapter._errors import (
 )
 from agent_adapter._events import Event, EventBus
 from agent_adapter._ledger import Ledger, LedgerEntry
+from agent_adapter._loop import MaxIterationsExceeded, ToolLoopResult, run_tool_loop
 from agent_adapter._messages import (
     FilePart,
     ImagePart,
@@ -66,6 +67,7 @@ __all__ = [
     "LLMPort",
     "Ledger",
     "LedgerEntry",
+    "MaxIterationsExceeded",
     "Message",
     "MissingDependency",
     "ModelContextOverflow",
@@ -89,10 +91,12 @@ __all__ = [
     "ThinkingPart",
     "ToolCall",
     "ToolCallDelta",
+    "ToolLoopResult",
     "ToolUsageError",
     "Usage",
     "UsageEvent",
     "model_profile",
     "owner_scope",
     "register_model_profile",
+    "run_tool_loop",
 ]

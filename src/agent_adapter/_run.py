@@ -64,7 +64,7 @@ class RunContext:
         """
         return self.events.subscribe(handler, names=names)
 
-    async def emit(self, name: str, **data: Any) -> None:
+    async def emit(self, name: str, /, **data: Any) -> None:
         """Send an event named ``name`` with ``data`` to the subscribers."""
         await self.events.emit(name, data, self.run_id)
 
@@ -94,7 +94,7 @@ def price_table(ctx: Any) -> PriceTable:
     return prices if isinstance(prices, PriceTable) else _DEFAULT_PRICES
 
 
-async def emit_event(ctx: Any, name: str, **data: Any) -> None:
+async def emit_event(ctx: Any, name: str, /, **data: Any) -> None:
     """``ctx.emit(name, **data)`` when ctx has an event bus; nothing otherwise."""
     bus = getattr(ctx, "events", None) if ctx is not None else None
     if isinstance(bus, EventBus) and bus:
