@@ -30,7 +30,12 @@ from _compress_cases import data_dir, timed
 from _compress_langchain import lc_trim, to_langchain
 from agent_adapter import CallableModel, Message, ModelRequest, ModelResponse
 from agent_adapter.cli._loaders import Trace, load_trace
-from agent_adapter.context import CompressingModel, CompressionPolicy, compress_for
+from agent_adapter.context import (
+    CompressingModel,
+    CompressionPolicy,
+    compress_for,
+    estimate_tokens,
+)
 from agent_adapter.context.formats import convert
 
 CLAUDE_CODE = "claude-code-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
@@ -60,29 +65,25 @@ async def replay(trace: Trace, repeat: int) -> dict[str, Any]:
     natives = trace.messages
     first = convert(natives, trace.format).messages[:MAX_MESSAGES]
     points = call_points(first)
-    middle = points[len(points) // 2]
-    from agent_adapter.context import estimate_tokens
-
-    threshold = estimate_tokens(first[:middle])
+    threshold = estimate_tokens(first[: points[len(points) // 2]])
     policy = CompressionPolicy(threshold_tokens=threshold)
     compressed_at: set[int] = set()
-    per_point: dict[int, list[float]] = {p: [] for p in points}
+    overhead: dict[int, list[float]] = {p: [] for p in points}
+    via_compress_for: dict[int, list[float]] = {p: [] for p in points}
+    sent: list[ModelRequest] = []
 
     async def echo(request: ModelRequest) -> ModelResponse:
+        return ModelResponse(message=REPLY)
+
+    async def spy(request: ModelRequest) -> ModelResponse:
+        sent.append(request)
         return ModelResponse(message=REPLY)
 
     for _ in range(repeat):
         # fresh message objects each replay: nothing is cached from the previous one
         messages = convert(natives, trace.format).messages[:MAX_MESSAGES]
         bare = CallableModel(echo)
-        wrapped = CompressingModel(CallableModel(echo), policy)
-        seen: list[ModelRequest] = []
-
-        async def spy(request: ModelRequest, seen: list[ModelRequest] = seen) -> ModelResponse:
-            seen.append(request)
-            return ModelResponse(message=REPLY)
-
-        wrapped.wrapped = CallableModel(spy)
+        wrapped = CompressingModel(CallableModel(spy), policy)
         gc.collect()
         gc.disable()
         try:
@@ -90,40 +91,36 @@ async def replay(trace: Trace, repeat: int) -> dict[str, Any]:
                 request = ModelRequest(messages=messages[:p])
                 t_bare = await atimed(bare.generate, request)
                 t_wrapped = await atimed(wrapped.generate, request)
-                per_point[p].append(t_wrapped - t_bare)
-                if seen[-1].messages is not request.messages:
+                overhead[p].append(t_wrapped - t_bare)
+                if sent[-1].messages is not request.messages:
                     compressed_at.add(p)
         finally:
             gc.enable()
+        # the same replay through compress_for (what an agent calls today), fresh objects
+        messages = convert(natives, trace.format).messages[:MAX_MESSAGES]
+        gc.collect()
+        gc.disable()
+        try:
+            for p in points:
+                via_compress_for[p].append(await atimed(compress_for, messages[:p], policy))
+        finally:
+            gc.enable()
 
-    under = [statistics.median(per_point[p]) for p in points if p not in compressed_at]
-    over = [statistics.median(per_point[p]) for p in points if p in compressed_at]
+    def median_over(times: dict[int, list[float]], compressing: bool) -> list[float]:
+        return [statistics.median(times[p]) for p in points if (p in compressed_at) == compressing]
 
-    full = convert(natives, trace.format).messages[:MAX_MESSAGES]
-    lc_messages = to_langchain(Trace(trace.format, natives, trace.source, trace.name))
-    lc_messages = lc_messages[: len(lc_messages) * len(full) // max(1, len(first))]
+    lc_messages = to_langchain(trace)
+    lc_messages = lc_messages[: len(lc_messages) * len(first) // max(1, len(natives))]
     target = policy.limits().target_tokens
     t_trim, _ = timed(lambda: lc_trim(lc_messages, target), max(20, repeat * 4))
-
-    times = [await atimed(compress_for, full, policy) for _ in range(max(5, repeat))]
-    t_compress_for = statistics.median(times)
-
-    # compress_for's own steady state under the threshold: the grown list, one round more
-    high = CompressionPolicy(threshold_tokens=10 * estimate_tokens(full))
-    cf_times: list[float] = []
-    for p in points:
-        prefix = full[:p]
-        cf_times.append(await atimed(compress_for, prefix, high))
     return {
         "trace": f"{trace.source} {trace.name[:24]}",
         "messages": len(first),
-        "calls": len(points),
-        "under": under,
-        "over": over,
+        "under": median_over(overhead, False),
+        "over": median_over(overhead, True),
+        "cf_under": median_over(via_compress_for, False),
+        "cf_over": median_over(via_compress_for, True),
         "trim": t_trim,
-        "compress_for": t_compress_for,
-        "compress_for_under": statistics.median(cf_times[len(cf_times) // 2 :]),
-        "lc_messages": len(lc_messages),
     }
 
 
@@ -146,29 +143,32 @@ def main() -> None:
     header = [
         "trace",
         "msgs",
-        "calls (under / compressing)",
+        "calls under / compressing",
         "under-threshold overhead µs",
         "compressing call µs",
         "trim_messages µs",
         "under / trim",
-        "compress_for µs",
-        "compress_for under-threshold µs",
+        "compress_for under µs",
+        "compress_for compressing µs",
     ]
+
+    def med(values: list[float]) -> float:
+        return statistics.median(values) if values else float("nan")
+
     lines = []
     for r in rows:
-        under = statistics.median(r["under"]) if r["under"] else float("nan")
-        over = statistics.median(r["over"]) if r["over"] else float("nan")
+        under = med(r["under"])
         lines.append(
             [
                 r["trace"],
                 str(r["messages"]),
                 f"{len(r['under'])} / {len(r['over'])}",
                 fmt_us(under),
-                fmt_us(over),
+                fmt_us(med(r["over"])),
                 fmt_us(r["trim"]),
                 f"1/{r['trim'] / under:,.0f}" if under > 0 else "-",
-                fmt_us(r["compress_for"]),
-                fmt_us(r["compress_for_under"]),
+                fmt_us(med(r["cf_under"])),
+                fmt_us(med(r["cf_over"])),
             ]
         )
     if args.markdown:
@@ -182,11 +182,12 @@ def main() -> None:
         for line in lines:
             print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)))
     print(
-        "\noverhead = CompressingModel(CallableModel(echo)).generate minus the bare "
-        "CallableModel(echo).generate of the same request (median per call over "
-        f"{args.repeat} replays with fresh messages, then the median over calls); "
-        "trim_messages and compress_for: one call on the whole list (compress_for and the "
-        "compressing calls run the default steps down to the target)."
+        f"\nMedians per call over {args.repeat} replays with fresh messages, then over the "
+        "calls of each kind. Overhead: CompressingModel(CallableModel(echo)).generate minus "
+        "the bare CallableModel(echo).generate of the same request. compress_for: the same "
+        "replay through compress_for(messages[:k], policy) on agent_adapter messages. "
+        "trim_messages: one call on the whole list (LangChain messages of the same trace), "
+        "max_tokens = the policy's target."
     )
 
 
