@@ -176,8 +176,10 @@ class _Ref(weakref.ref):  # type: ignore[type-arg]
     tokens: int
 
 
-#: Lists remembered per counter for the prefix shortcut of :meth:`TokenMeter.total`.
+#: Lists remembered per counter for the prefix shortcut of :meth:`TokenMeter.total`, and the
+#: shortest list worth remembering (a step's one-message counts must not evict conversations).
 _MEMOS = 8
+_MEMO_MIN = 16
 
 
 class _Counts:
@@ -236,7 +238,12 @@ class _Counts:
         n = len(ids)
         for memo_ids, tokens in self.memos:
             k = len(memo_ids)
-            if best[0] < k <= n and ids[:k] == memo_ids:
+            if (
+                best[0] < k <= n
+                and ids[k - 1] == memo_ids[-1]
+                and ids[0] == memo_ids[0]
+                and ids[:k] == memo_ids
+            ):
                 best = (k, tokens)
         return best
 
@@ -325,7 +332,7 @@ class TokenMeter:
             else:
                 total += self.of(m)
                 cached = cached and id(m) in refs
-        if cached and len(ids) > start:
+        if cached and len(ids) > start and len(ids) >= _MEMO_MIN:
             counts.remember(ids, total)
         return base + total
 
