@@ -29,6 +29,9 @@ from agent_adapter import (
     RunContext,
     StreamEnd,
     TextDelta,
+    TextPart,
+    ThinkingDelta,
+    ThinkingPart,
     ToolCallDelta,
     Usage,
     UsageEvent,
@@ -232,3 +235,33 @@ async def test_streamed_tool_call_deltas(kind: str, srv: ProviderServer, make: M
     response = events[-1].response
     assert response.message.tool_calls[0].args == {"city": "Paris"}
     assert response.finish_reason == "tool_calls"
+
+
+THINKING = "The user wants the weather; call the tool."
+
+
+async def test_thinking_is_read_streamed_and_sent_back_as_each_api_wants(
+    kind: str, srv: ProviderServer, make: Make
+) -> None:
+    signed = Reply(thinking=THINKING, signature="U0lH", text="Checking.", tool_calls=[CALL])
+    srv.add(signed, Reply(text="Sunny."), signed)
+    model = make(kind)
+    question = Message("user", "Weather in Paris?")
+    first = await model.generate(request(question, tools=[WEATHER]))
+    thinking, text = first.message.content
+    assert isinstance(thinking, ThinkingPart) and thinking.text == THINKING
+    assert isinstance(text, TextPart) and text.text == "Checking."
+    # Chat Completions' reasoning_content (DeepSeek, vLLM, Ollama) has no signature
+    assert thinking.signature == (None if PROTOCOL[kind] == "chat" else "U0lH")
+    result = Message("tool", "sunny", tool_call_id=first.message.tool_calls[0].id)
+    await model.generate(request(question, first.message, result, tools=[WEATHER]))
+    sent = json.dumps(srv.requests[1].body)
+    if kind in ("anthropic", "gemini"):  # both require the signed thinking back with the call
+        assert THINKING in sent and "U0lH" in sent
+    if PROTOCOL[kind] == "chat":  # DeepSeek: sending reasoning_content back is a 400
+        assert THINKING not in sent and "reasoning_content" not in sent
+    events = await _collect(model, request(question, tools=[WEATHER]))
+    assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == THINKING
+    streamed = events[-1].response.message.content
+    assert [(type(p), p.text) for p in streamed] == [(type(p), p.text) for p in (thinking, text)]
+    assert streamed[0].signature == thinking.signature

@@ -12,10 +12,11 @@ output and counted there. ``max_retries`` becomes the SDK's ``HttpRetryOptions``
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -77,6 +78,21 @@ def _finish(reason: str, message: Message) -> FinishReason:
     return "content_filter" if reason in _FILTERED else "other"
 
 
+def _answers_without_ids(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with each tool result that answers a call the API sent without an id
+    marked so (``extras["gemini_no_id"]``): the converter then sends the result by name only,
+    as the call came (the caller's own messages are not changed: marked copies replace them)."""
+    no_id = {c.id for m in messages for c in m.tool_calls if c.extras.get("gemini_no_id")}
+    if not no_id:
+        return list(messages)
+    return [
+        replace(m, extras={**m.extras, "gemini_no_id": True})
+        if m.role == "tool" and m.tool_call_id in no_id and not m.extras.get("gemini_no_id")
+        else m
+        for m in messages
+    ]
+
+
 def _fresh_ids(message: Message) -> Message:
     """The reply with a unique id for each call the API sent without one."""
     if not message.tool_calls:
@@ -127,7 +143,7 @@ class GeminiModel(ProviderModel):
         await client.aio.aclose()
 
     def _request(self, request: ModelRequest) -> dict[str, Any]:
-        system, rest = split_system(request.messages)
+        system, rest = split_system(_answers_without_ids(request.messages))
         if not rest:
             raise ConfigError("Gemini needs a non-system message")
         config: dict[str, Any] = {}
@@ -230,7 +246,11 @@ class GeminiModel(ProviderModel):
                         )
                         calls += 1
                     elif part.text and part.thought:
-                        yield ThinkingDelta(text=part.text)
+                        signature = part.thought_signature
+                        yield ThinkingDelta(
+                            text=part.text,
+                            signature=base64.b64encode(signature).decode() if signature else None,
+                        )
                     elif part.text:
                         yield TextDelta(text=part.text)
                     _append(parts, part)

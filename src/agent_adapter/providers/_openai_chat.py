@@ -11,9 +11,11 @@ ledger); :class:`~agent_adapter.providers.DeepSeekModel` shows the whole cost of
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any, Literal
 
 from agent_adapter._errors import ConfigError, ModelError
+from agent_adapter._messages import Message, TextPart, ThinkingPart
 from agent_adapter._model import (
     FinishReason,
     JsonSchema,
@@ -43,6 +45,17 @@ _FINISH: dict[str, FinishReason] = {
 
 def _finish(value: Any) -> FinishReason:
     return _FINISH.get(value, "other") if value else "stop"
+
+
+def with_reasoning(message: Message, reasoning: Any) -> Message:
+    """``message`` with the ``reasoning_content`` of DeepSeek, vLLM and Ollama replies as a
+    leading thinking part. The Chat converter writes a thinking part into no request field, so
+    it is never sent back (DeepSeek's reasoning guide: sending it back is a 400)."""
+    if not isinstance(reasoning, str) or not reasoning:
+        return message
+    content = message.content
+    parts = (TextPart(content),) if isinstance(content, str) and content else content or ()
+    return replace(message, content=(ThinkingPart(reasoning), *parts))
 
 
 def chat_usage(usage: Any) -> Usage:
@@ -187,8 +200,9 @@ class OpenAIChatModel(ProviderModel):
             ]
         if message.refusal:
             native["refusal"] = message.refusal
+        reasoning = getattr(message, "reasoning_content", None)
         return Parsed(
-            message=_CHAT.load(native, 0)[0],
+            message=with_reasoning(_CHAT.load(native, 0)[0], reasoning),
             usage=chat_usage(raw.usage),
             finish_reason=_finish(choice.finish_reason),
             model=raw.model or "",
@@ -201,6 +215,7 @@ class OpenAIChatModel(ProviderModel):
         kwargs = {**kwargs, "stream": True}
         kwargs.setdefault("stream_options", {"include_usage": True})
         text: list[str] = []
+        reasoning: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         finish: Any = None
         model = ""
@@ -217,6 +232,7 @@ class OpenAIChatModel(ProviderModel):
                 delta = choice.delta
                 thinking = getattr(delta, "reasoning_content", None)
                 if isinstance(thinking, str) and thinking:
+                    reasoning.append(thinking)
                     yield ThinkingDelta(text=thinking)
                 if delta.content:
                     text.append(delta.content)
@@ -244,7 +260,7 @@ class OpenAIChatModel(ProviderModel):
                 for i, slot in sorted(calls.items())
             ]
         state.reply = Parsed(
-            message=_CHAT.load(native, 0)[0],
+            message=with_reasoning(_CHAT.load(native, 0)[0], "".join(reasoning)),
             usage=usage,
             finish_reason=_finish(finish),
             model=model,

@@ -65,6 +65,11 @@ class Reply:
             error), ``"rate_limit"`` (429), ``"server_error"`` (5xx), ``"malformed"`` (status
             200 with a body that is not the protocol's JSON).
         text: the assistant text of a message.
+        thinking: reasoning shown before the text: an Anthropic ``thinking`` block, a
+            Responses ``reasoning`` item (as its summary), a Gemini ``thought`` part, or the
+            ``reasoning_content`` that DeepSeek, vLLM and Ollama add to Chat Completions.
+        signature: the thinking's signature (Anthropic ``signature``, Responses
+            ``encrypted_content``, Gemini ``thoughtSignature``; not in Chat Completions).
         tool_calls: the calls of a message (``ToolCall(id, name, arguments_json)``); Gemini
             gets no call ids, as the Gemini API sends none.
         input_tokens / output_tokens: the usage the reply reports; ``input_tokens`` counts
@@ -85,6 +90,8 @@ class Reply:
 
     kind: ReplyKind = "message"
     text: str = ""
+    thinking: str = ""
+    signature: str = "c2lnbmF0dXJl"
     tool_calls: Sequence[ToolCall] = ()
     input_tokens: int = 10
     output_tokens: int = 5

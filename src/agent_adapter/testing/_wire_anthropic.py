@@ -32,6 +32,10 @@ def _usage(reply: Reply, output_tokens: int) -> dict[str, Any]:
 
 def _blocks(reply: Reply) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
+    if reply.thinking:
+        blocks.append(
+            {"type": "thinking", "thinking": reply.thinking, "signature": reply.signature}
+        )
     if reply.text:
         blocks.append({"type": "text", "text": reply.text})
     for call in reply.tool_calls:
@@ -78,8 +82,23 @@ def anthropic_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]
 
     emit("message_start", message=_message(reply, request, n))
     emit("ping")
+    calls = iter(reply.tool_calls)
     for index, block in enumerate(_blocks(reply)):
-        if block["type"] == "text":
+        if block["type"] == "thinking":
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            emit("content_block_start", index=index, content_block=start)
+            for piece in chunks(block["thinking"], reply.chunk_size):
+                emit(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "thinking_delta", "thinking": piece},
+                )
+            emit(
+                "content_block_delta",
+                index=index,
+                delta={"type": "signature_delta", "signature": reply.signature},
+            )
+        elif block["type"] == "text":
             emit("content_block_start", index=index, content_block={"type": "text", "text": ""})
             for piece in chunks(block["text"], reply.chunk_size):
                 emit(
@@ -89,7 +108,7 @@ def anthropic_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]
                 )
         else:
             emit("content_block_start", index=index, content_block={**block, "input": {}})
-            arguments = reply.tool_calls[index - (1 if reply.text else 0)].arguments
+            arguments = next(calls).arguments
             for piece in chunks(arguments, reply.chunk_size):
                 emit(
                     "content_block_delta",

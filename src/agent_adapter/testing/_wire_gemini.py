@@ -55,14 +55,19 @@ def _response(
 def gemini_body(reply: Reply, model: str, n: int) -> dict[str, Any]:
     """A ``GenerateContentResponse`` for ``reply``."""
     parts: list[Any] = [{"text": reply.text}] if reply.text else []
-    return _response(reply, model, n, parts + _calls(reply), last=True)
+    return _response(reply, model, n, _thought(reply) + parts + _calls(reply), last=True)
+
+
+def _thought(reply: Reply) -> list[Any]:
+    if not reply.thinking:
+        return []
+    return [{"text": reply.thinking, "thought": True, "thoughtSignature": reply.signature}]
 
 
 def gemini_stream(reply: Reply, model: str, n: int) -> list[str]:
     """The SSE frames of ``streamGenerateContent?alt=sse``."""
-    pieces: list[list[Any]] = [
-        [{"text": piece}] for piece in chunks(reply.text, reply.chunk_size) if piece
-    ]
+    pieces: list[list[Any]] = [_thought(reply)] if reply.thinking else []
+    pieces += [[{"text": piece}] for piece in chunks(reply.text, reply.chunk_size) if piece]
     if reply.tool_calls:
         pieces.append(_calls(reply))
     if not pieces:

@@ -51,6 +51,8 @@ def chat_body(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
         "refusal": None,
         "annotations": [],
     }
+    if reply.thinking:
+        message["reasoning_content"] = reply.thinking
     if reply.tool_calls:
         message["tool_calls"] = [
             {
@@ -98,6 +100,11 @@ def chat_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]:
         return sse(body)
 
     frames = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    if reply.thinking:
+        frames += [
+            chunk({"reasoning_content": piece})
+            for piece in chunks(reply.thinking, reply.chunk_size)
+        ]
     if reply.text:
         frames += [chunk({"content": piece}) for piece in chunks(reply.text, reply.chunk_size)]
     for i, call in enumerate(reply.tool_calls):
@@ -135,6 +142,16 @@ def _message_item(reply: Reply, n: int, text: str, status: str) -> dict[str, Any
         "status": status,
         "role": "assistant",
         "content": content if status == "completed" else [],
+    }
+
+
+def _reasoning_item(reply: Reply, n: int, done: bool) -> dict[str, Any]:
+    summary = [{"type": "summary_text", "text": reply.thinking}] if done else []
+    return {
+        "type": "reasoning",
+        "id": f"rs_{n}",
+        "summary": summary,
+        "encrypted_content": reply.signature,
     }
 
 
@@ -182,6 +199,8 @@ def _final_status(reply: Reply) -> str:
 def responses_body(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
     """A ``response`` object for ``reply``."""
     output: list[Any] = []
+    if reply.thinking:
+        output.append(_reasoning_item(reply, n, done=True))
     if reply.text:
         output.append(_message_item(reply, n, reply.text, "completed"))
     for i, call in enumerate(reply.tool_calls):
@@ -202,6 +221,21 @@ def responses_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]
     emit("response.created", response=_response(reply, request, n, "in_progress", []))
     emit("response.in_progress", response=_response(reply, request, n, "in_progress", []))
     output: list[Any] = []
+    if reply.thinking:
+        index, item_id = len(output), f"rs_{n}"
+        emit(
+            "response.output_item.added", output_index=index, item=_reasoning_item(reply, n, False)
+        )
+        where = {"item_id": item_id, "output_index": index, "summary_index": 0}
+        part = {"type": "summary_text", "text": ""}
+        emit("response.reasoning_summary_part.added", **where, part=part)
+        for piece in chunks(reply.thinking, reply.chunk_size):
+            emit("response.reasoning_summary_text.delta", **where, delta=piece)
+        emit("response.reasoning_summary_text.done", **where, text=reply.thinking)
+        emit("response.reasoning_summary_part.done", **where, part={**part, "text": reply.thinking})
+        item = _reasoning_item(reply, n, done=True)
+        emit("response.output_item.done", output_index=index, item=item)
+        output.append(item)
     if reply.text:
         index, item_id = len(output), f"msg_{n}"
         emit(
