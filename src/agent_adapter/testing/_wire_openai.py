@@ -227,12 +227,13 @@ def responses_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]
             "response.output_item.added", output_index=index, item=_reasoning_item(reply, n, False)
         )
         where = {"item_id": item_id, "output_index": index, "summary_index": 0}
-        part = {"type": "summary_text", "text": ""}
-        emit("response.reasoning_summary_part.added", **where, part=part)
+        summary = {"type": "summary_text", "text": ""}
+        emit("response.reasoning_summary_part.added", **where, part=summary)
         for piece in chunks(reply.thinking, reply.chunk_size):
             emit("response.reasoning_summary_text.delta", **where, delta=piece)
         emit("response.reasoning_summary_text.done", **where, text=reply.thinking)
-        emit("response.reasoning_summary_part.done", **where, part={**part, "text": reply.thinking})
+        done = {**summary, "text": reply.thinking}
+        emit("response.reasoning_summary_part.done", **where, part=done)
         item = _reasoning_item(reply, n, done=True)
         emit("response.output_item.done", output_index=index, item=item)
         output.append(item)
