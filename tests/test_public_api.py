@@ -44,6 +44,8 @@ SPEC_CONTEXT_MODELS = {
     "RerankerPort",
     "RerankResult",
 }
+# agent_adapter.context names of ../shared/spec/002 that issue 9 (summaries) builds
+SPEC_CONTEXT_SUMMARIES = {"ContextSummary", "Summarize", "SummarizeLongMessage"}
 SPEC_FORMATS = {
     "FORMATS",
     "FormatName",
@@ -68,7 +70,7 @@ ERRORS = {
 
 
 def test_spec_names_are_exported() -> None:
-    assert set(context.__all__) >= SPEC_CONTEXT | SPEC_CONTEXT_MODELS
+    assert set(context.__all__) >= SPEC_CONTEXT | SPEC_CONTEXT_MODELS | SPEC_CONTEXT_SUMMARIES
     assert set(formats.__all__) >= SPEC_FORMATS
     assert set(agent_adapter.__all__) >= ERRORS
     for module in (agent_adapter, context, formats):
@@ -155,6 +157,7 @@ PUBLIC = {
     "agent_adapter.context": {
         *SPEC_CONTEXT,
         *SPEC_CONTEXT_MODELS,
+        *SPEC_CONTEXT_SUMMARIES,
         "CompressionReport",
         "StepReport",
         "compress",

@@ -10,12 +10,15 @@ from agent_adapter.context._reranker import CallableReranker
 from agent_adapter.context._steps import (
     BaseCompressionStep,
     CompressionStep,
+    ContextSummary,
     CutLongMessages,
     MyOwnStep,
     RemoveDuplicates,
     RemoveOldMessages,
     ShrinkToolResults,
     StepContext,
+    Summarize,
+    SummarizeLongMessage,
 )
 from agent_adapter.context._stores import (
     MemoryStore,
@@ -49,6 +52,7 @@ __all__ = [
     "CompressionPolicy",
     "CompressionReport",
     "CompressionStep",
+    "ContextSummary",
     "CutLongMessages",
     "EmbeddingPort",
     "MemoryStore",
@@ -67,6 +71,8 @@ __all__ = [
     "StepReport",
     "StoreEntry",
     "StoreError",
+    "Summarize",
+    "SummarizeLongMessage",
     "TokenCounter",
     "TokenMeter",
     "ToolResultStore",

@@ -1,0 +1,328 @@
+"""The embedded summarizer: a ContextSummary filled from the messages themselves, no model.
+
+Every item is copied out of the messages (a clipped sentence, a path, a command and the exit
+status its result reported, an error line, a name), so it never states anything the messages
+do not: the task is the first user request of the span, constraints are the user's sentences
+with ``must`` / ``never`` / ``always`` / ``do not``..., decisions the assistant's sentences
+saying what it does or found (``I'll``, ``Let me``, ``The fix``, ``instead``...), files come
+from tool-call arguments (``file_path``, ``path``...) and paths in the texts, commands from
+``command``-like arguments (or a shell block of an assistant text) with the exit status of
+their result, errors from the results' error lines (:mod:`agent_adapter.context._digest`),
+identifiers from the names the user and assistant texts and the edits use most, and the open
+tasks from the latest user request and the latest todo list (``todos`` with a status).
+
+Only user and assistant texts and tool-call arguments are read whole; a tool result is read
+at its two ends for its exit status and error lines, so a 100k-token span costs a few ms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from agent_adapter._messages import Message
+from agent_adapter.context._digest import leading_status, names_in
+from agent_adapter.context._steps._summary_text import (
+    ContextSummary,
+    is_summary,
+    merge,
+    parse,
+)
+
+__all__ = ["extract_summary", "top_names"]
+
+_PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "file", "target_file")
+_COMMAND_KEYS = ("command", "cmd", "script")
+_CHANGE_TOOL = re.compile(r"edit|write|create|replace|patch|insert|delete|move|rename", re.I)
+_READ_TOOL = re.compile(r"read|view|open|cat|grep|glob|search|find|ls", re.I)
+_SHELL_BLOCK = re.compile(r"```(?:bash|sh|shell|console)?[ \t]*\n(.+?)\n```", re.S)
+_PATH = re.compile(r"(?<![\w/.@:-])(?:\.{1,2}/|/|~/)?(?:[\w.-]+/)+[\w-][\w.-]*\.[A-Za-z]\w{0,5}\b")
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?](?=\s|$)|$)", re.M)
+_CONSTRAINT = re.compile(
+    r"\b(?:must(?:n't| not)?|never|always|do not|don't|only|should(?:n't| not)?|make sure|"
+    r"avoid|without)\b",
+    re.I,
+)
+_DECISION = re.compile(
+    r"^(?:I'll|I will|I'm going to|Let me|Now I|I need to|I decided|Decided|The fix|The issue|"
+    r"The problem|The root cause|Instead|I've|Fixed|Switch|Use |Using |We should|Going with)"
+    r"|\b(?:instead of|rather than|because|decided|root cause)\b",
+)
+_STRONG = re.compile(
+    r"\b(?:instead of|rather than|because|decided|root cause|the fix|the issue|the problem|"
+    r"fixed|switched|so that|won't work|doesn't support|needs? to|must|requires?)\b",
+    re.I,
+)
+#: Sentences that only announce looking at something.
+_LOOKING = re.compile(
+    r"^(?:Let me|Now let me|I'll|Now I'll) (?:check|read|look|see|run|verify|view|explore|"
+    r"find|search|examine|inspect|start|also|first|now)\b",
+    re.I,
+)
+_TODO_DONE = ("completed", "done", "cancelled")
+_BACKTICK = re.compile(r"`([^`\n]{2,80})`")
+#: Names: CamelCase (two humps), dotted module paths, snake_case, name/arity, issue ids.
+_NAME = re.compile(
+    r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?:\.[A-Z]\w*)*"
+    r"|[A-Za-z]\w*(?:\.[A-Za-z]\w*)+(?=\()"
+    r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+[?!]?"
+    r"|[a-z][\w-]*-[a-z0-9]+\.\d+"
+    r")(?:/\d)?"
+)
+_ISSUE = re.compile(r"(?<![\w&/])#\d+\b")
+_NOISE_USER = (
+    "<",
+    "Caveat:",
+    "[Request interrupted",
+    "Read the output file to retrieve the result",
+)
+_NOISE_BLOCK = re.compile(r"<([a-z][\w-]*)>.*?</\1>", re.S)
+_TAGS = re.compile(r"<[^>\n]{1,80}>")
+#: How many items of each kind a summary keeps before its renderer bounds it.
+_LIMITS = {
+    "constraints": 8,
+    "decisions": 14,
+    "files_read": 40,
+    "files_changed": 40,
+    "commands": 16,
+    "errors": 10,
+    "identifiers": 60,
+    "open_tasks": 8,
+}
+_SENTENCE_MAX = 240
+
+
+def _decision_score(sentence: str) -> int:
+    """How much ``sentence`` reads as a decision or a finding (0: not at all)."""
+    if len(sentence) < 25 or _LOOKING.match(sentence):
+        return 0
+    score = 2 * len(_STRONG.findall(sentence)) + bool(_DECISION.search(sentence))
+    if score and ("`" in sentence or _NAME.search(sentence) or _PATH.search(sentence)):
+        score += 1
+    return score
+
+
+def _best(scored: list[tuple[int, int, str]], n: int) -> list[str]:
+    """The ``n`` best-scored sentences (later ones on a tie), in their order."""
+    chosen = sorted(scored, key=lambda t: (-t[0], -t[1]))[:n]
+    return [t[2] for t in sorted(chosen, key=lambda t: t[1])]
+
+
+def _args(call_arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(call_arguments) if call_arguments else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if len(s.strip()) > 3]
+
+
+def _clip(text: str, limit: int = _SENTENCE_MAX) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _user_request(m: Message) -> str:
+    """A real user request's text (not hook output, a tool result or a summary); ``""``.
+    Tool-made blocks (``<system-reminder>``, ``<task-notification>``, ``<command-...>``) and
+    the line a notification asks to act on are left out."""
+    if m.role != "user" or is_summary(m):
+        return ""
+    text = _NOISE_BLOCK.sub("", m.text)
+    lines = [
+        ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(_NOISE_USER)
+    ]
+    return _TAGS.sub("", "\n".join(lines)).strip()
+
+
+def _add(items: list[str], seen: set[str], value: str) -> None:
+    if value and value not in seen:
+        seen.add(value)
+        items.append(value)
+
+
+def _root(paths: Sequence[str]) -> str:
+    """The deepest directory that most absolute paths lie under (at least 3 of them)."""
+    absolute = [p for p in paths if p.startswith("/")]
+    if len(absolute) < 3:
+        return ""
+    counts: Counter[str] = Counter()
+    for p in absolute:
+        parts = p.split("/")[:-1]
+        for k in range(2, len(parts) + 1):
+            counts["/".join(parts[:k])] += 1
+    need = max(3, len(absolute) * 6 // 10)
+    best = [d for d, n in counts.items() if n >= need]
+    return max(best, key=len) if best else ""
+
+
+def _outcome(result: Message | None) -> str:
+    if result is None:
+        return ""
+    text = result.text
+    status = leading_status(text[:200].lstrip())
+    if status is None:
+        found = re.search(r"<returncode>(-?\d+)</returncode>", text[:2000])
+        status = found.group(1) if found else None
+    if status is not None:
+        return f"exit {status}"
+    if result.extras.get("is_error") is True:
+        return "failed"
+    return "ok"
+
+
+def top_names(text: str, n: int) -> list[str]:
+    """The ``n`` names ``text`` uses most (backticked names count double), first seen first
+    on a tie."""
+    counts: Counter[str] = Counter()
+    for found in _BACKTICK.findall(text):
+        token = found.strip()
+        if " " not in token and not _PATH.fullmatch(token):
+            counts[token] += 2
+    for found in (*_NAME.findall(text), *_ISSUE.findall(text)):
+        counts[found] += 1
+    return [name for name, _ in counts.most_common(n)]
+
+
+def extract_summary(messages: Sequence[Message]) -> ContextSummary:
+    """A :class:`ContextSummary` of ``messages`` copied out of them (see the module doc); an
+    earlier summary among them is folded in first."""
+    previous: ContextSummary | None = None
+    task = ""
+    constraints: list[str] = []
+    decisions: list[tuple[int, int, str]] = []
+    read: list[str] = []
+    changed: list[str] = []
+    commands: dict[str, str] = {}
+    errors: list[str] = []
+    todos: list[str] = []
+    latest = ""
+    names: Counter[str] = Counter()
+    first_seen: dict[str, int] = {}
+    seen_c: set[str] = set()
+    seen_d: set[str] = set()
+    seen_e: set[str] = set()
+    results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+    order = 0
+
+    def name_hits(text: str, weight: int = 1) -> None:
+        nonlocal order
+        for found in _BACKTICK.findall(text):
+            token = found.strip()
+            if " " not in token and not _PATH.fullmatch(token):
+                names[token] += 2 * weight
+                first_seen.setdefault(token, order)
+                order += 1
+        for found in (*_NAME.findall(text), *_ISSUE.findall(text)):
+            names[found] += weight
+            first_seen.setdefault(found, order)
+            order += 1
+
+    pending_shell: list[str] = []
+    for m in messages:
+        if is_summary(m):
+            old = parse(m.text)
+            previous = old if previous is None else merge(previous, old)
+            continue
+        if m.role == "user":
+            if pending_shell:  # a text agent: the shell block's result is the next user text
+                commands[pending_shell[-1]] = _outcome(m)
+                pending_shell = []
+            request = _user_request(m)
+            if request:
+                task = task or request
+                latest = request
+                name_hits(request, 3)
+                for s in _sentences(request):
+                    if _CONSTRAINT.search(s):
+                        _add(constraints, seen_c, _clip(s))
+                for p in _PATH.findall(request):
+                    _add(read, set(read), p)
+            continue
+        if m.role == "tool":
+            if m.extras.get("is_error") is True or leading_status(m.text[:200]) not in (None, "0"):
+                found, _ = names_in(m.text, scan=(3000, 1500))
+                for label, rank, _keys, _given in found:
+                    if rank == 0 and not label.startswith("exit "):
+                        _add(errors, seen_e, _clip(label, 200))
+                        break
+                else:
+                    status = leading_status(m.text[:200])
+                    first = m.text.strip().splitlines()[0] if m.text.strip() else ""
+                    if status is None and not first.startswith("The user doesn't want"):
+                        _add(errors, seen_e, _clip(first, 200))
+            continue
+        if m.role != "assistant":
+            continue
+        text = m.text
+        if text:
+            name_hits(text, 2)
+            for s in _sentences(text):
+                score = _decision_score(s)
+                if score > 0 and s not in seen_d:
+                    seen_d.add(s)
+                    decisions.append((score, len(decisions), _clip(s)))
+            for p in _PATH.findall(text):
+                _add(read, set(read), p)
+            if not m.tool_calls:
+                pending_shell = [_clip(b.strip(), 200) for b in _SHELL_BLOCK.findall(text)]
+        for call in m.tool_calls:
+            args = _args(call.arguments)
+            path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
+            if path:
+                (changed if _CHANGE_TOOL.search(call.name) else read).append(path)
+            command = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), None)
+            if command:
+                cmd = _clip(command.strip().splitlines()[0] if command.strip() else "", 200)
+                if cmd:
+                    commands.pop(cmd, None)
+                    commands[cmd] = _outcome(results.get(call.id))
+            for key in ("new_string", "content", "new_str"):
+                value = args.get(key)
+                if isinstance(value, str):
+                    before = str(args.get("old_string") or args.get("old_str") or "")
+                    for found in set(_NAME.findall(value)) - set(_NAME.findall(before)):
+                        names[found] += 1
+                        first_seen.setdefault(found, order)
+                        order += 1
+            listed = args.get("todos")
+            if isinstance(listed, list):
+                todos = [
+                    _clip(str(t.get("content") or t.get("task") or ""))
+                    for t in listed
+                    if isinstance(t, dict) and str(t.get("status", "")).lower() not in _TODO_DONE
+                ]
+
+    root = _root([*changed, *read])
+
+    def rel(p: str) -> str:
+        return p[len(root) + 1 :] if root and p.startswith(root + "/") else p
+
+    files_changed = list(dict.fromkeys(rel(p) for p in changed))
+    files_read = [p for p in dict.fromkeys(rel(p) for p in read) if p not in files_changed]
+    shown = " ".join((*files_changed, *files_read))
+    ranked = sorted(names, key=lambda n: (-names[n], first_seen[n]))
+    identifiers = [n for n in ranked if n not in shown and os.sep not in n]
+    open_tasks = [_clip(latest, 600)] if latest else []
+    open_tasks += [t for t in todos if t]
+    cmds = [f"{c} -> {o}" if o else c for c, o in commands.items()]
+    summary = ContextSummary(
+        task=task,
+        constraints=constraints[: _LIMITS["constraints"]],
+        decisions=_best(decisions, _LIMITS["decisions"]),
+        working_directory=root,
+        files_read=files_read[: _LIMITS["files_read"]],
+        files_changed=files_changed[: _LIMITS["files_changed"]],
+        commands=cmds[-_LIMITS["commands"] :],
+        errors=errors[-_LIMITS["errors"] :],
+        identifiers=identifiers[: _LIMITS["identifiers"]],
+        open_tasks=open_tasks[: _LIMITS["open_tasks"]],
+    )
+    return summary if previous is None else merge(previous, summary)

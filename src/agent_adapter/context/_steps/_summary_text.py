@@ -1,0 +1,287 @@
+"""ContextSummary: what an agent needs to continue, and its one text form.
+
+A summary message is a user message whose text opens with :data:`SUMMARY_HEAD`; the text is
+written by :func:`render` and read back by :func:`parse`, so a later compression folds an
+earlier summary into the new one instead of stacking summaries (and never summarizes a span
+that holds nothing but summaries again). :func:`transcript` renders the messages a model
+summarizer reads: roles and tool calls as plain lines, non-text parts as placeholders
+(``[image: image/png]``), never base64.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_adapter._messages import (
+    FilePart,
+    ImagePart,
+    Message,
+    OpaquePart,
+    TextPart,
+    ThinkingPart,
+)
+
+__all__ = [
+    "LIST_FIELDS",
+    "SUMMARY_HEAD",
+    "ContextSummary",
+    "is_summary",
+    "merge",
+    "parse",
+    "render",
+    "summary_count",
+    "transcript",
+]
+
+#: The first words of every summary message this library writes.
+SUMMARY_HEAD = "[Summary of the earlier conversation"
+_HEAD = SUMMARY_HEAD + " ({n} messages); the messages it replaced are gone]"
+_HEAD_RE = re.compile(r"\A\[Summary of the earlier conversation \((\d+) messages\)")
+#: One item of a list is shown at most this long.
+ITEM_MAX_CHARS = 400
+TASK_MAX_CHARS = 1200
+
+
+class ContextSummary(BaseModel):
+    """The summariser's structured output: what an agent needs to continue its work.
+
+    The model summarizer replies in this shape (JSON schema structured output); the embedded
+    extractive summarizer fills it from the messages themselves. Every list is oldest first.
+
+    Attributes:
+        task: the task the user gave, in the user's words where possible.
+        constraints: rules and preferences the user stated (``never push to main``).
+        decisions: what the assistant decided, and why when it said so.
+        working_directory: the directory the file paths below are relative to, when known.
+        files_read: files read or referred to.
+        files_changed: files created, edited or deleted.
+        commands: commands run and their outcome (``pytest -q -> exit 1``).
+        errors: error lines and failures met (and whether they were fixed, when stated).
+        identifiers: names the work refers to: functions, classes, ids, issue numbers.
+        open_tasks: what is still to be done, the latest request first.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = ""
+    constraints: list[str] = Field(default_factory=list)
+    decisions: list[str] = Field(default_factory=list)
+    working_directory: str = ""
+    files_read: list[str] = Field(default_factory=list)
+    files_changed: list[str] = Field(default_factory=list)
+    commands: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    identifiers: list[str] = Field(default_factory=list)
+    open_tasks: list[str] = Field(default_factory=list)
+
+    _title: ClassVar[str] = "ContextSummary"
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The reply schema: every field required, no others (OpenAI strict mode needs both)."""
+        schema = cls.model_json_schema()
+        props = schema.get("properties", {})
+        for prop in props.values():
+            prop.pop("default", None)
+        schema["required"] = list(props)
+        schema["additionalProperties"] = False
+        return schema
+
+    def is_empty(self) -> bool:
+        """True when no field says anything."""
+        return not any(getattr(self, name) for name in type(self).model_fields)
+
+
+LIST_FIELDS = (
+    "constraints",
+    "decisions",
+    "files_read",
+    "files_changed",
+    "commands",
+    "errors",
+    "identifiers",
+    "open_tasks",
+)
+#: Section titles, in the order rendered; inline ones are one comma-separated line.
+_TITLES = {
+    "task": "Task",
+    "constraints": "Constraints",
+    "working_directory": "Working directory",
+    "files_changed": "Files changed",
+    "files_read": "Files read",
+    "decisions": "Decisions",
+    "commands": "Commands",
+    "errors": "Errors",
+    "identifiers": "Identifiers",
+    "open_tasks": "Open tasks",
+}
+_INLINE = {"files_changed", "files_read", "identifiers"}
+#: When a summary is over its bound, items go from these fields first (the earliest items of
+#: a chronological field, the last of a ranked one), the open work and the task last.
+_TRIM = (
+    ("identifiers", -1),
+    ("files_read", -1),
+    ("commands", 0),
+    ("decisions", 0),
+    ("errors", 0),
+    ("constraints", -1),
+    ("files_changed", -1),
+    ("open_tasks", -1),
+)
+_SECTION = re.compile(
+    r"^(" + "|".join(re.escape(t) for t in _TITLES.values()) + r"):(?: (.*))?$", re.MULTILINE
+)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _body(summary: ContextSummary, style: str) -> str:
+    lines: list[str] = []
+    for name, title in _TITLES.items():
+        value = getattr(summary, name)
+        if not value:
+            continue
+        if isinstance(value, str):
+            limit = TASK_MAX_CHARS if name == "task" else ITEM_MAX_CHARS
+            lines.append(f"{title}: {_clip(value, limit)}")
+        elif name in _INLINE or style == "compact":
+            sep = ", " if name in _INLINE else "; "
+            lines.append(f"{title}: " + sep.join(_clip(v, ITEM_MAX_CHARS) for v in value))
+        else:
+            lines.append(f"{title}:")
+            lines.extend(f"- {_clip(v, ITEM_MAX_CHARS)}" for v in value)
+    return "\n".join(lines)
+
+
+def render(
+    summary: ContextSummary,
+    count: int,
+    *,
+    max_chars: int | None = None,
+    style: str = "structured",
+    fn: Callable[[ContextSummary], str] | None = None,
+) -> str:
+    """The text of a summary message standing for ``count`` messages, at most ``max_chars``
+    long (items dropped as :data:`_TRIM` says, then the text clipped); ``fn`` writes the body
+    instead (its result is clipped the same way)."""
+    head = _HEAD.format(n=count)
+    body = fn(summary) if fn is not None else _body(summary, style)
+    text = f"{head}\n{body}" if body else head
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    if fn is None:
+        trimmed = summary.model_copy(deep=True)
+        for name, end in _TRIM:
+            items: list[str] = getattr(trimmed, name)
+            while items and len(text) > max_chars:
+                items.pop(end)
+                text = f"{head}\n{_body(trimmed, style)}"
+            if len(text) <= max_chars:
+                return text
+    return text[: max(len(head), max_chars - 4)].rstrip() + " ..."
+
+
+def is_summary(message: Message) -> bool:
+    """True for a summary message this library wrote."""
+    return message.role == "user" and not message.tool_calls and summary_count(message) is not None
+
+
+def summary_count(message: Message) -> int | None:
+    """How many messages a summary message stands for; ``None`` when it is no summary."""
+    found = _HEAD_RE.match(message.text)
+    return int(found.group(1)) if found else None
+
+
+def parse(text: str) -> ContextSummary:
+    """The summary :func:`render` wrote as ``text`` (structured style; other text is read as
+    the task, so nothing of an earlier summary is lost when it is folded)."""
+    out = ContextSummary()
+    hits = list(_SECTION.finditer(text))
+    titles = {t: n for n, t in _TITLES.items()}
+    if not hits:
+        rest = text.split("\n", 1)[1] if "\n" in text else ""
+        out.task = rest.strip()
+        return out
+    for k, hit in enumerate(hits):
+        name = titles[hit.group(1)]
+        end = hits[k + 1].start() if k + 1 < len(hits) else len(text)
+        inline = (hit.group(2) or "").strip()
+        block = text[hit.end() : end]
+        if name in ("task", "working_directory"):
+            setattr(out, name, " ".join((inline + block).split()))
+        elif name in _INLINE:
+            setattr(out, name, [v.strip() for v in inline.split(", ") if v.strip()])
+        elif inline:
+            setattr(out, name, [v.strip() for v in inline.split("; ") if v.strip()])
+        else:
+            items = [ln[2:].strip() for ln in block.splitlines() if ln.startswith("- ")]
+            setattr(out, name, items)
+    return out
+
+
+def merge(older: ContextSummary, newer: ContextSummary) -> ContextSummary:
+    """One summary of both spans: the older task (unless it has none), every list item once
+    (older ones first), the newer open tasks (the older ones when the newer has none)."""
+    out = ContextSummary(
+        task=older.task or newer.task,
+        working_directory=newer.working_directory or older.working_directory,
+    )
+    for name in LIST_FIELDS:
+        a, b = getattr(older, name), getattr(newer, name)
+        if name == "open_tasks":
+            setattr(out, name, list(b or a))
+            continue
+        seen: set[str] = set()
+        items = []
+        for v in (*a, *b):
+            if v not in seen:
+                seen.add(v)
+                items.append(v)
+        setattr(out, name, items)
+    return out
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, TextPart):
+        return part.text
+    if isinstance(part, ImagePart):
+        where = part.url if part.url and not part.url.startswith("data:") else None
+        return f"[image: {part.media_type or where or 'inline'}]"
+    if isinstance(part, FilePart):
+        return f"[file: {part.filename or part.media_type or part.file_id or 'inline'}]"
+    if isinstance(part, ThinkingPart):
+        return "" if part.redacted else f"[thinking] {part.text}"
+    if isinstance(part, OpaquePart):
+        return f"[{part.provider} item]"
+    return ""
+
+
+def message_text(message: Message, max_chars: int | None = None) -> str:
+    """One message as transcript lines: ``role: text``, tool calls as ``-> name(args)``, a
+    tool result as ``tool result (id):``; non-text parts as placeholders. Longer than
+    ``max_chars``, it keeps its head and tail with a marker between."""
+    text = "\n".join(t for t in map(_part_text, message.parts) if t)
+    if message.role == "tool":
+        label = f"tool result ({message.name or message.tool_call_id})"
+    else:
+        label = message.role
+    lines = [f"{label}: {text}" if text else f"{label}:"]
+    lines.extend(f"-> {c.name}({c.arguments})" for c in message.tool_calls)
+    out = "\n".join(lines)
+    if max_chars is not None and len(out) > max_chars:
+        head, tail = max_chars * 2 // 3, max_chars // 4
+        cut = len(out) - head - tail
+        out = f"{out[:head]}\n[... {cut} characters left out ...]\n{out[len(out) - tail :]}"
+    return out
+
+
+def transcript(messages: Sequence[Message], max_chars: int | None = None) -> list[str]:
+    """Each message as :func:`message_text` (summary messages as they are)."""
+    return [message_text(m, max_chars) for m in messages]

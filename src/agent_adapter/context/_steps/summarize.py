@@ -1,0 +1,405 @@
+"""Summarize and SummarizeLongMessage: replace old history, or one long text, by a summary.
+
+Both work with your model (any :class:`~agent_adapter.LLMPort`) or, by default, with the
+embedded extractive summarizer (no model: every item is copied out of the messages, so it
+never states anything they do not; see :mod:`._extractive`). A model's summary goes through
+the fidelity check of :mod:`._summarizer`. A failing or timing-out model raises out of
+``apply``: the policy's ``on_step_error`` decides (``"skip"``, the default, leaves the history
+unchanged and puts a ``StepFailure`` in the report); an invalid reply only skips the step (or
+that message).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
+from agent_adapter._model import LLMPort
+from agent_adapter.context._digest import join_names, names_in
+from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._steps._extractive import extract_summary, top_names
+from agent_adapter.context._steps._summarizer import (
+    ModelSummarizer,
+    OnMissing,
+    checked_summary,
+    summarizer_window,
+)
+from agent_adapter.context._steps._summary_text import (
+    ContextSummary,
+    is_summary,
+    render,
+    summary_count,
+)
+
+__all__ = ["Summarize", "SummarizeLongMessage"]
+
+SummaryStyle = Literal["structured", "compact"] | Callable[[ContextSummary], str]
+#: A summary's characters per token of its bound (chars/4, as ``estimate_tokens``).
+_CHARS_PER_TOKEN = 4
+_OPENER = "thinking_opener"
+_REFERENCE = re.compile(r"(<reference>)(.*?)(</reference>)", re.S)
+
+
+def _check_int(owner: str, name: str, value: Any, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{owner}.{name} must be an int >= {low}, got {value!r}")
+
+
+def _check_common(step: Any, owner: str) -> None:
+    if step.model is not None and not (
+        callable(getattr(step.model, "generate", None)) and hasattr(step.model, "provider")
+    ):
+        raise ConfigError(f"{owner}.model must be an LLMPort or None (the extractive default)")
+    _check_int(owner, "max_summary_tokens", step.max_summary_tokens, 16)
+    if step.summarizer_window is not None:
+        _check_int(owner, "summarizer_window", step.summarizer_window, 1)
+    t = step.timeout_s
+    if t is not None and (
+        isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0
+    ):
+        raise ConfigError(f"{owner}.timeout_s must be None or a number > 0, got {t!r}")
+
+
+@dataclass(kw_only=True)
+class Summarize(BaseCompressionStep):
+    """Replace the oldest messages with summaries written by your model.
+
+    The newest keep_recent_messages non-system messages stay as they are (a tool round on
+    the edge is kept whole), and so does every protected message. Each unbroken run of
+    unprotected units between protected ones gets its own summary in its own place, so the
+    order around pinned and approval messages never changes. Runs go oldest first, and only
+    as many units as the target needs.
+
+    A summary is one user message right where its run was (after the system prompt, never a
+    second system message), opening with ``[Summary of the earlier conversation (N
+    messages)...]`` and then the :class:`ContextSummary` sections (task, constraints, files
+    changed and read, decisions, commands with their outcome, errors, identifiers, open
+    tasks). A run holding an earlier summary folds it into the new one (one summary, never
+    a stack); a run that is nothing but earlier summaries is left alone (the same span is
+    never summarized twice), and a summary that would not be smaller than its run is not
+    made. Like LangChain's ``SummarizationMiddleware`` and Claude Code's compaction it
+    summarizes history into one user turn; unlike them it checks a model's summary against
+    the span (see :mod:`._summarizer`) and never drops the latest user message.
+
+    Args:
+        model: the summarizer (any LLMPort; it gets ``stage="summary"`` requests with
+            JSON-schema structured output). ``None``: the embedded extractive summarizer
+            (no model, deterministic, offline).
+        keep_recent_messages: the newest this many non-system messages stay verbatim.
+        summary_style: ``"structured"`` (one section a field, one line an item),
+            ``"compact"`` (one line a section), or ``fn(summary) -> str`` writing the text
+            after the first line.
+        max_summary_tokens: the bound of one summary (and of the model's reply).
+        summarizer_window: the model's context window; default its ``context_window``
+            attribute, else its model profile. A span over it is summarized in chunks.
+        timeout_s: seconds one summarizer call may take (``None``: no limit).
+        on_missing: what the fidelity check does with probes the model's summary lacks:
+            ``"add"`` them from the extractive summary, or ``"retry"`` the call once first.
+        instructions: extra instructions for the model's prompt.
+
+    Raises:
+        ConfigError: a setting is out of range (at construction); in apply, a
+            summary_style function returned something other than a str.
+    """
+
+    name: ClassVar[str] = "summarize"
+    model: LLMPort | None = None
+    keep_recent_messages: int = 6
+    summary_style: SummaryStyle = "structured"
+    max_summary_tokens: int = 2000
+    summarizer_window: int | None = None
+    timeout_s: float | None = 120.0
+    on_missing: OnMissing = "add"
+    instructions: str = ""
+
+    def __post_init__(self) -> None:
+        _check_int("Summarize", "keep_recent_messages", self.keep_recent_messages, 0)
+        _check_common(self, "Summarize")
+        style = self.summary_style
+        if not callable(style) and style not in ("structured", "compact"):
+            raise ConfigError(
+                "Summarize.summary_style must be 'structured', 'compact' or a function, "
+                f"got {style!r}"
+            )
+        if self.on_missing not in ("add", "retry"):
+            raise ConfigError(
+                f"Summarize.on_missing must be 'add' or 'retry', got {self.on_missing!r}"
+            )
+
+    async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
+        """messages with old runs replaced by summaries, when that saves tokens.
+
+        Raises:
+            ConfigError: a summary_style function returned something other than a str.
+            ModelError: the model call failed (an invalid reply only skips the step).
+        """
+        total = context.tokens(messages)
+        if context.under_target(total):
+            return messages
+        units = context.units(messages)
+        non_system = [i for i, m in enumerate(messages) if m.role != "system"]
+        k = self.keep_recent_messages
+        recent = set(non_system[len(non_system) - k :]) if k else set()
+        free = [
+            not u.protected and not any(i in recent for i in range(u.start, u.stop)) for u in units
+        ]
+        reserve = self.max_summary_tokens
+        chosen: list[int] = []
+        saved = 0
+        runs = 0
+        for n, unit in enumerate(units):
+            if not free[n]:
+                continue
+            if context.under_target(total - saved + reserve * max(runs, 1)):
+                break
+            if not chosen or chosen[-1] != n - 1 or not free[n - 1]:
+                runs += 1
+            chosen.append(n)
+            saved += sum(context.message_tokens(m) for m in unit.messages)
+        opener = next(
+            (n for n, u in enumerate(units) if context.protection.reason(u.messages[0]) == _OPENER),
+            None,
+        )
+        groups = _runs(chosen, opener)
+        removed: set[int] = set()
+        placed: dict[int, Message] = {}  # unit index -> the summary standing before it
+        for group in groups:
+            span = [m for n in group for m in units[n].messages]
+            if all(is_summary(m) for m in span):
+                continue  # the same span is never summarized twice
+            summary = await self._summary(span, context)
+            if summary is None:
+                return messages  # an invalid reply skips the step
+            message = self._message(summary, span, context)
+            if message is None:
+                continue
+            at = group[0] if opener is None or group[0] < opener else opener
+            placed[at] = message
+            removed.update(group)
+        if not placed:
+            return messages
+        out: list[Message] = []
+        for n, unit in enumerate(units):
+            if n in placed:
+                out.append(placed[n])
+            if n not in removed:
+                out.extend(unit.messages)
+        return out
+
+    async def _summary(
+        self, span: Sequence[Message], context: StepContext
+    ) -> ContextSummary | None:
+        extract = extract_summary(span)
+        if self.model is None:
+            return extract
+        summarizer = ModelSummarizer(
+            self.model,
+            self.max_summary_tokens,
+            summarizer_window(self.model, self.summarizer_window),
+            self.timeout_s,
+            self.instructions,
+        )
+        earlier = [m for m in span if is_summary(m)]
+        rest = [m for m in span if not is_summary(m)]
+        previous = None
+        if earlier:
+            previous = extract_summary(earlier)
+        return await checked_summary(summarizer, rest, previous, extract, context, self.on_missing)
+
+    def _message(
+        self, summary: ContextSummary, span: Sequence[Message], context: StepContext
+    ) -> Message | None:
+        """The summary message for ``span``, bounded and smaller than the span; ``None``
+        when no summary that small can be written."""
+        count = sum(summary_count(m) or 1 for m in span)
+        span_tokens = sum(context.message_tokens(m) for m in span)
+        style = self.summary_style
+        fn = style if callable(style) else None
+        if fn is not None:
+            probe = fn(summary)
+            if not isinstance(probe, str):
+                raise ConfigError(
+                    f"Summarize.summary_style returned {type(probe).__name__}, not a str"
+                )
+        bound = min(self.max_summary_tokens, span_tokens - 1) * _CHARS_PER_TOKEN
+        text_style = style if isinstance(style, str) else "structured"
+        for _ in range(4):
+            if bound <= 0:
+                return None
+            text = render(summary, count, max_chars=bound, style=text_style, fn=fn)
+            message = Message("user", text)
+            tokens = context.message_tokens(message)
+            if tokens < span_tokens and tokens <= self.max_summary_tokens:
+                return message
+            bound = int(bound * min(span_tokens - 1, self.max_summary_tokens) / tokens * 0.95)
+        return None
+
+
+def _runs(chosen: Sequence[int], opener: int | None) -> list[list[int]]:
+    """Consecutive unit indexes grouped into runs; every unit after the current turn's
+    thinking opener goes into one run, summarized right before the opener (nothing may be
+    added inside a tool loop whose turn opened on thinking, see ``enforce_invariants``)."""
+    groups: list[list[int]] = []
+    late: list[int] = []
+    for n in chosen:
+        if opener is not None and n > opener:
+            late.append(n)
+        elif groups and groups[-1][-1] == n - 1:
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    return [*groups, late] if late else groups
+
+
+def _extractive_text(text: str, max_chars: int) -> str:
+    """An extractive summary of one long text within ``max_chars``: its opening lines as they
+    are, then the names the rest holds (paths, commands and exit status, error lines, failed
+    tests, ids; see :mod:`agent_adapter.context._digest`) and the identifiers it uses most."""
+    head_room = max_chars // 2
+    head = text[:head_room]
+    cut = head.rfind("\n")
+    if cut > head_room // 2:
+        head = head[:cut]
+    rest = text[len(head) :]
+    found, extra = names_in(rest, head)
+    header = f"[Summary of a {len(text)}-character text: its start, then what the rest names]"
+    room = max_chars - len(header) - len(head) - 40
+    named = join_names(found, extra, max(0, room * 2 // 3))
+    used = set(named.split(", ")) | set(head.split())
+    ids = [n for n in top_names(rest, 40) if n not in used and n not in named]
+    idents = ", ".join(ids)
+    left = max(0, room - len(named))
+    if len(idents) > left:
+        idents = idents[:left].rsplit(", ", 1)[0] if left > 0 else ""
+    lines = [header, head.rstrip()]
+    if named:
+        lines.append(f"[the rest names: {named}]")
+    if idents:
+        lines.append(f"[identifiers: {idents}]")
+    return "\n".join(lines)
+
+
+@dataclass(kw_only=True)
+class SummarizeLongMessage(BaseCompressionStep):
+    """Replace the text of each message over bigger_than_tokens with your model's summary.
+
+    Oldest first, only as many as needed; tool calls and ids stay. With
+    include_system_prompt=True, an unpinned system prompt is shortened too, last, but only
+    inside its <reference>...</reference> blocks: every other line stays word for word.
+
+    With ``model=None`` the summary is extractive: the text's opening lines as they are,
+    then the paths, commands and exit statuses, error lines, failed tests and ids the rest
+    holds, and the identifiers it uses most. A model's text over its window is summarized in
+    chunks (each retried strictly smaller on the summarizer's own overflow) and the chunk
+    summaries joined.
+
+    Args:
+        model: the summarizer (LLMPort), or ``None`` for the extractive default.
+        bigger_than_tokens: a message over this many tokens is summarized.
+        include_system_prompt: also shorten the ``<reference>`` blocks of an unpinned system
+            prompt, after the other messages.
+        max_summary_tokens: the bound of one message's summary.
+        summarizer_window: the model's window (default: its ``context_window``, its profile).
+        timeout_s: seconds one summarizer call may take (``None``: no limit).
+
+    Raises:
+        ConfigError: a setting is out of range.
+    """
+
+    name: ClassVar[str] = "summarize_long_message"
+    model: LLMPort | None = None
+    bigger_than_tokens: int = 4000
+    include_system_prompt: bool = False
+    max_summary_tokens: int = 500
+    summarizer_window: int | None = None
+    timeout_s: float | None = 120.0
+
+    def __post_init__(self) -> None:
+        _check_int("SummarizeLongMessage", "bigger_than_tokens", self.bigger_than_tokens, 1)
+        _check_common(self, "SummarizeLongMessage")
+        if not isinstance(self.include_system_prompt, bool):
+            raise ConfigError("SummarizeLongMessage.include_system_prompt must be a bool")
+
+    async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
+        """messages with long texts summarised until under the target.
+
+        Raises:
+            ModelError: the model call failed (an invalid reply only skips that message).
+        """
+        out = list(messages)
+        total = context.tokens(out)
+        order = [
+            i
+            for i, m in enumerate(out)
+            if not context.is_protected(m) and m.text and not is_summary(m)
+        ]
+        if self.include_system_prompt:
+            order += [
+                i
+                for i, m in enumerate(out)
+                if m.role == "system"
+                and not context.protection.is_pinned(m)
+                and "<reference>" in m.text
+            ]
+        for i in order:
+            if context.under_target(total):
+                break
+            m = out[i]
+            before = context.message_tokens(m)
+            if m.role == "system":
+                text = await self._references(m.text, context)
+            elif before > self.bigger_than_tokens:
+                text = await self._shorten(m.text, context)
+            else:
+                continue
+            if text is None or text == m.text:
+                continue
+            changed = m.with_text(text)
+            after = context.message_tokens(changed)
+            if after < before:
+                out[i] = changed
+                total += after - before
+        return out
+
+    async def _shorten(self, text: str, context: StepContext) -> str | None:
+        bound = self.max_summary_tokens * _CHARS_PER_TOKEN
+        if self.model is None:
+            return _extractive_text(text, bound)
+        summarizer = ModelSummarizer(
+            self.model,
+            self.max_summary_tokens,
+            summarizer_window(self.model, self.summarizer_window),
+            self.timeout_s,
+        )
+        reply = await summarizer.shorten(text, context)
+        if reply is None:
+            return None
+        reply = reply if len(reply) <= bound else reply[: bound - 4].rstrip() + " ..."
+        return f"[Summary of a {len(text)}-character text]\n{reply}"
+
+    async def _references(self, text: str, context: StepContext) -> str | None:
+        """``text`` with the inside of each long ``<reference>`` block summarized; every
+        other character stays as it is."""
+        pieces: list[str] = []
+        last = 0
+        changed = False
+        for block in _REFERENCE.finditer(text):
+            inner = block.group(2)
+            pieces.append(text[last : block.start(2)])
+            tokens = context.message_tokens(Message("user", inner))
+            short = (
+                await self._shorten(inner, context) if tokens > self.bigger_than_tokens else None
+            )
+            if short is not None and len(short) < len(inner):
+                pieces.append(f"\n{short}\n")
+                changed = True
+            else:
+                pieces.append(inner)
+            last = block.end(2)
+        pieces.append(text[last:])
+        return "".join(pieces) if changed else None
