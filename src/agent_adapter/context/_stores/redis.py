@@ -59,7 +59,8 @@ class RedisStore(SaveOne):
         prefix: the start of every key this store writes.
         max_text_chars: longer texts are not saved (the shortened result offers no recall).
         max_connections: the pool size of each side (async and sync).
-        timeout_s: connect and socket timeout of each command.
+        timeout_s: connect and socket timeout of each command. On a busy event loop a reply
+            also waits for the loop: give many concurrent compressions on one loop more.
         pool_timeout_s: how long a call waits for a free connection.
 
     Raises:

@@ -373,7 +373,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
             return "maybe"
         if not isinstance(content, list) or not all(isinstance(b, Mapping) for b in content):
             return None
-        kinds = {b.get("type") for b in content}
+        kinds = {b.get("type") for b in content if isinstance(b.get("type"), str)}
         if (
             kinds & _SURE_BLOCKS
             or any(b.get("type") == "image" and "source" in b for b in content)

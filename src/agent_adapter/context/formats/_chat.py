@@ -36,6 +36,7 @@ from agent_adapter.context.formats._carrier import (
 from agent_adapter.context.formats._codec import check_json_depth, data_url, split_data_url
 from agent_adapter.context.formats._patch import CHAT_TEXT, patch_text_blocks
 from agent_adapter.context.formats._responses_items import (
+    _named,
     check_one_api,
     classify,
     is_item_type,
@@ -107,6 +108,8 @@ def _tool_call(raw: Any, where: str) -> ToolCall:
     if not isinstance(id_, str) or not id_:
         raise ConfigError(f"{where}.id must be a non-empty str")
     kind = raw.get("type", "function")
+    if not isinstance(kind, str):
+        raise ConfigError(f"{where}.type must be a str")
     body = raw.get(kind)
     if not isinstance(body, Mapping) or not isinstance(body.get("name"), str):
         raise ConfigError(f"{where}.{kind}.name must be a str")
@@ -129,7 +132,7 @@ def load_chat(native: Any, where: str) -> Message:
     if not isinstance(native, Mapping):
         raise ConfigError(f"{where} is {type(native).__name__}, not an OpenAI chat message dict")
     role = native.get("role")
-    if role not in _CHAT_ROLES:
+    if not _named(role) or role not in _CHAT_ROLES:
         raise ConfigError(f"{where}.role {role!r} is not an OpenAI chat role {sorted(_CHAT_ROLES)}")
     raw = native.get("content")
     content: str | tuple[Part, ...]
@@ -262,7 +265,7 @@ def chat_kind(item: Mapping[str, Any]) -> str | None:
     if isinstance(content, str) or content is None:
         return "maybe"
     if isinstance(content, list) and all(isinstance(p, Mapping) for p in content):
-        kinds = {p.get("type") for p in content}
+        kinds = {p.get("type") for p in content if isinstance(p.get("type"), str)}
         if kinds & _SURE_PARTS:
             return "sure"
         if kinds <= {"text"}:
@@ -294,6 +297,7 @@ def blank_dict(native: Any) -> bool:
         return not (content or "").strip()
     return isinstance(content, list) and all(
         isinstance(b, Mapping)
+        and isinstance(b.get("type"), str)
         and b.get("type") in _TEXT_PARTS
         and isinstance(b.get("text"), str)
         and not b["text"].strip()

@@ -273,12 +273,18 @@ class LangChainConverter(Converter[Any]):
                 lc[field] = value
         if chat_role is not None:
             lc["role"] = chat_role
-        kwargs = dict(getattr(native, "additional_kwargs", None) or {})
+        kwargs = getattr(native, "additional_kwargs", None) or {}
+        if not isinstance(kwargs, Mapping):
+            raise ConfigError(f"{where}.additional_kwargs must be a dict")
+        kwargs = dict(kwargs)
         carried = kwargs.pop(RESERVED_KEY, None)
         signatures = kwargs.pop(GEMINI_SIGNATURES_KEY, None)
         signatures = dict(signatures) if isinstance(signatures, Mapping) else {}
         calls: list[ToolCall] = []
-        for k, call in enumerate(getattr(native, "tool_calls", None) or ()):
+        raw_calls = getattr(native, "tool_calls", None) or ()
+        if not isinstance(raw_calls, list | tuple):
+            raise ConfigError(f"{where}.tool_calls must be a list")
+        for k, call in enumerate(raw_calls):
             calls.append(self._call(call, index, k, signatures, f"{where}.tool_calls[{k}]"))
         if signatures:
             kwargs[GEMINI_SIGNATURES_KEY] = signatures
@@ -294,7 +300,11 @@ class LangChainConverter(Converter[Any]):
                 _block_part(b)
                 for b in raw
                 if not (
-                    isinstance(b, Mapping) and b.get("type") in _CALL_BLOCKS and b.get("id") in ids
+                    isinstance(b, Mapping)
+                    and isinstance(b.get("type"), str)
+                    and b.get("type") in _CALL_BLOCKS
+                    and isinstance(b.get("id"), str)
+                    and b.get("id") in ids
                 )
             )
         else:

@@ -62,6 +62,7 @@ def dict_text_blocks(
     def is_text(block: Any) -> bool:
         return (
             isinstance(block, Mapping)
+            and isinstance(block.get("type"), str)
             and block.get("type") in types
             and isinstance(block.get("text"), str)
         )

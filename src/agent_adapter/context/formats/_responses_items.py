@@ -71,6 +71,12 @@ CALL_META = frozenset({"id", "status", "pending_safety_checks"})
 ARG_KEYS = {"function_call": "arguments", "custom_tool_call": "input"}
 
 
+def _named(value: Any, names: frozenset[str] | None = None) -> bool:
+    """``value`` is a str (in ``names``, when given): junk such as a list never reaches a set
+    lookup, which would raise TypeError instead of the ConfigError that names the field."""
+    return isinstance(value, str) and (names is None or value in names)
+
+
 def is_item_type(kind: Any) -> bool:
     """True for a known Responses item type, or one shaped like them (``*_call``, ``mcp_*``)."""
     return isinstance(kind, str) and (
@@ -103,11 +109,11 @@ def classify(item: Any) -> str | None:
         return None
     if "type" in item:
         return "responses" if isinstance(item["type"], str) else None
-    if item.get("role") not in _CHAT_ROLES:
+    if not _named(item.get("role"), _CHAT_ROLES):
         return None
     content = item.get("content")
     kinds = (
-        {p.get("type") for p in content if isinstance(p, Mapping)}
+        {p.get("type") for p in content if isinstance(p, Mapping) and _named(p.get("type"))}
         if isinstance(content, list)
         else set()
     )
@@ -143,12 +149,12 @@ def kind(item: Mapping[str, Any]) -> str | None:
     kind_ = item.get("type")
     if kind_ is None or kind_ == "message":
         content = item.get("content")
-        if item.get("role") not in _MESSAGE_ROLES:
+        if not _named(item.get("role"), _MESSAGE_ROLES):
             return None
         if isinstance(content, str):
             return "sure"
         if isinstance(content, list) and all(
-            isinstance(p, Mapping) and p.get("type") in PART_TYPES for p in content
+            isinstance(p, Mapping) and _named(p.get("type"), PART_TYPES) for p in content
         ):
             return "sure"
         return None
@@ -233,7 +239,7 @@ def _load_part(raw: Any, role: str) -> Part:
 
 def _load_message(item: Mapping[str, Any], where: str) -> Message:
     role = item.get("role")
-    if role not in _MESSAGE_ROLES:
+    if not _named(role) or role not in _MESSAGE_ROLES:
         raise ConfigError(f"{where}.role {role!r} must be one of {sorted(_MESSAGE_ROLES)}")
     raw = item.get("content")
     content: str | tuple[Part, ...]

@@ -237,7 +237,8 @@ def _turn_opener(base: Sequence[Any]) -> int | None:
 def _has_thinking(message: Any) -> bool:
     content = message.get("content") if isinstance(message, Mapping) else None
     return isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") in _THINKING for b in content
+        isinstance(b, Mapping) and isinstance(b.get("type"), str) and b.get("type") in _THINKING
+        for b in content
     )
 
 
