@@ -77,3 +77,13 @@ async def test_a_second_overflow_propagates(kind: str, srv: ProviderServer, make
     with pytest.raises(ModelContextOverflow):
         await model.generate(ModelRequest(messages=messages, ctx=ctx))
     assert len(srv.requests) == 2 and srv.pending == 1
+
+
+async def test_an_overflow_reported_mid_stream_before_any_content_is_retried(
+    kind: str, srv: ProviderServer, make: Make
+) -> None:
+    model, messages, ctx, names = _setup(kind, make)
+    srv.add(Reply.overflow(in_stream=True), Reply(text="fixed"))
+    events = [e async for e in model.stream(ModelRequest(messages=messages, ctx=ctx))]
+    assert events[-1].response.text == "fixed"
+    _check_one_smaller_retry(srv, names, ctx)

@@ -21,6 +21,7 @@ from _provider_cases import (
     srv,
 )
 from agent_adapter import (
+    ConfigError,
     Message,
     ModelContextOverflow,
     ModelError,
@@ -265,3 +266,29 @@ async def test_thinking_is_read_streamed_and_sent_back_as_each_api_wants(
     streamed = events[-1].response.message.content
     assert [(type(p), p.text) for p in streamed] == [(type(p), p.text) for p in (thinking, text)]
     assert streamed[0].signature == thinking.signature
+
+
+async def test_errors_reported_mid_stream_are_translated(
+    kind: str, srv: ProviderServer, make: Make
+) -> None:
+    srv.add(
+        Reply.overflow(tokens=150_000, limit=128_000, in_stream=True),
+        Reply.server_error(500, in_stream=True),
+    )
+    model = make(kind)
+    with pytest.raises(ModelContextOverflow) as caught:
+        await _collect(model, request())
+    if kind != "responses":
+        assert (caught.value.tokens, caught.value.limit) == (150_000, 128_000)
+    with pytest.raises(ModelError) as failed:
+        await _collect(model, request())
+    assert type(failed.value) is ModelError
+    assert [r.stream for r in srv.requests] == [True, True]
+
+
+async def test_unknown_options_fail_before_sending(
+    kind: str, srv: ProviderServer, make: Make
+) -> None:
+    with pytest.raises(ConfigError, match=r"options\['temprature'\]"):
+        await make(kind).generate(request(options={"temprature": 0.5}))
+    assert srv.requests == []

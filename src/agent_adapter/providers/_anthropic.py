@@ -36,7 +36,14 @@ from agent_adapter._model import (
 from agent_adapter._profiles import model_profile
 from agent_adapter.context.formats import strip_reserved
 from agent_adapter.context.formats._anthropic import AnthropicConverter
-from agent_adapter.providers._base import Parsed, ProviderModel, StreamState, split_system
+from agent_adapter.providers._base import (
+    Parsed,
+    ProviderModel,
+    StreamState,
+    call_parameters,
+    checked_options,
+    split_system,
+)
 from agent_adapter.providers._overflow import overflow_or_error
 
 __all__ = ["AnthropicModel"]
@@ -149,7 +156,11 @@ class AnthropicModel(ProviderModel):
             kwargs["top_p"] = request.top_p
         if request.stop:
             kwargs["stop_sequences"] = list(request.stop)
-        kwargs.update(request.options)
+        kwargs.update(
+            checked_options(
+                request, call_parameters(self._client.messages.create), "Anthropic messages.create"
+            )
+        )
         return kwargs
 
     async def _send(self, kwargs: dict[str, Any]) -> Any:

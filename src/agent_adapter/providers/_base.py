@@ -37,7 +37,15 @@ from agent_adapter._model import (
 )
 from agent_adapter._run import emit_event, record_call
 
-__all__ = ["Parsed", "ProviderModel", "StreamState", "split_system", "tool_arguments"]
+__all__ = [
+    "Parsed",
+    "ProviderModel",
+    "StreamState",
+    "call_parameters",
+    "checked_options",
+    "split_system",
+    "tool_arguments",
+]
 
 #: Exceptions that mean the reply could not be read (bad JSON, missing fields, a message that
 #: fails validation): ``ModelOutputInvalid``.
@@ -321,6 +329,28 @@ def _checked(request: Any) -> ModelRequest:
     if not request.messages:
         raise ConfigError("ModelRequest.messages is empty: a model call needs a message")
     return request
+
+
+def checked_options(request: ModelRequest, accepted: Any, api: str) -> dict[str, Any]:
+    """``request.options`` when the API call takes each of them (a ``ConfigError`` naming
+    the first it does not take, so a typo fails before any request is sent)."""
+    options = dict(request.options)
+    for key in options:
+        if key not in accepted:
+            raise ConfigError(
+                f"ModelRequest.options[{key!r}]: {api} takes no such field (for a field the "
+                "SDK does not know, use options={'extra_body': {...}})"
+                if "extra_body" in accepted
+                else f"ModelRequest.options[{key!r}]: {api} takes no such field"
+            )
+    return options
+
+
+def call_parameters(method: Any) -> frozenset[str]:
+    """The keyword parameters an SDK method takes."""
+    import inspect
+
+    return frozenset(inspect.signature(method).parameters)
 
 
 def split_system(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:

@@ -40,7 +40,13 @@ from agent_adapter._model import (
 )
 from agent_adapter.context.formats import strip_reserved
 from agent_adapter.context.formats._gemini import GeminiConverter
-from agent_adapter.providers._base import Parsed, ProviderModel, StreamState, split_system
+from agent_adapter.providers._base import (
+    Parsed,
+    ProviderModel,
+    StreamState,
+    checked_options,
+    split_system,
+)
 from agent_adapter.providers._overflow import overflow_or_error
 
 __all__ = ["GeminiModel"]
@@ -179,7 +185,8 @@ class GeminiModel(ProviderModel):
                 config[name] = value
         if request.stop:
             config["stop_sequences"] = list(request.stop)
-        config.update(request.options)
+        fields = importlib.import_module("google.genai.types").GenerateContentConfig.model_fields
+        config.update(checked_options(request, fields, "Gemini GenerateContentConfig"))
         return {
             "model": self.model,
             "contents": strip_reserved(_GEMINI.dump_all(rest)),

@@ -28,7 +28,13 @@ from agent_adapter._model import (
 )
 from agent_adapter.context.formats import strip_reserved
 from agent_adapter.context.formats._chat import ChatConverter
-from agent_adapter.providers._base import Parsed, ProviderModel, StreamState
+from agent_adapter.providers._base import (
+    Parsed,
+    ProviderModel,
+    StreamState,
+    call_parameters,
+    checked_options,
+)
 from agent_adapter.providers._openai_errors import import_openai, openai_error
 
 __all__ = ["OpenAIChatModel"]
@@ -179,7 +185,13 @@ class OpenAIChatModel(ProviderModel):
                 kwargs[name] = value
         if request.stop:
             kwargs["stop"] = list(request.stop)
-        kwargs.update(request.options)
+        kwargs.update(
+            checked_options(
+                request,
+                call_parameters(self._client.chat.completions.create),
+                "OpenAI chat.completions.create",
+            )
+        )
         return kwargs
 
     async def _send(self, kwargs: dict[str, Any]) -> Any:

@@ -27,7 +27,13 @@ from agent_adapter._model import (
 )
 from agent_adapter.context.formats import strip_reserved
 from agent_adapter.context.formats._responses import ResponsesConverter
-from agent_adapter.providers._base import Parsed, ProviderModel, StreamState
+from agent_adapter.providers._base import (
+    Parsed,
+    ProviderModel,
+    StreamState,
+    call_parameters,
+    checked_options,
+)
 from agent_adapter.providers._openai_errors import import_openai, openai_error
 from agent_adapter.providers._overflow import overflow_or_error
 
@@ -150,7 +156,11 @@ class OpenAIResponsesModel(ProviderModel):
         for name in ("temperature", "top_p"):
             if (value := getattr(request, name)) is not None:
                 kwargs[name] = value
-        kwargs.update(request.options)
+        kwargs.update(
+            checked_options(
+                request, call_parameters(self._client.responses.create), "OpenAI responses.create"
+            )
+        )
         return kwargs
 
     async def _send(self, kwargs: dict[str, Any]) -> Any:

@@ -101,5 +101,5 @@ def overflow_or_error(
         return ModelContextOverflow(
             message, tokens=tokens, limit=limit, provider=provider, model=model
         )
-    head = f"{status} " if status is not None else ""
+    head = f"{status} " if status not in (None, 200) else ""  # 200: an error mid-stream
     return ModelError(f"{head}{message}", provider=provider, model=model)

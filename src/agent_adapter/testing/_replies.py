@@ -40,7 +40,7 @@ from typing import Any, Literal, TypeAlias
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import ToolCall
 
-__all__ = ["OverflowStyle", "Protocol", "Reply", "ReplyKind", "error_body"]
+__all__ = ["OverflowStyle", "Protocol", "Reply", "ReplyKind", "error_body", "stream_error"]
 
 #: The wire protocols the server speaks.
 Protocol: TypeAlias = Literal["chat", "responses", "anthropic", "gemini"]
@@ -84,6 +84,11 @@ class Reply:
         overflow_style: which OpenAI-compatible server's overflow body Chat Completions sends.
         status: the HTTP status of an error reply.
         retry_after_s: a ``retry-after-ms`` header on a 429 / 5xx (SDKs honour it).
+        in_stream: an error reply to a streaming request comes as an error event after the
+            stream began (status 200), as providers report failures mid-stream: Chat
+            Completions a ``data: {"error": ...}`` line, Responses an ``error`` event,
+            Anthropic an ``event: error`` frame after ``message_start``, Gemini a
+            ``data: {"error": ...}`` line. A non-streaming request gets the HTTP error.
         body: the raw text of a malformed reply.
         chunk_size: characters per text / arguments delta when streaming.
     """
@@ -104,6 +109,7 @@ class Reply:
     overflow_style: OverflowStyle = "openai"
     status: int = 200
     retry_after_s: float | None = None
+    in_stream: bool = False
     body: str = '{"id": "broken", "choices": [{"index": 0, "message": {"role": '
     chunk_size: int = 8
 
@@ -145,6 +151,7 @@ class Reply:
         *,
         style: OverflowStyle = "openai",
         delay_s: float = 0.0,
+        in_stream: bool = False,
     ) -> Reply:
         """The provider's real context-overflow error (HTTP 400) stating ``tokens > limit``.
 
@@ -159,21 +166,26 @@ class Reply:
             overflow_style=style,
             status=400,
             delay_s=delay_s,
+            in_stream=in_stream,
         )
 
     @classmethod
-    def rate_limited(cls, *, retry_after_s: float | None = 0.0) -> Reply:
+    def rate_limited(cls, *, retry_after_s: float | None = 0.0, in_stream: bool = False) -> Reply:
         """A 429 with the provider's rate-limit body; ``retry_after_s`` sets
         ``retry-after-ms`` (``None``: no header, the SDK backs off on its own)."""
-        return cls(kind="rate_limit", status=429, retry_after_s=retry_after_s)
+        return cls(kind="rate_limit", status=429, retry_after_s=retry_after_s, in_stream=in_stream)
 
     @classmethod
-    def server_error(cls, status: int = 500, *, retry_after_s: float | None = 0.0) -> Reply:
+    def server_error(
+        cls, status: int = 500, *, retry_after_s: float | None = 0.0, in_stream: bool = False
+    ) -> Reply:
         """A 5xx with the provider's body (500 internal, 503 unavailable, Anthropic's 529
         overloaded)."""
         if not 500 <= status <= 599:
             raise ConfigError(f"Reply.server_error: status must be 5xx, got {status}")
-        return cls(kind="server_error", status=status, retry_after_s=retry_after_s)
+        return cls(
+            kind="server_error", status=status, retry_after_s=retry_after_s, in_stream=in_stream
+        )
 
     @classmethod
     def malformed(cls, body: str | None = None) -> Reply:
@@ -292,6 +304,18 @@ def _server_error_body(status: int, protocol: Protocol) -> Any:
         return {"error": {"code": status, "message": message, "status": "INTERNAL"}}
     message = "The server had an error while processing your request. Sorry about that!"
     return _openai_error(message, "server_error", None, None)
+
+
+def stream_error(reply: Reply, protocol: Protocol) -> tuple[str | None, Any]:
+    """The event name and data of an error reported mid-stream in ``protocol``."""
+    body = error_body(reply, protocol)
+    inner = body.get("error", body) if isinstance(body, dict) else body
+    if protocol == "responses":
+        fields = {k: inner.get(k) for k in ("code", "message", "param")}
+        return "error", {"type": "error", "sequence_number": 2, **fields}
+    if protocol == "anthropic":
+        return "error", {"type": "error", "error": inner}
+    return None, {"error": inner}
 
 
 def error_body(reply: Reply, protocol: Protocol) -> Any:

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from agent_adapter._errors import ConfigError, MissingDependency
-from agent_adapter.testing._replies import Protocol, Reply, error_body
+from agent_adapter.testing._replies import Protocol, Reply, error_body, stream_error
 from agent_adapter.testing._wire_anthropic import anthropic_body, anthropic_stream
 from agent_adapter.testing._wire_gemini import gemini_body, gemini_stream
 from agent_adapter.testing._wire_openai import (
@@ -40,6 +40,10 @@ _ROUTES: dict[str, Protocol] = {
     "/responses": "responses",
     "/v1/messages": "anthropic",
 }
+#: How many frames of a normal stream go out before an in-stream error: the opening events
+#: that carry no content (Chat's role chunk, Responses' created / in_progress, Anthropic's
+#: message_start); Gemini's first frame already has content, so its error comes first.
+_OPENING: dict[Protocol, int] = {"chat": 1, "responses": 2, "anthropic": 1, "gemini": 0}
 _FIRST_EVENT: dict[Protocol, str | None] = {
     "chat": None,
     "responses": "response.created",
@@ -297,14 +301,18 @@ class ProviderServer:
             return JSONResponse(content, status_code=500, headers={"x-should-retry": "false"})
         if reply.delay_s and not await self._wait(request, reply.delay_s):
             return Response(status_code=499)
-        if reply.kind in ("overflow", "rate_limit", "server_error"):
+        if reply.kind in ("overflow", "rate_limit", "server_error") and reply.in_stream and stream:
+            frames = [*_stream(Reply(), protocol, data, model, n)[: _OPENING[protocol]]]
+            event, payload = stream_error(reply, protocol)
+            frames.append(sse(payload, event=event))
+        elif reply.kind in ("overflow", "rate_limit", "server_error"):
             headers = {}
             if reply.retry_after_s is not None and reply.kind != "overflow":
                 headers["retry-after-ms"] = str(int(reply.retry_after_s * 1000))
             return JSONResponse(
                 error_body(reply, protocol), status_code=reply.status, headers=headers
             )
-        if reply.kind == "malformed":
+        elif reply.kind == "malformed":
             if not stream:
                 return Response(reply.body, media_type="application/json")
             frames = [sse(reply.body, event=_FIRST_EVENT[protocol])]
