@@ -46,6 +46,14 @@ SPEC_CONTEXT_MODELS = {
 }
 # agent_adapter.context names of ../shared/spec/002 that issue 9 (summaries) builds
 SPEC_CONTEXT_SUMMARIES = {"ContextSummary", "Summarize", "SummarizeLongMessage"}
+# agent_adapter.context names of ../shared/spec/002 that issue 11 (relevance) builds
+SPEC_CONTEXT_RELEVANCE = {
+    "Scorer",
+    "EmbeddingScorer",
+    "RerankerScorer",
+    "MyScorer",
+    "KeepMostRelevant",
+}
 SPEC_FORMATS = {
     "FORMATS",
     "FormatName",
@@ -178,7 +186,43 @@ PUBLIC = {
         "strip_reserved",
     },
     "agent_adapter.cli": {"main"},
-    "cliver_core": set(),
+    "cliver_core": {
+        # the Context Window spec (../shared/spec/000) and the 0.3.0a5 names it builds on
+        "AgentCore",
+        "CLIverMessage",
+        "CLIverMessageChunk",
+        "CLIverResponse",
+        "CLIverTool",
+        "CapabilityNotSupported",
+        "CliverConverter",
+        "CompactionContext",
+        "CompactionError",
+        "CompactionEvent",
+        "CompactionEventType",
+        "CompactionPlan",
+        "CompactionSplit",
+        "EventHandler",
+        "InferenceEvent",
+        "InferenceEventType",
+        "LlmCompactor",
+        "ModelBinding",
+        "ModelBindings",
+        "PolicyCompactor",
+        "RunTimeout",
+        "SUMMARY_PREFIX",
+        "Skill",
+        "SkillError",
+        "SkillManager",
+        "SkillNotFoundError",
+        "ToolCall",
+        "ToolCallChunk",
+        "ToolEvent",
+        "ToolEventType",
+        "ToolRegistry",
+        "UsageInfo",
+        "presets",
+        "tool",
+    },
 }
 SUBPACKAGES = {
     "agent_adapter": {"context", "cli"},

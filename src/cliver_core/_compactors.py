@@ -1,0 +1,139 @@
+"""Ready compactors: :class:`LlmCompactor` (a summarizer model) and :class:`PolicyCompactor`
+(any :class:`agent_adapter.context.CompressionPolicy`). Core installs neither; pass one as
+``context_compactor=``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from agent_adapter import ConfigError, RunContext
+from agent_adapter.context import CompressionPolicy, compress_for
+from cliver_core._compaction import CompactionContext, CompactionPlan
+from cliver_core._messages import CLIverMessage, CLIverResponse, UsageInfo
+
+__all__ = ["SUMMARIZE_PROMPT", "LlmCompactor", "PolicyCompactor", "Summarizer"]
+
+#: The instruction LlmCompactor puts before the rendered older turns.
+SUMMARIZE_PROMPT = (
+    "Summarize the earlier part of this agent run for the same assistant. "
+    "Keep facts, decisions, tool results that still matter, and open tasks. "
+    "Be compact and do not invent."
+)
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Anything with an async ``chat(prompt)`` returning a :class:`CLIverResponse` (usually a
+    second :class:`~cliver_core.AgentCore` on a cheaper model)."""
+
+    async def chat(self, user_input: str, /) -> CLIverResponse:
+        """The summary of ``user_input``."""
+        ...
+
+
+class LlmCompactor:
+    """Summarize older turns with a model once the previous call's input reaches a threshold.
+
+    Example::
+
+        summarizer = AgentCore(ModelBindings(llm=presets.deepseek(api_key="...")))
+        compactor = LlmCompactor(summarizer, threshold_tokens=60_000, keep_turns=2)
+        agent = AgentCore(bindings, context_compactor=compactor)
+
+    It triggers when ``last_usage.input_tokens >= threshold_tokens``; it is silent on the
+    first iteration (no usage yet) and whenever the history holds no complete older turn.
+    The last ``keep_turns`` user turns stay verbatim; the summarized prefix is exactly
+    ``split.older``, rendered with ``context.render``. It returns a plan, so the summarizer's
+    ``usage_total`` is recorded in the run's total; an empty or missing summary leaves the
+    history unchanged (and its usage is still recorded). The summarizer's run is a separate
+    run with its own ``run_id`` and events; its failure propagates (catch it in a compactor
+    of your own to fall back).
+
+    Args:
+        summarizer: an async ``chat(prompt) -> CLIverResponse``.
+        threshold_tokens: the previous call's input tokens that trigger a summary.
+        keep_turns: user turns kept verbatim (>= 1).
+        prompt: the instruction before the rendered turns.
+
+    Raises:
+        ConfigError: a bad setting (a ``ValueError``).
+    """
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        threshold_tokens: int = 60_000,
+        keep_turns: int = 2,
+        *,
+        prompt: str = SUMMARIZE_PROMPT,
+    ) -> None:
+        if not callable(getattr(summarizer, "chat", None)):
+            raise ConfigError("LlmCompactor: summarizer needs an async chat(prompt) method")
+        for name, value, low in (
+            ("threshold_tokens", threshold_tokens, 0),
+            ("keep_turns", keep_turns, 1),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"LlmCompactor: {name} must be an int >= {low}, got {value!r}")
+        self.summarizer = summarizer
+        self.threshold_tokens = threshold_tokens
+        self.keep_turns = keep_turns
+        self.prompt = prompt
+
+    def __repr__(self) -> str:
+        return (
+            f"LlmCompactor(threshold_tokens={self.threshold_tokens}, keep_turns={self.keep_turns})"
+        )
+
+    async def __call__(self, context: CompactionContext) -> CompactionPlan | None:
+        """The plan for this iteration, or ``None``."""
+        used = context.last_usage
+        if used is None or used.input_tokens < self.threshold_tokens:
+            return None
+        split = context.split_at_user_turn(self.keep_turns)
+        if not split.older:
+            return None
+        response = await self.summarizer.chat(f"{self.prompt}\n\n{context.render(split.older)}")
+        usage = getattr(response, "usage_total", None) or response.usage
+        text = response.message.content if isinstance(response.message.content, str) else None
+        if not text or not text.strip():
+            context.record_usage(usage)
+            return None
+        return split.plan(summary=text, usage=usage)
+
+
+class PolicyCompactor:
+    """A compactor from an :class:`agent_adapter.context.CompressionPolicy`: the same engine,
+    steps and invariants as ``compress_for``, on the run's ``CLIverMessage`` history.
+
+    It returns the full compressed list (kept messages are the same objects), which core
+    validates like any returned history; ``None`` when the policy leaves the history as it
+    is. Tool results recording a permission decision are approval state and stay. Model calls
+    a policy step makes (a summarizing step) are recorded in the run's ``usage_total``.
+
+    Args:
+        policy: the policy (its threshold and target decide when and how far).
+    """
+
+    def __init__(self, policy: CompressionPolicy) -> None:
+        if not isinstance(policy, CompressionPolicy):
+            raise ConfigError(
+                f"PolicyCompactor: policy must be a CompressionPolicy, got {type(policy).__name__}"
+            )
+        self.policy = policy
+
+    def __repr__(self) -> str:
+        return f"PolicyCompactor({self.policy!r})"
+
+    async def __call__(self, context: CompactionContext) -> list[CLIverMessage] | None:
+        """The compressed history, or ``None`` when nothing changed."""
+        messages = context.messages
+        run = RunContext(run_id=context.run_id)
+        compressed, _report = await compress_for(messages, self.policy, format="cliver", ctx=run)
+        if len(run.ledger):
+            context.record_usage(UsageInfo.of(run.ledger.usage))
+        out: list[Any] = list(compressed)
+        if len(out) == len(messages) and all(a is b for a, b in zip(out, messages, strict=True)):
+            return None
+        return out

@@ -1,0 +1,202 @@
+"""The cliver message model: ``CLIverMessage``, ``ToolCall``, usage, chunks and responses.
+
+Field names and defaults are those of cliver-core 0.3.0a5, so code written for it keeps
+working. Inside the loop every message is one :class:`agent_adapter.Message` as well: the
+``cliver`` format (:mod:`cliver_core._format`) converts between the two, and a message the
+model produced keeps the exact :class:`~agent_adapter.Message` it came from (thinking
+signatures, Gemini thought signatures on calls, vendor extras), so sending it back loses
+nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from uuid import uuid4
+
+from pydantic import BaseModel, Field, PrivateAttr
+
+from agent_adapter import Usage
+
+__all__ = [
+    "CLIverMessage",
+    "CLIverMessageChunk",
+    "CLIverResponse",
+    "ToolCall",
+    "ToolCallChunk",
+    "UsageInfo",
+]
+
+
+class ToolCall(BaseModel):
+    """A tool call of an assistant message: its ``id``, tool ``name`` and parsed ``args``."""
+
+    id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallChunk(BaseModel):
+    """A piece of a streamed tool call (``index`` names the call; ``args_delta`` is the next
+    fragment of its JSON arguments)."""
+
+    index: int = 0
+    id: str | None = None
+    name: str | None = None
+    args_delta: str | None = None
+
+
+class CLIverMessage(BaseModel):
+    """One message of a run: ``system``, ``user``, ``assistant`` or ``tool``.
+
+    Attributes:
+        id: a fresh uuid4 unless given.
+        role: the role.
+        content: a ``str``, a list of content blocks (OpenAI- or Anthropic-style dicts), or
+            ``None`` (an assistant message with only tool calls).
+        tool_calls: the calls an assistant message makes.
+        tool_call_id: the call a ``tool`` message answers.
+        native: a native wire dict this message was built from, when there is one.
+        native_protocol: the protocol of ``native``.
+        trace: the loop's diagnostics (one entry per iteration), on final messages.
+
+    Treat messages handed to a compactor as read-only: build new ones instead.
+    """
+
+    id: str = Field(default_factory=lambda: str(uuid4()))
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    native: dict[str, Any] | None = None
+    native_protocol: str | None = None
+    trace: list[dict[str, Any]] | None = None
+
+    # The agent_adapter Message this one was made from and the fields it had then; used only
+    # while those fields are unchanged (see cliver_core._format).
+    _source: Any = PrivateAttr(default=None)
+
+    @property
+    def text(self) -> str | None:
+        """The content when it is a plain string, else ``None``."""
+        return self.content if isinstance(self.content, str) else None
+
+    @property
+    def is_multimodal(self) -> bool:
+        """True when the content is a list of blocks."""
+        return isinstance(self.content, list)
+
+    @property
+    def has_tool_calls(self) -> bool:
+        """True when the message makes tool calls."""
+        return bool(self.tool_calls)
+
+    @property
+    def is_tool_result(self) -> bool:
+        """True for a ``tool`` message."""
+        return self.role == "tool"
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        """As pydantic's, leaving out ``None`` fields by default (as 0.3.0a5 does)."""
+        kwargs.setdefault("exclude_none", True)
+        return super().model_dump(**kwargs)
+
+
+class UsageInfo(BaseModel):
+    """Tokens one call (or a whole run) used.
+
+    ``input_tokens`` counts every input token, cached ones included (as
+    :class:`agent_adapter.Usage` and OpenAI's ``prompt_tokens`` do; the Anthropic adapter adds
+    Anthropic's cache reads and writes back in), of which ``cache_read_input_tokens`` were
+    read from the prompt cache and ``cache_creation_input_tokens`` written to it (``None``
+    when zero).
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: UsageInfo) -> UsageInfo:
+        """The field-wise sum."""
+        if not isinstance(other, UsageInfo):
+            return NotImplemented
+        return UsageInfo.of(self.to_usage() + other.to_usage())
+
+    @classmethod
+    def of(cls, usage: Usage | UsageInfo | None) -> UsageInfo:
+        """A ``UsageInfo`` from an :class:`agent_adapter.Usage` (or a copy of one)."""
+        if usage is None:
+            return cls()
+        if isinstance(usage, UsageInfo):
+            return usage.model_copy()
+        return cls(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_input_tokens=usage.cache_read_tokens or None,
+            cache_creation_input_tokens=usage.cache_write_tokens or None,
+        )
+
+    def to_usage(self) -> Usage:
+        """The same counts as an :class:`agent_adapter.Usage`."""
+        return Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read_input_tokens or 0,
+            cache_write_tokens=self.cache_creation_input_tokens or 0,
+        )
+
+
+class CLIverMessageChunk(BaseModel):
+    """A streamed piece of the reply.
+
+    Attributes:
+        content: a text delta.
+        tool_call_chunks: pieces of tool calls, as they arrive.
+        vendor_ext: other string deltas by name (``reasoning_content``); the last chunk of a
+            stream carries the run's trace as JSON under ``"__llm_trace__"``.
+        native: unused by this version (0.3.0a5 compatibility).
+        usage: on the last chunk, the run's total usage so far.
+        run_id: on the last chunk, the run's id.
+    """
+
+    content: str | None = None
+    tool_call_chunks: list[ToolCallChunk] | None = None
+    vendor_ext: dict[str, str] = Field(default_factory=dict)
+    native: dict[str, Any] | None = None
+    usage: UsageInfo | None = None
+    run_id: str | None = None
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        """As pydantic's, leaving out ``None`` fields by default."""
+        kwargs.setdefault("exclude_none", True)
+        return super().model_dump(**kwargs)
+
+
+class CLIverResponse(BaseModel):
+    """What a run returns.
+
+    Attributes:
+        message: the final assistant message (its ``trace`` holds one entry per iteration).
+        media: generated media (unused by the chat loop; 0.3.0a5 compatibility).
+        usage: the last model call's usage (as 0.3.0a5 reports it).
+        request_info: a summary of the last request (model, provider, message count).
+        usage_total: every model call of the run summed, plus usage a compactor recorded.
+        run_id: the run's correlation id (the same on its events and compaction contexts).
+        messages: the history as the run ended, without the system message and ending with
+            ``message``: pass it as ``conversation=`` to continue (compactions included).
+        parsed: ``chat_structured``'s validated reply (a pydantic model or a dict).
+    """
+
+    message: CLIverMessage
+    media: list[Any] | None = None
+    usage: UsageInfo | None = None
+    request_info: dict[str, Any] | None = None
+    usage_total: UsageInfo = Field(default_factory=UsageInfo)
+    run_id: str = ""
+    messages: list[CLIverMessage] = Field(default_factory=list)
+    parsed: Any = None

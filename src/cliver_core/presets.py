@@ -1,0 +1,278 @@
+"""Ready-made llm bindings for well-known providers and self-hosted servers.
+
+Each factory returns a fresh :class:`~cliver_core.ModelBinding` (a binding owns the provider it
+builds; sharing one between agents would let one close it under the other). The key is the
+explicit ``api_key`` when given (``""`` included), else the vendor's environment variable
+read at call time (:data:`API_KEY_ENV`), else ``""``, which lets the SDK look for its own
+variable and fail naming it. ``**params`` become the binding's default call options
+(``temperature``, ``max_tokens``...); ``base_url`` overrides the endpoint.
+
+Endpoints, from the vendors' docs: DeepSeek ``https://api.deepseek.com`` (OpenAI format) and
+``https://api.deepseek.com/anthropic`` (Anthropic format), api-docs.deepseek.com "Your First
+API Call" and "Using the Anthropic API"; Zhipu GLM ``https://open.bigmodel.cn/api/paas/v4``
+and ``https://open.bigmodel.cn/api/anthropic``; MiniMax ``https://api.minimaxi.com/anthropic``;
+Ollama ``http://localhost:11434/v1`` with any non-empty key (docs.ollama.com, "OpenAI
+compatibility": "required but ignored"); vLLM's OpenAI-compatible server
+``http://localhost:8000/v1`` (vLLM docs, "OpenAI-Compatible Server": ``vllm serve`` listens
+on port 8000, key ``EMPTY`` unless ``--api-key`` is set).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from agent_adapter import ConfigError
+from cliver_core._bindings import ModelBinding
+
+__all__ = [
+    "API_KEY_ENV",
+    "anthropic",
+    "deepseek",
+    "deepseek_anthropic",
+    "gemini",
+    "glm",
+    "glm_anthropic",
+    "minimax_anthropic",
+    "ollama",
+    "openai",
+    "openai_compatible",
+    "vllm",
+]
+
+#: The environment variables each vendor's key is read from, first set wins.
+API_KEY_ENV: dict[str, tuple[str, ...]] = {
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "glm": ("GLM_API_KEY", "ZHIPUAI_API_KEY"),
+    "minimax": ("MINIMAX_API_KEY",),
+}
+
+
+def _key(api_key: str | None, vendor: str) -> str:
+    if api_key is not None:
+        return api_key
+    for name in API_KEY_ENV.get(vendor, ()):
+        value = os.environ.get(name)
+        if value:
+            return value
+    return ""
+
+
+def _llm(
+    vendor: str,
+    *,
+    model: str,
+    api_key: str | None,
+    base_url: str,
+    default_url: str,
+    protocol: str,
+    params: dict[str, Any],
+) -> ModelBinding:
+    return ModelBinding.llm(
+        model=model,
+        api_key=_key(api_key, vendor),
+        base_url=base_url or default_url,
+        protocol=protocol,
+        provider_name=vendor,
+        **params,
+    )
+
+
+def deepseek(
+    *,
+    api_key: str | None = None,
+    model: str = "deepseek-v4-flash",
+    base_url: str = "",
+    **params: Any,
+) -> ModelBinding:
+    """DeepSeek over its OpenAI-compatible endpoint (key ``DEEPSEEK_API_KEY``)."""
+    return _llm(
+        "deepseek",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="https://api.deepseek.com",
+        protocol="openai",
+        params=params,
+    )
+
+
+def deepseek_anthropic(
+    *,
+    api_key: str | None = None,
+    model: str = "deepseek-v4-flash",
+    base_url: str = "",
+    **params: Any,
+) -> ModelBinding:
+    """DeepSeek over its Anthropic-compatible endpoint (key ``DEEPSEEK_API_KEY``)."""
+    return _llm(
+        "deepseek",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="https://api.deepseek.com/anthropic",
+        protocol="anthropic",
+        params=params,
+    )
+
+
+def openai(
+    *,
+    api_key: str | None = None,
+    model: str = "gpt-4o",
+    base_url: str = "",
+    responses: bool = False,
+    **params: Any,
+) -> ModelBinding:
+    """OpenAI Chat Completions, or the Responses API with ``responses=True``
+    (key ``OPENAI_API_KEY``)."""
+    return _llm(
+        "openai",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="",
+        protocol="responses" if responses else "openai",
+        params=params,
+    )
+
+
+def anthropic(
+    *,
+    api_key: str | None = None,
+    model: str = "claude-sonnet-4-5",
+    base_url: str = "",
+    **params: Any,
+) -> ModelBinding:
+    """Anthropic Messages (key ``ANTHROPIC_API_KEY``)."""
+    return _llm(
+        "anthropic",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="",
+        protocol="anthropic",
+        params=params,
+    )
+
+
+def gemini(
+    *,
+    api_key: str | None = None,
+    model: str = "gemini-2.5-flash",
+    base_url: str = "",
+    **params: Any,
+) -> ModelBinding:
+    """The Gemini API (key ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``)."""
+    return _llm(
+        "gemini",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="",
+        protocol="gemini",
+        params=params,
+    )
+
+
+def glm(
+    *, api_key: str | None = None, model: str = "glm-5.3", base_url: str = "", **params: Any
+) -> ModelBinding:
+    """Zhipu GLM over its OpenAI-compatible endpoint (``GLM_API_KEY`` / ``ZHIPUAI_API_KEY``)."""
+    return _llm(
+        "glm",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="https://open.bigmodel.cn/api/paas/v4",
+        protocol="openai",
+        params=params,
+    )
+
+
+def glm_anthropic(
+    *, api_key: str | None = None, model: str = "glm-5.3", base_url: str = "", **params: Any
+) -> ModelBinding:
+    """Zhipu GLM over its Anthropic-compatible endpoint."""
+    return _llm(
+        "glm",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="https://open.bigmodel.cn/api/anthropic",
+        protocol="anthropic",
+        params=params,
+    )
+
+
+def minimax_anthropic(
+    *, api_key: str | None = None, model: str = "MiniMax-M3", base_url: str = "", **params: Any
+) -> ModelBinding:
+    """MiniMax chat over its Anthropic-compatible endpoint (key ``MINIMAX_API_KEY``)."""
+    return _llm(
+        "minimax",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="https://api.minimaxi.com/anthropic",
+        protocol="anthropic",
+        params=params,
+    )
+
+
+def ollama(
+    *, model: str, base_url: str = "", api_key: str = "ollama", **params: Any
+) -> ModelBinding:
+    """A model served by Ollama on this machine (its OpenAI-compatible endpoint)."""
+    return _llm(
+        "ollama",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="http://localhost:11434/v1",
+        protocol="openai",
+        params=params,
+    )
+
+
+def vllm(*, model: str, base_url: str = "", api_key: str = "EMPTY", **params: Any) -> ModelBinding:
+    """A model served by vLLM's OpenAI-compatible server (default port 8000)."""
+    return _llm(
+        "vllm",
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="http://localhost:8000/v1",
+        protocol="openai",
+        params=params,
+    )
+
+
+def openai_compatible(
+    *,
+    base_url: str,
+    model: str,
+    api_key: str = "EMPTY",
+    provider_name: str = "openai-compatible",
+    **params: Any,
+) -> ModelBinding:
+    """Any server speaking OpenAI Chat Completions at ``base_url`` (LM Studio, llama.cpp's
+    server, a proxy...).
+
+    Raises:
+        ConfigError: ``base_url`` is empty.
+    """
+    if not base_url:
+        raise ConfigError("presets.openai_compatible: base_url is required")
+    return _llm(
+        provider_name,
+        model=model,
+        api_key=api_key,
+        base_url=base_url,
+        default_url="",
+        protocol="openai",
+        params=params,
+    )
