@@ -230,6 +230,14 @@ def test_unpriced_calls_and_contexts_without_a_ledger() -> None:
                        usage=Usage(), seconds=0.0) == 0.0  # fmt: skip
 
 
+def test_each_run_context_extends_its_own_price_table() -> None:
+    ctx = RunContext()
+    ctx.prices.set("acme:m", Price(1.0))
+    assert RunContext().prices.find("acme", "m") is None
+    assert record_call(ctx, provider="acme", model="m", stage="main",
+                       usage=Usage(input_tokens=1_000_000), seconds=0.0) == 1.0  # fmt: skip
+
+
 def test_run_context_stays_backward_compatible() -> None:
     ctx = RunContext(run_id="r", thread_id="t", metadata={"k": 1})
     assert ctx == RunContext(run_id="r", thread_id="t", metadata={"k": 1})

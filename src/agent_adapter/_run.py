@@ -34,7 +34,8 @@ class RunContext:
         metadata: free-form tags for logs.
         ledger: one entry per completed model call (see :class:`~agent_adapter.Ledger`).
         events: the subscribers of this run's events (see :meth:`subscribe`).
-        prices: the price table the ledger's costs come from (the defaults unless given).
+        prices: the price table the ledger's costs come from: a copy of the defaults unless
+            given, so ``ctx.prices.set(...)`` changes this run's prices only.
 
     Example:
         >>> ctx = RunContext(thread_id="t1")
@@ -49,7 +50,7 @@ class RunContext:
     metadata: dict[str, Any] = field(default_factory=dict)
     ledger: Ledger = field(default_factory=Ledger, compare=False, repr=False)
     events: EventBus = field(default_factory=EventBus, compare=False, repr=False)
-    prices: PriceTable = field(default_factory=lambda: _DEFAULT_PRICES, compare=False, repr=False)
+    prices: PriceTable = field(default_factory=PriceTable, compare=False, repr=False)
 
     def subscribe(
         self, handler: EventHandler, *, names: frozenset[str] | set[str] | None = None
