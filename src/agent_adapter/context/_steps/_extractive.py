@@ -82,18 +82,33 @@ _NOISE_USER = (
 )
 _NOISE_BLOCK = re.compile(r"<([a-z][\w-]*)>.*?</\1>", re.S)
 _TAGS = re.compile(r"<[^>\n]{1,80}>")
+#: Conventional source folders: a project root lies above them.
+_SOURCE_DIRS = frozenset(
+    {
+        *("lib", "src", "test", "tests", "spec", "priv", "assets", "config", "docs"),
+        *("app", "pkg", "cmd", "bench", "scripts", "internal"),
+    }
+)
+#: A name a change defines: ``def f``, ``defmodule M``, ``class C``, ``function f``...
+_DEFINED = re.compile(
+    r"\b(?:def|defp|defmodule|defmacro|defmacrop|function|class|func|fn|interface|struct|"
+    r"enum|trait|impl|type)\s+([A-Za-z_][\w.?!]*)"
+)
+_ISSUE_ID = re.compile(r"\b[a-z][a-z0-9]*-[a-z0-9]{2,4}\.\d+\b")
 #: How many items of each kind a summary keeps before its renderer bounds it.
 _LIMITS = {
     "constraints": 8,
-    "decisions": 14,
-    "files_read": 40,
-    "files_changed": 40,
-    "commands": 16,
+    "decisions": 20,
+    "files_read": 60,
+    "files_changed": 60,
+    "commands": 30,
     "errors": 10,
-    "identifiers": 60,
+    "identifiers": 150,
     "open_tasks": 8,
 }
 _SENTENCE_MAX = 240
+#: Characters of an edit's or a written file's text read for the names it adds.
+_EDIT_SCAN = 4_000
 
 
 def _decision_score(sentence: str) -> int:
@@ -149,7 +164,8 @@ def _add(items: list[str], seen: set[str], value: str) -> None:
 
 
 def _root(paths: Sequence[str]) -> str:
-    """The deepest directory that most absolute paths lie under (at least 3 of them)."""
+    """The deepest directory that most absolute paths lie under (at least 3 of them), above
+    any conventional source folder (``lib``, ``src``, ``tests``...): the project root."""
     absolute = [p for p in paths if p.startswith("/")]
     if len(absolute) < 3:
         return ""
@@ -157,6 +173,8 @@ def _root(paths: Sequence[str]) -> str:
     for p in absolute:
         parts = p.split("/")[:-1]
         for k in range(2, len(parts) + 1):
+            if parts[k - 1] in _SOURCE_DIRS:
+                break
             counts["/".join(parts[:k])] += 1
     need = max(3, len(absolute) * 6 // 10)
     best = [d for d, n in counts.items() if n >= need]
@@ -247,6 +265,10 @@ def extract_summary(messages: Sequence[Message]) -> ContextSummary:
                     _add(read, set(read), p)
             continue
         if m.role == "tool":
+            for found in _ISSUE_ID.findall(m.text, 0, 1500):
+                names[found] += 1
+                first_seen.setdefault(found, order)
+                order += 1
             if m.extras.get("is_error") is True or leading_status(m.text[:200]) not in (None, "0"):
                 found, _ = names_in(m.text, scan=(3000, 1500))
                 for label, rank, _keys, _given in found:
@@ -287,9 +309,14 @@ def extract_summary(messages: Sequence[Message]) -> ContextSummary:
             for key in ("new_string", "content", "new_str"):
                 value = args.get(key)
                 if isinstance(value, str):
-                    before = str(args.get("old_string") or args.get("old_str") or "")
+                    value = value[:_EDIT_SCAN]  # a whole file written: its head
+                    before = str(args.get("old_string") or args.get("old_str") or "")[:_EDIT_SCAN]
                     for found in set(_NAME.findall(value)) - set(_NAME.findall(before)):
                         names[found] += 1
+                        first_seen.setdefault(found, order)
+                        order += 1
+                    for found in set(_DEFINED.findall(value)):
+                        names[found] += 3
                         first_seen.setdefault(found, order)
                         order += 1
             listed = args.get("todos")
