@@ -166,12 +166,18 @@ def error_lines(text: str) -> set[str]:
 
 
 def last_turns(messages: Sequence[Message]) -> Counter[Key]:
-    """The newest three assistant messages and the tool messages answering their calls."""
-    turns = [m for m in messages if m.role == "assistant"][-LAST_TURNS:]
+    """The newest three assistant messages and the tool messages answering their calls (after
+    the first of them: a trace may reuse a call id of an older round)."""
+    at = [i for i, m in enumerate(messages) if m.role == "assistant"][-LAST_TURNS:]
+    if not at:
+        return Counter()
+    turns = [messages[i] for i in at]
     ids = {c.id for m in turns for c in m.tool_calls}
     chosen = set(map(id, turns))
     picked = [
-        m for m in messages if id(m) in chosen or (m.role == "tool" and m.tool_call_id in ids)
+        m
+        for m in messages[at[0] :]
+        if id(m) in chosen or (m.role == "tool" and m.tool_call_id in ids)
     ]
     return Counter(map(key, picked))
 

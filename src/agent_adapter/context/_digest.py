@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 __all__ = [
     "DIGEST_MAX_CHARS",
+    "clip_ends",
     "Name",
     "digest",
     "drop_shown",
@@ -240,9 +241,11 @@ def _scan(text: str) -> list[_Hit]:
     return out
 
 
-def _ends(text: str, head_chars: int = _SCAN_HEAD, tail_chars: int = _SCAN_TAIL) -> str:
-    """The first ``head_chars`` and last ``tail_chars`` characters of ``text``, less the
-    words they cut in two."""
+def clip_ends(text: str, head_chars: int = _SCAN_HEAD, tail_chars: int = _SCAN_TAIL) -> str:
+    """``text``, or when longer than both, its first ``head_chars`` and last ``tail_chars``
+    characters, less the words they cut in two."""
+    if len(text) <= head_chars + tail_chars:
+        return text
     head = text[:head_chars]
     tail = text[-tail_chars:]
     cut = _LAST_WORD.search(head, len(head) - _PATH_PREFIX_MAX)
@@ -263,6 +266,11 @@ def _spellings(path: str) -> tuple[str, ...]:
 
 def _shown(keys: tuple[str, ...], parts: Sequence[str]) -> bool:
     return any(key in part for key in keys for part in parts)
+
+
+def _base(path: str) -> str:
+    """A path's last part: two spellings of one file share it."""
+    return path.rsplit("/", 1)[-1]
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -313,18 +321,19 @@ def names_in(
     *,
     exit_status: str | None = None,
     scan: tuple[int, int] = (_SCAN_HEAD, _SCAN_TAIL),
+    max_names: int = _MAX_CHECKS,
 ) -> tuple[list[Name], int]:
     """The names of :func:`digest`, not joined yet: ``(names, extra)``, ``extra`` counting the
-    distinct names past the first 64 (not looked for in ``kept``). ``scan`` bounds what is
-    read of a long ``removed``: its first and last that many characters. See
-    :func:`join_names` and :func:`drop_shown`."""
+    distinct names past the first ``max_names`` (64; not looked for in ``kept``). ``scan``
+    bounds what is read of a long ``removed``: its first and last that many characters
+    (:func:`clip_ends`). See :func:`join_names` and :func:`drop_shown`."""
     parts: Sequence[str] = (kept,) if isinstance(kept, str) else kept
-    if len(removed) > scan[0] + scan[1]:
-        removed = _ends(removed, *scan)
+    removed = clip_ends(removed, *scan)
     names: list[Name | None] = []  # by first appearance; None: merged into another
     seen: set[str] = set()
     tests: dict[str, int] = {}  # a failed test's short name -> its index in names
-    files: list[tuple[str, int, bool]] = []  # (file, index in names, named by a test id)
+    # file name -> (file, index in names, named by a test id): one file's spellings share it
+    files: dict[str, list[tuple[str, int, bool]]] = {}
     extra = 0  # distinct names past the checked ones, counted unchecked
     checks = 0
     if exit_status is not None:
@@ -334,7 +343,7 @@ def names_in(
         if key in seen:
             continue
         seen.add(key)
-        if checks >= _MAX_CHECKS:
+        if checks >= max_names:
             extra += 1
             continue
         checks += 1
@@ -343,14 +352,18 @@ def names_in(
             continue
         if test is not None and test in tests and "::" not in key:
             continue  # a failed test named already
-        same = None if file is None else next((f for f in files if _same_file(f[0], file)), None)
+        same = (
+            None
+            if file is None
+            else next((f for f in files.get(_base(file), ()) if _same_file(f[0], file)), None)
+        )
         if same is not None and test is None:
             continue  # a file named already, as a path or in a test id
         # a test id takes the place of its section header and of its file's bare path
         slots = [tests[test]] if test is not None and test in tests else []
         if same is not None and not same[2]:
             slots.append(same[1])
-            files.remove(same)
+            files[_base(same[0])].remove(same)
         at = min(slots) if slots else len(names)
         for slot in slots:
             names[slot] = None
@@ -362,7 +375,7 @@ def names_in(
         if test is not None:
             tests[test] = at
         if file is not None and (same is None or slots):
-            files.append((file, at, test is not None))
+            files.setdefault(_base(file), []).append((file, at, test is not None))
     return [name for name in names if name is not None], extra
 
 
@@ -373,29 +386,9 @@ def drop_shown(names: list[Name], kept: Sequence[str]) -> list[Name]:
 
 def shown_by(kept: str) -> Callable[[Name], bool]:
     """``hidden`` for :func:`join_names`: whether ``kept`` shows a name (never the given exit
-    status). Meant for a big ``kept`` asked about many names: a path (a key with a slash
-    and no space) is looked up among the path tokens of ``kept`` and their tails (one scan
-    of ``kept``), any other name searched for in it."""
-    tokens: set[str] = set()
-    for m in _SLASHED.finditer(kept):
-        s = m.start()
-        if s and (kept[s - 1].isalnum() or kept[s - 1] in "_.-"):
-            prefix = _PATH_CHARS.match(kept[max(0, s - _PATH_PREFIX_MAX) : s][::-1])
-            s -= prefix.end() if prefix else 0
-        token = kept[s : m.end()].rstrip(".")
-        tokens.add(token)
-        i = token.find("/")
-        while i >= 0:
-            tokens.add(token[i:])
-            tokens.add(token[i + 1 :])
-            i = token.find("/", i + 1)
-
-    def shown(key: str) -> bool:
-        if "/" in key and " " not in key:
-            return key.rstrip(".") in tokens
-        return key in kept
-
-    return lambda name: not name[3] and any(shown(key) for key in name[2])
+    status). One search a name: a path's keys are its tails (:func:`_spellings`), each a
+    tail of the longer ones, so the shortest is in ``kept`` whenever any is."""
+    return lambda name: not name[3] and bool(name[2]) and min(name[2], key=len) in kept
 
 
 def join_names(

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
-from agent_adapter.context._digest import Name, join_names, names_in, shown_by
+from agent_adapter.context._digest import Name, clip_ends, join_names, names_in, shown_by
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext, first_non_system
 
 __all__ = ["RemoveOldMessages"]
@@ -22,6 +22,9 @@ _NOTE_SHARE, _NOTE_MIN, _NOTE_MAX = 0.03, 60, 400
 #: What is read of each dropped message: its first and last that many characters (a run
 #: can hold hundreds; a command and its first lines, the outcome at the end).
 _NOTE_SCAN = (2_000, 1_000)
+_NO_CLIP = (1 << 62, 0)
+#: Distinct names a note's scan collects at most (the rest are counted).
+_NOTE_NAMES = 256
 _MORE = re.compile(r"\A\+(\d+) more\Z")
 
 
@@ -41,40 +44,36 @@ def _note_count(m: Message) -> int | None:
     return int(found.group(1)) if found else None
 
 
-_Found = tuple[list[Name], int]
-
-
-def _note(run: Sequence[Message], kept: str, max_chars: int, found: dict[int, _Found]) -> Message:
+def _note(run: Sequence[Message], kept: str, max_chars: int) -> Message:
     """One user message standing for the dropped ``run``: how many messages went and the
     names they held that the kept text does not show (see
     :mod:`agent_adapter.context._digest`). An earlier note in the run is folded in: its
-    count is added and its names come first, as they are older."""
+    count is added and its names come first, as they are older. The run's messages are read
+    as one text (each clipped to its two ends), in one scan."""
     count = 0
     names: list[Name] = []
     seen: set[str] = set()
     extra = 0
+    texts: list[str] = []
     for m in run:
         folded = _note_count(m)
-        if folded is not None:
-            count += folded
-            for line in m.text.splitlines()[1:]:
-                label = line.rstrip("]")
-                more = _MORE.match(label)
-                if more:
-                    extra += int(more.group(1))
-                elif label and label not in seen:
-                    seen.add(label)
-                    names.append((label, 1, (label,), False))
+        if folded is None:
+            count += 1
+            texts.append(clip_ends(_text(m), *_NOTE_SCAN))
             continue
-        count += 1
-        hit = found.get(id(m))
-        if hit is None:
-            hit = found[id(m)] = names_in(_text(m), scan=_NOTE_SCAN)
-        extra += hit[1]
-        for name in hit[0]:
-            if name[0] not in seen:
-                seen.add(name[0])
-                names.append(name)
+        count += folded
+        for line in m.text.splitlines()[1:]:
+            label = line.rstrip("]")
+            more = _MORE.match(label)
+            if more:
+                extra += int(more.group(1))
+            elif label and label not in seen:
+                seen.add(label)
+                names.append((label, 1, (label,), False))
+    if texts:
+        found, more_names = names_in("\n".join(texts), scan=_NO_CLIP, max_names=_NOTE_NAMES)
+        extra += more_names
+        names += [name for name in found if name[0] not in seen]
     listed = join_names(names, extra, max_chars, sep="\n", hidden=shown_by(kept))
     head = _HEAD.format(n=count)
     return Message("user", f"{head}; they named:\n{listed}]" if listed else f"{head}]")
@@ -131,7 +130,6 @@ class RemoveOldMessages(BaseCompressionStep):
             and not any(i in first or i in last for i in range(unit.start, unit.stop))
         ]
         drop: set[int] = set()
-        found: dict[int, _Found] = {}
         reserve = 0  # what the notes cost, once known
         taken = 0
         out = list(messages)
@@ -146,7 +144,7 @@ class RemoveOldMessages(BaseCompressionStep):
             if not self.note:
                 return [m for i, m in enumerate(messages) if i not in drop]
             chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
-            out = self._with_notes(messages, drop, context, chars, found)
+            out = self._with_notes(messages, drop, context, chars)
             reserve = context.tokens(out) - total
             if context.under_target(total + reserve):
                 return out
@@ -156,7 +154,7 @@ class RemoveOldMessages(BaseCompressionStep):
         slack = context.target_tokens - total
         for chars in (4 * slack - 80, 0):
             if chars >= 0:
-                out = self._with_notes(messages, drop, context, chars, found)
+                out = self._with_notes(messages, drop, context, chars)
                 if context.under_target(context.tokens(out)):
                     return out
         return [m for i, m in enumerate(messages) if i not in drop]
@@ -167,7 +165,6 @@ class RemoveOldMessages(BaseCompressionStep):
         drop: set[int],
         context: StepContext,
         chars: int,
-        found: dict[int, _Found],
     ) -> list[Message]:
         """``messages`` without ``drop``, each run of dropped messages replaced by its note
         (its names within ``chars`` characters)."""
@@ -179,9 +176,9 @@ class RemoveOldMessages(BaseCompressionStep):
                 run.append(m)
                 continue
             if run:
-                out.append(_note(run, kept, chars, found))
+                out.append(_note(run, kept, chars))
                 run = []
             out.append(m)
         if run:
-            out.append(_note(run, kept, chars, found))
+            out.append(_note(run, kept, chars))
         return out
