@@ -78,7 +78,9 @@ ERRORS = {
 
 
 def test_spec_names_are_exported() -> None:
-    assert set(context.__all__) >= SPEC_CONTEXT | SPEC_CONTEXT_MODELS | SPEC_CONTEXT_SUMMARIES
+    assert set(context.__all__) >= (
+        SPEC_CONTEXT | SPEC_CONTEXT_MODELS | SPEC_CONTEXT_SUMMARIES | SPEC_CONTEXT_RELEVANCE
+    )
     assert set(formats.__all__) >= SPEC_FORMATS
     assert set(agent_adapter.__all__) >= ERRORS
     for module in (agent_adapter, context, formats):
@@ -166,6 +168,11 @@ PUBLIC = {
         *SPEC_CONTEXT,
         *SPEC_CONTEXT_MODELS,
         *SPEC_CONTEXT_SUMMARIES,
+        *SPEC_CONTEXT_RELEVANCE,
+        # issue 11: the lexical default, rank fusion, the packaged embedding model
+        "BM25Scorer",
+        "HybridScorer",
+        "LocalEmbedder",
         "CompressionReport",
         "StepReport",
         "compress",

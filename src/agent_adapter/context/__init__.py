@@ -4,14 +4,24 @@ from agent_adapter._model import EmbeddingPort, RerankerPort, RerankResult
 from agent_adapter.context._compressing_model import CompressingModel
 from agent_adapter.context._engine import compress
 from agent_adapter.context._invariants import enforce_invariants
+from agent_adapter.context._local_embedder import LocalEmbedder
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._report import CompressionReport, SkipReason, StepFailure, StepReport
 from agent_adapter.context._reranker import CallableReranker
+from agent_adapter.context._scorers import (
+    BM25Scorer,
+    EmbeddingScorer,
+    HybridScorer,
+    MyScorer,
+    RerankerScorer,
+    Scorer,
+)
 from agent_adapter.context._steps import (
     BaseCompressionStep,
     CompressionStep,
     ContextSummary,
     CutLongMessages,
+    KeepMostRelevant,
     MyOwnStep,
     RemoveDuplicates,
     RemoveOldMessages,
@@ -45,6 +55,7 @@ from agent_adapter.context._units import (
 from agent_adapter.context.formats import compress_for, compress_for_sync  # (formats first)
 
 __all__ = [
+    "BM25Scorer",
     "BaseCompressionStep",
     "CallableReranker",
     "CompressingModel",
@@ -55,15 +66,22 @@ __all__ = [
     "ContextSummary",
     "CutLongMessages",
     "EmbeddingPort",
+    "EmbeddingScorer",
+    "HybridScorer",
+    "KeepMostRelevant",
+    "LocalEmbedder",
     "MemoryStore",
     "MyOwnStep",
+    "MyScorer",
     "Protection",
     "RedisStore",
     "RemoveDuplicates",
     "RemoveOldMessages",
     "RerankResult",
     "RerankerPort",
+    "RerankerScorer",
     "SQLiteStore",
+    "Scorer",
     "ShrinkToolResults",
     "SkipReason",
     "StepContext",

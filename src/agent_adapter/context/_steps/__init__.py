@@ -6,6 +6,7 @@ from agent_adapter.context._steps.custom import MyOwnStep
 from agent_adapter.context._steps.cut import CutLongMessages
 from agent_adapter.context._steps.dedup import RemoveDuplicates
 from agent_adapter.context._steps.drop import RemoveOldMessages
+from agent_adapter.context._steps.relevance import KeepMostRelevant
 from agent_adapter.context._steps.summarize import Summarize, SummarizeLongMessage
 from agent_adapter.context._steps.tool_results import ShrinkToolResults
 
@@ -14,6 +15,7 @@ __all__ = [
     "CompressionStep",
     "ContextSummary",
     "CutLongMessages",
+    "KeepMostRelevant",
     "MyOwnStep",
     "RemoveDuplicates",
     "RemoveOldMessages",

@@ -18,6 +18,7 @@ from agent_adapter._messages import (
     TextPart,
     ThinkingPart,
 )
+from agent_adapter.context._scorers import checked_scores, scoring_context
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._units import Unit
 
@@ -107,25 +108,6 @@ def _key(unit: Unit) -> Hashable:
     )
 
 
-def _checked_scores(scores: object, texts: list[int]) -> list[float]:
-    """``scores`` as floats in 0..1, one per text.
-
-    Raises:
-        ConfigError: not a sequence of that length, or a score that is not a finite number
-            in 0..1 (bools and strings included).
-    """
-    if not isinstance(scores, list | tuple) or len(scores) != len(texts):
-        raise ConfigError(
-            f"RemoveDuplicates: the scorer must return {len(texts)} scores, got {scores!r:.80}"
-        )
-    out: list[float] = []
-    for i, s in enumerate(scores):
-        if isinstance(s, bool) or not isinstance(s, int | float) or not 0.0 <= s <= 1.0:
-            raise ConfigError(f"RemoveDuplicates: score [{i}] is {s!r}, not a number in 0..1")
-        out.append(float(s))
-    return out
-
-
 @dataclass(kw_only=True)
 class RemoveDuplicates(BaseCompressionStep):
     """Drop an older copy of a later message or tool round, oldest first, only as many as needed.
@@ -156,9 +138,17 @@ class RemoveDuplicates(BaseCompressionStep):
     loses its call. Protected units are never dropped. The step stops as soon as the list is
     under the target.
 
-    ``match="similar"`` asks scorer and treats a message whose text scores above
-    same_if_score_above against a later message of the same role as an older copy (tool
-    rounds are never scored).
+    ``match="similar"`` asks scorer and treats two units whose texts score above
+    same_if_score_above as the same, then applies the rules above unchanged: an older tool
+    round goes for a later near-copy (a file read again after an edit, a test run again with
+    a new timing line), a plain message only together with the unit before it, both near
+    copies of a later pair, and only where the gap closes cleanly. Only units of one shape
+    are scored against each other: the same role, and for rounds the same tool names in the
+    same order. A round's text is its calls (name and arguments), then its results, then the
+    text beside the calls. Near-copies are chained (if A is like B and B like C, all three
+    are one text); a round goes whole, so no kept result loses its call. Scores are asked one
+    unit at a time against every later unit of its shape (the scorer's own cache makes the
+    repeated texts cheap: EmbeddingScorer embeds each text once).
 
     Args:
         match: ``"exact"`` or ``"similar"``.
@@ -190,11 +180,9 @@ class RemoveDuplicates(BaseCompressionStep):
         if context.under_target(total):
             return messages
         units = context.units(messages)
-        if self.match == "similar":
-            dup = await self._similar(units, context)
-            groups = [[n] for n, u in enumerate(units) if dup[n] and not u.protected]
-        else:
-            groups = _exact_groups(units, total, context)
+        keys = await self._similar_keys(units, context) if self.match == "similar" else None
+        groups = _groups(units, keys if keys is not None else [_key(u) for u in units], total,
+                         context)  # fmt: skip
         drop: set[int] = set()
         for group in groups:
             if context.under_target(total):
@@ -204,31 +192,61 @@ class RemoveDuplicates(BaseCompressionStep):
                 total -= sum(context.message_tokens(m) for m in units[n].messages)
         return [m for i, m in enumerate(messages) if i not in drop]
 
-    async def _similar(self, units: list[Unit], context: StepContext) -> list[bool]:
-        """For each unit, is a later single-message unit of the same role similar enough?"""
-        texts = ["\n".join(m.text for m in u.messages) for u in units]
-        dup = [False] * len(units)
+    async def _similar_keys(self, units: list[Unit], context: StepContext) -> list[Hashable]:
+        """A key per unit: the same for units that are near-copies (chained), else its own.
+
+        Raises:
+            ConfigError: the scorer returned bad scores.
+        """
+        parent = list(range(len(units)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        shapes: dict[Hashable, list[int]] = {}
+        texts = [_similar_text(u) for u in units]
         for n, unit in enumerate(units):
-            if unit.protected or not texts[n] or unit.is_tool_round:
-                continue
-            later = [
-                k
-                for k in range(n + 1, len(units))
-                if texts[k] and units[k].messages[0].role == unit.messages[0].role
-            ]
-            if not later:
-                continue
-            scores = await self.scorer.score(texts[n], [texts[k] for k in later])
-            dup[n] = any(s > self.same_if_score_above for s in _checked_scores(scores, later))
-        return dup
+            if texts[n].strip():
+                shapes.setdefault(_shape(unit), []).append(n)
+        with scoring_context(context.ctx):
+            for members in shapes.values():
+                for at, n in enumerate(members[:-1]):
+                    if units[n].protected:
+                        continue  # never dropped: its later copies need not be known
+                    later = members[at + 1 :]
+                    raw = await self.scorer.score(texts[n], [texts[k] for k in later])
+                    scores = checked_scores(raw, len(later), "RemoveDuplicates")
+                    for k, s in zip(later, scores, strict=True):
+                        if s > self.same_if_score_above:
+                            parent[root(n)] = root(k)
+        return [("similar", root(n)) for n in range(len(units))]
 
 
-def _exact_groups(units: Sequence[Unit], total: int, context: StepContext) -> list[list[int]]:
-    """The units to drop, oldest first, as groups that go together (see RemoveDuplicates).
+def _shape(unit: Unit) -> Hashable:
+    """What two units must share to be compared: role, and the tool names of a round."""
+    first = unit.messages[0]
+    return (first.role, tuple(c.name for m in unit.messages for c in m.tool_calls))
+
+
+def _similar_text(unit: Unit) -> str:
+    """A unit's text for match="similar": calls, then results, then the text beside calls."""
+    calls = [f"{c.name} {c.arguments}" for m in unit.messages for c in m.tool_calls]
+    results = [m.text for m in unit.messages if m.role == "tool"]
+    said = [m.text for m in unit.messages if m.role != "tool"]
+    return "\n".join(filter(None, [*calls, *results, *said]))
+
+
+def _groups(
+    units: Sequence[Unit], keys: Sequence[Hashable], total: int, context: StepContext
+) -> list[list[int]]:
+    """The units to drop, oldest first, as groups that go together (see RemoveDuplicates);
+    units with equal ``keys`` are copies.
 
     Walks until the groups found so far bring ``total`` under the target.
     """
-    keys = [_key(u) for u in units]
     count = len(units)
 
     def key(i: int) -> Hashable:

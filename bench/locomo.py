@@ -1,0 +1,223 @@
+"""LoCoMo evidence benchmark: does compression keep the turns that answer the question?
+
+For every category 1-4 question of the LoCoMo conversations (``../shared/data/locomo``), the
+chat is built (see ``_locomo_data.py``), the question put last, and the list compressed to
+each budget; a question counts when every one of its evidence turns survived. Contenders on
+the same questions in the same run:
+
+* ``recency``: the newest turns that fit (the baseline named in issue 11);
+* ``langchain``: LangChain ``trim_messages(strategy="last")`` with the same chars/4 + 4 count;
+* ``bm25`` / ``minilm`` / ``hybrid``: ``compress(..., CompressionPolicy(target_tokens=B,
+  steps=[KeepMostRelevant(scorer=...)]))`` with BM25Scorer, EmbeddingScorer(LocalEmbedder())
+  and HybridScorer of the two.
+
+Embeddings are cached on disk (``--cache-dir``, default ``~/.cache/agent-adapter/bench``) by
+content hash, so a warm run embeds nothing. ``ms/q`` is the mean time of one compress call
+(scoring included; a warm embedding cache for minilm/hybrid: the first pass over each
+conversation fills it and is not timed). Peak memory is tracemalloc's for one compress call on
+the longest conversation (numpy and onnxruntime buffers are partly outside it), plus the
+process's max RSS at the end.
+
+    python bench/locomo.py                      # all 10 conversations, ~1,500 questions
+    python bench/locomo.py --conversations 2    # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import sqlite3
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from _compress_cases import data_dir
+from _locomo_data import CATEGORIES, all_evidence_kept, load_locomo, with_question
+from agent_adapter import Message
+from agent_adapter.context import (
+    BM25Scorer,
+    CompressionPolicy,
+    EmbeddingScorer,
+    HybridScorer,
+    KeepMostRelevant,
+    LocalEmbedder,
+    compress,
+    estimate_tokens,
+)
+
+BUDGETS = (1000, 2000, 4000, 8000)
+SCORERS = ("bm25", "minilm", "hybrid")
+
+
+class DiskCachedEmbedder:
+    """An EmbeddingPort in front of another, keeping vectors in one SQLite file by text."""
+
+    def __init__(self, inner: LocalEmbedder, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.inner = inner
+        self.db = sqlite3.connect(path)
+        self.db.execute("CREATE TABLE IF NOT EXISTS v (text TEXT PRIMARY KEY, vec BLOB)")
+        self.embedded = 0
+
+    async def embed(self, texts: Sequence[str], *, ctx: Any = None) -> list[list[float]]:
+        found: dict[str, list[float]] = {}
+        for text in set(texts):
+            row = self.db.execute("SELECT vec FROM v WHERE text = ?", (text,)).fetchone()
+            if row is not None:
+                found[text] = np.frombuffer(row[0], dtype=np.float32).tolist()
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            vectors = await self.inner.embed(missing)
+            self.embedded += len(missing)
+            for text, vec in zip(missing, vectors, strict=True):
+                found[text] = vec
+                blob = np.asarray(vec, dtype=np.float32).tobytes()
+                self.db.execute("INSERT OR REPLACE INTO v VALUES (?, ?)", (text, blob))
+            self.db.commit()
+        return [found[t] for t in texts]
+
+
+def recency(messages: list[Message], budget: int) -> list[Message]:
+    """The newest messages whose estimate_tokens fits the budget (the question included)."""
+    total = 0
+    for i in range(len(messages) - 1, -1, -1):
+        total += estimate_tokens([messages[i]])
+        if total > budget:
+            return messages[i + 1 :]
+    return messages
+
+
+def langchain(messages: list[Message], budget: int) -> list[Message]:
+    """trim_messages on the same chat; the kept LangChain messages mapped back by position."""
+    from _compress_langchain import AIMessage, HumanMessage, lc_trim
+
+    lc = [
+        (HumanMessage if m.role == "user" else AIMessage)(content=m.text, id=str(i))
+        for i, m in enumerate(messages)
+    ]
+    return [messages[int(str(m.id))] for m in lc_trim(lc, budget)]
+
+
+def make_scorers(names: Sequence[str], cache_dir: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    embedder = None
+    if any(n in ("minilm", "hybrid") for n in names):
+        embedder = DiskCachedEmbedder(LocalEmbedder(), cache_dir / "minilm-int8.sqlite")
+    for name in names:
+        if name == "bm25":
+            out[name] = BM25Scorer()
+        elif name == "minilm":
+            out[name] = EmbeddingScorer(embedder)  # type: ignore[arg-type]
+        elif name == "hybrid":
+            out[name] = HybridScorer(BM25Scorer(), EmbeddingScorer(embedder))  # type: ignore[arg-type]
+        else:
+            sys.exit(f"unknown scorer {name!r}; known: {', '.join(SCORERS)}")
+    return out
+
+
+def ours(scorer: Any) -> Callable[[list[Message], int], list[Message]]:
+    step = KeepMostRelevant(scorer=scorer)
+    policies: dict[int, CompressionPolicy] = {}
+
+    def run(messages: list[Message], budget: int) -> list[Message]:
+        policy = policies.setdefault(
+            budget, CompressionPolicy(threshold_tokens=budget, target_tokens=budget, steps=[step])
+        )
+        return asyncio.run(compress(messages, policy))[0]
+
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", help="the shared data folder (default ../shared/data)")
+    parser.add_argument("--conversations", type=int, default=10)
+    parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
+    parser.add_argument("--scorers", default=",".join(SCORERS))
+    parser.add_argument(
+        "--cache-dir",
+        default=os.path.join(
+            os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+            "agent-adapter",
+            "bench",
+        ),
+    )
+    args = parser.parse_args(argv)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    chats = load_locomo(data_dir(args.data))[: args.conversations]
+    scorers = make_scorers([s for s in args.scorers.split(",") if s], Path(args.cache_dir))
+    contenders: dict[str, Callable[[list[Message], int], list[Message]]] = {
+        "recency": recency,
+        "langchain": langchain,
+        **{name: ours(s) for name, s in scorers.items()},
+    }
+    kept: dict[tuple[str, int, int], list[bool]] = {}  # (contender, budget, category)
+    seconds: dict[str, float] = dict.fromkeys(contenders, 0.0)
+    calls: dict[str, int] = dict.fromkeys(contenders, 0)
+    questions = sum(len(c.questions) for c in chats)
+    started = time.perf_counter()
+    for chat in chats:
+        for name, run in contenders.items():
+            if name in scorers:  # fill the caches (embeddings, words) untimed
+                run(with_question(chat, chat.questions[0]), budgets[0])
+            for q in chat.questions:
+                messages = with_question(chat, q)
+                for budget in budgets:
+                    t0 = time.perf_counter()
+                    out = run(messages, budget)
+                    seconds[name] += time.perf_counter() - t0
+                    calls[name] += 1
+                    kept.setdefault((name, budget, q.category), []).append(
+                        all_evidence_kept(chat, q, out)
+                    )
+    wall = time.perf_counter() - started
+    tokens = [estimate_tokens(c.messages) for c in chats]
+    print(
+        f"LoCoMo: {len(chats)} conversations ({min(tokens):,}-{max(tokens):,} tokens, "
+        f"estimate_tokens), {questions} category 1-4 questions; all evidence turns kept, %\n"
+    )
+    counts = {c: sum(q.category == c for ch in chats for q in ch.questions) for c in CATEGORIES}
+    head = " | ".join(f"{CATEGORIES[c]} ({counts[c]})" for c in CATEGORIES)
+    for budget in budgets:
+        print(f"budget {budget:,} tokens\n")
+        print(f"| contender | {head} | all |")
+        print("|---|" + "---:|" * (len(CATEGORIES) + 1))
+        for name in contenders:
+            cells = []
+            every: list[bool] = []
+            for c in CATEGORIES:
+                got = kept.get((name, budget, c), [])
+                every += got
+                cells.append(f"{100 * sum(got) / max(1, len(got)):.1f}")
+            cells.append(f"**{100 * sum(every) / max(1, len(every)):.1f}**")
+            print(f"| {name} | " + " | ".join(cells) + " |")
+        print()
+    print("| contender | ms / compress (mean) | peak traced MiB, one call (longest chat) |")
+    print("|---|---:|---:|")
+    longest = max(chats, key=lambda c: len(c.messages))
+    for name, run in contenders.items():
+        messages = with_question(longest, longest.questions[-1])
+        run(messages, budgets[0])
+        tracemalloc.start()
+        run(messages, budgets[0])
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        print(f"| {name} | {1000 * seconds[name] / max(1, calls[name]):.2f} | {peak:.1f} |")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    embedded = [s.embedder.embedded for s in scorers.values() if hasattr(s, "embedder")]
+    print(
+        f"\n{wall:.0f} s in all; max RSS {rss:.0f} MiB; texts embedded this run (cache misses): "
+        f"{embedded[0] if embedded else 0:,}; cache: {args.cache_dir}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""KeepMostRelevant: drop what matters least to the current question first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
+from agent_adapter.context._scorers import BM25Scorer, Scorer, checked_scores, scoring_context
+from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._steps.drop import _text as message_text
+from agent_adapter.context._units import Unit
+
+__all__ = ["KeepMostRelevant", "unit_text"]
+
+
+def unit_text(unit: Unit) -> str:
+    """What a unit says, for scoring: each message's text and its tool calls' names and
+    arguments, one message a line."""
+    return "\n".join(filter(None, (message_text(m) for m in unit.messages)))
+
+
+def latest_user_text(messages: Sequence[Message]) -> str:
+    """The text of the latest user message ("" when there is none)."""
+    for m in reversed(messages):
+        if m.role == "user":
+            return m.text
+    return ""
+
+
+@dataclass(kw_only=True)
+class KeepMostRelevant(BaseCompressionStep):
+    """Score every unprotected unit against compare_to; keep the keep_count best ones.
+
+    The rest are dropped least relevant first (older first on a tie), only as many as needed.
+    compare_to is the latest user message's text by default, or any text you give.
+
+    A unit is a message, or a tool round whole (the call and its results are scored as one
+    text and go together, so no result loses its call). A unit's text is its messages' text
+    plus its tool calls' names and arguments. With no text to compare to (no user message, or
+    an empty one), nothing is dropped. Nothing marks where units went: the relevant ones stay
+    where they were, in order.
+
+    Args:
+        scorer: a :class:`~agent_adapter.context.Scorer`; default :class:`BM25Scorer` (no
+            model; its per-text cache lives on the instance, so reuse the step).
+        keep_count: this many of the best-scoring units are never dropped by this step.
+        compare_to: the text to score against; ``None``: the latest user message's text.
+
+    Raises:
+        ConfigError: a scorer without ``score``, keep_count not an int >= 0, or compare_to
+            not a str (at construction); the scorer returned bad scores (in ``apply``).
+    """
+
+    name: ClassVar[str] = "keep_most_relevant"
+    scorer: Scorer = field(default_factory=BM25Scorer)
+    keep_count: int = 10
+    compare_to: str | None = None
+
+    def __post_init__(self) -> None:
+        if not callable(getattr(self.scorer, "score", None)):
+            raise ConfigError(
+                f"KeepMostRelevant.scorer must be a Scorer (an async score(query, texts) "
+                f"method), got {type(self.scorer).__name__}"
+            )
+        k = self.keep_count
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ConfigError(f"KeepMostRelevant.keep_count must be an int >= 0, got {k!r}")
+        if self.compare_to is not None and not isinstance(self.compare_to, str):
+            raise ConfigError(
+                f"KeepMostRelevant.compare_to must be a str or None, got "
+                f"{type(self.compare_to).__name__}"
+            )
+
+    async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
+        """messages without the least relevant units until under the target.
+
+        Raises:
+            ConfigError: the scorer returned bad scores.
+        """
+        total = context.tokens(messages)
+        if context.under_target(total):
+            return messages
+        query = self.compare_to if self.compare_to is not None else latest_user_text(messages)
+        candidates = [u for u in context.units(messages) if not u.protected]
+        if not query.strip() or len(candidates) <= self.keep_count:
+            return messages
+        order = await rank(self.scorer, query, candidates, context, "KeepMostRelevant")
+        drop: set[int] = set()
+        for n in reversed(order[self.keep_count :]):
+            if context.under_target(total):
+                break
+            unit = candidates[n]
+            drop.update(range(unit.start, unit.stop))
+            total -= sum(context.message_tokens(m) for m in unit.messages)
+        return [m for i, m in enumerate(messages) if i not in drop]
+
+
+async def rank(
+    scorer: Any, query: str, units: Sequence[Unit], context: StepContext, who: str
+) -> list[int]:
+    """Indexes of ``units``, most relevant to ``query`` first (newer first on a tie).
+
+    Raises:
+        ConfigError: the scorer returned bad scores.
+    """
+    texts = [unit_text(u) for u in units]
+    with scoring_context(context.ctx):
+        raw = await scorer.score(query, texts)
+    scores = checked_scores(raw, len(texts), who)
+    return sorted(range(len(units)), key=lambda n: (-scores[n], -n))

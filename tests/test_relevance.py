@@ -1,0 +1,145 @@
+"""KeepMostRelevant: what it scores, what it keeps, in which order it drops, and its errors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from _convo import pairing_problems
+from agent_adapter import ConfigError, Message, RunContext, ToolCall
+from agent_adapter.context import (
+    BM25Scorer,
+    CallableReranker,
+    CompressionPolicy,
+    KeepMostRelevant,
+    MyScorer,
+    RerankerScorer,
+    compress,
+)
+from agent_adapter.context._steps._base import StepContext
+from agent_adapter.context._tokens import TokenMeter
+from agent_adapter.context._units import Protection
+
+
+def _tokens(msgs: Sequence[Message]) -> int:
+    return TokenMeter().total(list(msgs))
+
+
+async def _keep(msgs: Sequence[Message], step: KeepMostRelevant, target: int) -> list[Message]:
+    context = StepContext(
+        target_tokens=target, threshold_tokens=0, protection=Protection(msgs), meter=TokenMeter()
+    )
+    return await step.apply(list(msgs), context)
+
+
+def _chat() -> list[Message]:
+    return [
+        Message("system", "You are a helpful assistant."),
+        Message("user", "I adopted a dog named Oscar last spring."),
+        Message("assistant", "Congratulations! What breed is he?"),
+        Message("user", "My sister lives in Lisbon and works as a nurse."),
+        Message("assistant", "Lisbon is lovely in May."),
+        Message("user", "Oscar is a beagle and loves long walks."),
+        Message("assistant", "Beagles are great companions."),
+        Message("user", "I am learning to paint with watercolors."),
+        Message("assistant", "Watercolor painting is relaxing."),
+        Message("user", "What breed is my dog Oscar?"),
+    ]
+
+
+async def test_the_least_relevant_go_first_only_as_many_as_needed() -> None:
+    msgs = _chat()
+    one = _tokens(msgs) - 1
+    out = await _keep(msgs, KeepMostRelevant(keep_count=0), one)
+    removed = [m for m in msgs if m not in out]
+    assert len(removed) == 1 and "Oscar" not in removed[0].text and "breed" not in removed[0].text
+    out = await _keep(msgs, KeepMostRelevant(keep_count=0), 0)
+    assert out == [msgs[0], msgs[-1]]  # at a target nothing reaches: only the protected ones
+
+
+async def test_keep_count_best_units_are_never_dropped() -> None:
+    msgs = _chat()
+    out = await _keep(msgs, KeepMostRelevant(keep_count=3), 0)
+    # the turns naming Oscar, his breed or a dog; BM25 has no notion of "beagle" being one
+    assert out == [msgs[0], msgs[1], msgs[2], msgs[5], msgs[-1]]
+    assert msgs == _chat()  # the caller's list is left alone
+
+
+async def test_ties_drop_the_older_first() -> None:
+    msgs = [Message("user", f"note {i}") for i in range(5)] + [Message("user", "question")]
+    flat = MyScorer(lambda q, texts: [0.5] * len(texts))
+    target = _tokens(msgs) - _tokens(msgs[:1])
+    out = await _keep(msgs, KeepMostRelevant(scorer=flat, keep_count=0), target)
+    assert out == msgs[1:]
+
+
+async def test_compare_to_overrides_the_latest_user_message() -> None:
+    msgs = _chat()
+    step = KeepMostRelevant(keep_count=1, compare_to="Lisbon nurse sister")
+    out = await _keep(msgs, step, 0)
+    assert out == [msgs[0], msgs[3], msgs[-1]]
+
+
+async def test_without_a_question_nothing_goes() -> None:
+    msgs = [Message("system", "sys"), Message("assistant", "hello"), Message("assistant", "hi")]
+    assert await _keep(msgs, KeepMostRelevant(keep_count=0), 0) == msgs
+
+
+async def test_a_tool_round_is_scored_and_dropped_whole() -> None:
+    def round_(id_: str, cmd: str, out: str) -> list[Message]:
+        call = ToolCall(id_, "bash", f'{{"command": "{cmd}"}}')
+        return [
+            Message("assistant", "", tool_calls=(call,)),
+            Message("tool", out, tool_call_id=id_),
+        ]
+
+    msgs = [
+        Message("user", "start"),
+        *round_("a", "cat setup.py", "name='pkg' version='1.0'"),
+        *round_("b", "cat parser.py", "def parse_header(line): ..."),
+        Message("assistant", "ok"),
+        Message("user", "fix parse_header in parser.py"),
+    ]
+    out = await _keep(msgs, KeepMostRelevant(keep_count=1), 0)
+    assert out == [msgs[3], msgs[4], msgs[-1]] or out == [msgs[0], msgs[3], msgs[4], msgs[-1]]
+    assert msgs[1] not in out and msgs[2] not in out
+    assert pairing_problems(out) == []
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [[0.5], [2.0] * 9, ["0.5"] * 9, [float("nan")] * 9],
+)
+async def test_bad_scores_are_a_config_error(scores: list[object]) -> None:
+    step = KeepMostRelevant(scorer=MyScorer(lambda q, t: scores), keep_count=0)
+    with pytest.raises(ConfigError, match="KeepMostRelevant"):
+        await _keep(_chat(), step, 0)
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ConfigError, match="Scorer"):
+        KeepMostRelevant(scorer=lambda q, t: t)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="keep_count"):
+        KeepMostRelevant(keep_count=-1)
+    with pytest.raises(ConfigError, match="compare_to"):
+        KeepMostRelevant(compare_to=3)  # type: ignore[arg-type]
+    assert KeepMostRelevant().config()["keep_count"] == 10
+    assert isinstance(KeepMostRelevant().scorer, BM25Scorer)
+
+
+async def test_in_a_policy_the_reranker_bills_the_run() -> None:
+    calls: list[int] = []
+
+    def fn(query: str, texts: list[str]) -> list[float]:
+        calls.append(len(texts))
+        return [0.9 if "Oscar" in t else 0.1 for t in texts]
+
+    step = KeepMostRelevant(scorer=RerankerScorer(CallableReranker(fn)), keep_count=0)
+    msgs = _chat()
+    ctx = RunContext()
+    policy = CompressionPolicy(target_tokens=_tokens(msgs) // 2, steps=[step], recent_turns=0)
+    out, report = await compress(msgs, policy, ctx=ctx)
+    assert report.reached_target
+    assert msgs[1] in out and msgs[5] in out
+    assert len(ctx.ledger.entries) == len(calls) >= 1
