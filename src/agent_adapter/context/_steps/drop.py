@@ -17,8 +17,8 @@ __all__ = ["RemoveOldMessages"]
 #: A note's first line; ``{n}`` is how many messages the run held (earlier notes' included).
 _HEAD = "[{n} earlier messages removed to fit the context window"
 _NOTE = re.compile(r"\A\[(\d+) earlier messages removed to fit the context window")
-#: Bounds of a note's names, in tokens: 3% of the target, at least 60, at most 400.
-_NOTE_SHARE, _NOTE_MIN, _NOTE_MAX = 0.03, 60, 400
+#: Bounds of a note's names, in tokens: 5% of the target, at least 60, at most 600.
+_NOTE_SHARE, _NOTE_MIN, _NOTE_MAX = 0.05, 60, 600
 #: What is read of each dropped message: its first and last that many characters (a run
 #: can hold hundreds; a command and its first lines, the outcome at the end).
 _NOTE_SCAN = (2_000, 1_000)
@@ -88,7 +88,7 @@ class RemoveOldMessages(BaseCompressionStep):
     Each unbroken run of dropped messages leaves one user message in its place (``note``):
     ``[N earlier messages removed to fit the context window; they named:`` and then, one a
     line, the file paths, commands and exit statuses, error lines, failed tests, URLs and ids
-    the run held that the kept messages do not show, within 3% of the target (60 to 400
+    the run held that the kept messages do not show, within 5% of the target (60 to 600
     tokens), ``+N more`` counting the rest. The note counts against the target. A later
     compression that drops a note folds it into the new run's note (one note a run, never one
     a round). A user message is what every provider accepts there: the Messages API combines
