@@ -1,11 +1,13 @@
 """The reliability suite: faults, load and bad input.
 
-Faults: a summarizer (a step calling a real ``CallableModel``) raising, timing out and
-returning invalid JSON; a scorer returning the wrong count (through ``CallableReranker``) or
-NaN; the store unreachable (Redis and SQLite); the Redis server killed (SIGKILL, by its pid)
-mid-run. For each: the caller's messages untouched, the outcome per ``on_step_error`` and
-``if_still_too_long``, the report naming what happened (no text), nothing half-written (no
-saved text the result does not reference, no reference to a text that was not saved).
+Faults: ``Summarize`` with a real ``CallableModel`` raising, timing out and returning
+invalid JSON; ``KeepMostRelevant`` with a scorer returning the wrong count (a
+``CallableReranker`` behind ``RerankerScorer``) or NaN (``MyScorer``); the store
+unreachable (Redis and SQLite); the Redis server killed (SIGKILL, by its pid) mid-run and
+between runs; a provider overflow on ``CompressingModel``'s retry too. For each: the
+caller's messages untouched, the outcome per ``on_step_error`` and ``if_still_too_long``,
+the report naming what happened (no text), nothing half-written (no saved text the result
+does not reference, no reference to a text that was not saved).
 
 Load: 1,000 concurrent ``compress_for`` calls sharing one policy and one store (each
 store), and ``compress_for_sync`` from 8 threads: every recall returns its own owner's text.
@@ -34,13 +36,17 @@ from _redis_server import Server, private_server, shared_server
 from agent_adapter import CallableModel, Message, ModelOutputInvalid, ModelRequest, RunContext
 from agent_adapter._errors import ConfigError, ModelContextOverflow, ModelError, ModelTimeout
 from agent_adapter.context import (
+    CompressingModel,
     CompressionPolicy,
+    KeepMostRelevant,
     MemoryStore,
     MyOwnStep,
-    RemoveDuplicates,
+    MyScorer,
     RemoveOldMessages,
+    RerankerScorer,
     ShrinkToolResults,
     StepFailure,
+    Summarize,
     compress,
     compress_for,
     compress_for_sync,
@@ -98,26 +104,8 @@ def _referenced(out: list[Any]) -> set[str]:
 
 
 # --------------------------------------------------------------------------------------------
-# the faulty parts: real CallableModel / CallableReranker ports around failing functions
-
-
-def _summarizer(reply: Callable[[ModelRequest], Any], *, timeout_s: float | None = None) -> Any:
-    """A summarizing step: the old history goes to a model asked for {"summary": str}."""
-    model = CallableModel(reply, provider="local", model="summarizer", timeout_s=timeout_s)
-
-    async def summarize(ms: list[Message]) -> list[Message]:
-        old = "\n".join(m.text for m in ms[1:-2])
-        request = ModelRequest(messages=[Message("user", f"Summarize as JSON:\n{old}")])
-        answer = (await model.generate(request)).text
-        try:
-            summary = json.loads(answer)["summary"]
-            if not isinstance(summary, str):
-                raise TypeError("summary is not a str")
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ModelOutputInvalid("the summary reply is not the JSON asked for") from exc
-        return [ms[0], Message("assistant", f"Summary: {summary}"), *ms[-2:]]
-
-    return MyOwnStep(fn=summarize)
+# the faulty parts: the real steps (Summarize, KeepMostRelevant) with real CallableModel /
+# CallableReranker ports around failing functions
 
 
 def _raises(request: ModelRequest) -> str:
@@ -133,31 +121,21 @@ def _not_json(request: ModelRequest) -> str:
     return "Sure! Here is the summary: the build fails."
 
 
-class _RerankerScorer:
-    """A Scorer over a RerankerPort (scores in input order)."""
-
-    def __init__(self, reranker: CallableReranker) -> None:
-        self.reranker = reranker
-
-    async def score(self, query: str, texts: list[str]) -> list[float]:
-        return list((await self.reranker.rerank(query, texts)).scores)
+def _summarizer(reply: Callable[[ModelRequest], Any], *, timeout_s: float | None = None) -> Any:
+    model = CallableModel(reply, provider="local", model="summarizer", timeout_s=timeout_s)
+    return Summarize(model=model, keep_recent_messages=2)
 
 
-class _NaNScorer:
-    async def score(self, query: str, texts: list[str]) -> list[float]:
-        return [float("nan")] * len(texts)
-
-
-def _similar(scorer: Any) -> RemoveDuplicates:
-    return RemoveDuplicates(match="similar", scorer=scorer)
+def _relevance(scorer: Any) -> KeepMostRelevant:
+    return KeepMostRelevant(scorer=scorer, keep_count=1)
 
 
 @dataclass
 class Fault:
     name: str
     step: Callable[[], Any]  # the failing step
-    error: type[BaseException]  # what on_step_error="raise" raises
-    failure: StepFailure  # what "skip" records
+    error: type[BaseException] | None  # what on_step_error="raise" raises (None: goes on)
+    failure: StepFailure | None  # what "skip" records (None: nothing failed)
 
 
 FAULTS = [
@@ -165,31 +143,27 @@ FAULTS = [
         "summarizer raises",
         lambda: _summarizer(_raises),
         ModelError,
-        StepFailure("my_own_step", "ModelError"),
+        StepFailure("summarize", "ModelError"),
     ),
     Fault(
         "summarizer times out",
         lambda: _summarizer(_hangs, timeout_s=0.05),
         ModelTimeout,
-        StepFailure("my_own_step", "ModelTimeout"),
+        StepFailure("summarize", "ModelTimeout"),
     ),
-    Fault(
-        "summarizer returns invalid JSON",
-        lambda: _summarizer(_not_json),
-        ModelOutputInvalid,
-        StepFailure("my_own_step", "ModelOutputInvalid"),
-    ),
+    # the spec: an invalid reply only skips the step (it runs and changes nothing)
+    Fault("summarizer returns invalid JSON", lambda: _summarizer(_not_json), None, None),
     Fault(
         "scorer returns the wrong count",
-        lambda: _similar(_RerankerScorer(CallableReranker(lambda q, texts: [0.5]))),
+        lambda: _relevance(RerankerScorer(CallableReranker(lambda q, texts: [0.5]))),
         ModelOutputInvalid,
-        StepFailure("remove_duplicates", "ModelOutputInvalid"),
+        StepFailure("keep_most_relevant", "ModelOutputInvalid"),
     ),
     Fault(
         "scorer returns NaN",
-        lambda: _similar(_NaNScorer()),
+        lambda: _relevance(MyScorer(lambda q, texts: [float("nan")] * len(texts))),
         ConfigError,
-        StepFailure("remove_duplicates", "ConfigError"),
+        StepFailure("keep_most_relevant", "ConfigError"),
     ),
 ]
 
@@ -205,11 +179,21 @@ async def test_a_failing_model_step_is_skipped_and_reported(
 ) -> None:
     msgs = _conversation()
     snapshot = copy.deepcopy(msgs)
-    steps = [_shrink(memory_store), fault.step(), RemoveOldMessages(keep_first=1, keep_last=2)]
+    step = fault.step()
+    steps = [_shrink(memory_store), step, RemoveOldMessages(keep_first=1, keep_last=2)]
     out, report = await compress(msgs, _policy(*steps))
     assert msgs == snapshot  # the caller's messages untouched
-    assert report.failures == (fault.failure,)
-    assert [s.step for s in report.steps] == ["shrink_tool_results", "remove_old_messages"]
+    ran = [s.step for s in report.steps]
+    if fault.failure is None:
+        assert report.failures == () and ran == [
+            "shrink_tool_results",
+            step.name,
+            "remove_old_messages",
+        ]
+        assert report.steps[1].tokens_saved == 0  # the step ran and changed nothing
+    else:
+        assert report.failures == (fault.failure,)
+        assert ran == ["shrink_tool_results", "remove_old_messages"]
     assert report.reached_target and pairing_problems(out) == []
     assert _saved_ids(memory_store) == _referenced(out)  # only what the result names
     assert SECRET not in repr(report) and SECRET not in report.explain()
@@ -222,10 +206,48 @@ async def test_a_failing_model_step_raises_and_writes_nothing(
     msgs = _conversation()
     snapshot = copy.deepcopy(msgs)
     steps = [_shrink(memory_store), fault.step(), RemoveOldMessages()]
-    with pytest.raises(fault.error):
-        await compress(msgs, _policy(*steps, on_step_error="raise"))
+    policy = _policy(*steps, on_step_error="raise")
+    if fault.error is None:
+        out, report = await compress(msgs, policy)
+        assert report.failures == () and _saved_ids(memory_store) == _referenced(out)
+    else:
+        with pytest.raises(fault.error):
+            await compress(msgs, policy)
+        assert len(memory_store) == 0  # the results shrunk before the failure: never written
     assert msgs == snapshot
-    assert len(memory_store) == 0  # the results shrunk before the failure: never written
+
+
+async def test_an_overflow_on_the_retry_too(memory_store: MemoryStore) -> None:
+    """The provider rejects the compressed request and the smaller retry: the second
+    overflow propagates; both requests were compressed, and what was saved is what they
+    referenced; the caller's messages are untouched; the compression events say so."""
+    sent: list[list[Message]] = []
+
+    def too_long(request: ModelRequest) -> str:
+        sent.append(list(request.messages))
+        raise ModelContextOverflow("prompt is too long", tokens=10**6, limit=100)
+
+    policy = CompressionPolicy(
+        threshold_tokens=1_500,
+        target_tokens=1_200,
+        steps=[_shrink(memory_store), RemoveOldMessages(keep_first=1, keep_last=6)],
+    )
+    model = CompressingModel(CallableModel(too_long), policy)
+    ctx = RunContext(thread_id="t")
+    reports: list[Any] = []
+    ctx.subscribe(lambda e: reports.append(e.data["report"]), names={"compression"})
+    msgs = _conversation()
+    snapshot = copy.deepcopy(msgs)
+    with pytest.raises(ModelContextOverflow):
+        await model.generate(ModelRequest(messages=msgs, ctx=ctx))
+    assert msgs == snapshot and len(sent) == 2
+    assert len(reports) == 2
+    first, retry = sorted(reports, key=lambda r: -r.tokens_before)
+    assert retry.tokens_after < first.tokens_after and retry.failures == first.failures == ()
+    assert len(sent[1]) <= len(sent[0])
+    assert _saved_ids(memory_store) == _referenced(sent[0]) | _referenced(sent[1])
+    for m in msgs:
+        assert "recall_context" not in m.text
 
 
 @pytest.mark.parametrize("still", ["raise", "cut", "keep"])
@@ -241,7 +263,7 @@ async def test_faults_and_if_still_too_long(still: str, memory_store: MemoryStor
         assert len(memory_store) == 0
     else:
         out, report = await compress(msgs, policy)
-        assert report.failures == (StepFailure("my_own_step", "ModelError"),)
+        assert report.failures == (StepFailure("summarize", "ModelError"),)
         assert report.if_still_too_long == still and pairing_problems(out) == []
         assert _saved_ids(memory_store) == _referenced(out)
         if still == "cut":
