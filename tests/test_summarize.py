@@ -287,3 +287,25 @@ async def test_a_real_claude_code_session_compacts_with_its_files_and_latest_req
     }
     assert edited and all(name in text for name in edited)
     assert "Implement spotter-gqc" in text
+
+
+async def test_a_run_inside_the_current_tool_loop_is_summarized_before_its_thinking_opener() -> (
+    None
+):
+    """Extended thinking: nothing may be added inside the turn that opened on thinking, so the
+    summary of the rounds after the opener stands right before the opener."""
+    from agent_adapter import ThinkingPart
+
+    opener_call = ToolCall("t0", "Read", '{"file_path": "src/a.py"}')
+    messages = [
+        Message("user", "Fix the parser in src/a.py."),
+        Message("assistant", (ThinkingPart("plan", signature="sig"),), (opener_call,)),
+        Message("tool", "a.py contents", tool_call_id="t0"),
+    ]
+    for i in range(1, 8):
+        messages += _round(i, f"src/pkg/mod{i}.py", f"pytest -k t{i}", "Exit code 1\nE   Boom")
+    out, report = await compress(messages, _policy(Summarize(keep_recent_messages=3), target=700))
+    assert report.tokens_after < report.tokens_before
+    at = next(i for i, m in enumerate(out) if m.text.startswith(SUMMARY_HEAD))
+    assert out[at - 1] is messages[0] and out[at + 1] is messages[1]  # before the opener
+    assert "src/pkg/mod1.py" in out[at].text
