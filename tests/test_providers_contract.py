@@ -257,8 +257,8 @@ async def test_thinking_is_read_streamed_and_sent_back_as_each_api_wants(
     result = Message("tool", "sunny", tool_call_id=first.message.tool_calls[0].id)
     await model.generate(request(question, first.message, result, tools=[WEATHER]))
     sent = json.dumps(srv.requests[1].body)
-    if kind in ("anthropic", "gemini"):  # both require the signed thinking back with the call
-        assert THINKING in sent and "U0lH" in sent
+    if kind in ("anthropic", "gemini", "responses"):  # the signed thinking goes back with the
+        assert THINKING in sent and "U0lH" in sent  # call, as each API asks
     if PROTOCOL[kind] == "chat":  # DeepSeek: sending reasoning_content back is a 400
         assert THINKING not in sent and "reasoning_content" not in sent
     events = await _collect(model, request(question, tools=[WEATHER]))

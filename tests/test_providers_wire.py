@@ -252,3 +252,23 @@ def test_importing_the_providers_imports_no_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_responses_sends_the_reply_items_back_as_they_came(
+    make: Make, srv: ProviderServer
+) -> None:
+    srv.add(
+        Reply(thinking="plan", signature="RU5D", text="Checking.", tool_calls=[CALL]),
+        Reply(text="ok"),
+    )
+    model = make("responses")
+    question = Message("user", "Weather?")
+    first = await model.generate(request(question, tools=[WEATHER]))
+    output = [item.model_dump(mode="json", exclude_none=True) for item in first.raw.output]
+    result = Message("tool", "sunny", tool_call_id="call_1")
+    await model.generate(request(question, first.message, result, tools=[WEATHER]))
+    sent = srv.requests[1].body["input"]
+    assert [i.get("type") for i in sent[2:5]] == ["reasoning", "message", "function_call"]
+    assert [i["id"] for i in sent[2:5]] == [i["id"] for i in output]
+    assert sent[2]["encrypted_content"] == "RU5D"
+    assert sent[5] == {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}

@@ -11,10 +11,11 @@ either is refused (``ConfigError``) rather than silently changed. A ``response.f
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agent_adapter._errors import ConfigError, ModelError, ModelOutputInvalid
-from agent_adapter._messages import Message, Part, TextPart, ToolCall
+from agent_adapter._messages import Message, Part, TextPart, ThinkingPart, ToolCall
 from agent_adapter._model import (
     FinishReason,
     JsonSchema,
@@ -67,19 +68,61 @@ def _item(item: Any) -> dict[str, Any]:
 
 
 def _one_message(messages: Sequence[Message]) -> Message:
-    """The reply's items as one assistant message (a text item and call items load as two)."""
+    """The reply's items as one assistant message.
+
+    The converter loads a ``reasoning`` item, a ``message`` item and a run of call items as
+    messages of their own; the reply is one message holding them all: the text item's keys
+    (``id``, ``status``) as its extras, each call item's ``id`` / ``status`` in its call's
+    extras, each reasoning item whole in its thinking part (see :func:`_reasoning_apart`), so
+    the items go back as they came.
+    """
     if len(messages) == 1:
         return messages[0]
     parts: list[Part] = []
     calls: list[ToolCall] = []
+    extras: dict[str, Any] = {}
     for m in messages:
         if isinstance(m.content, str):
             if m.content:
                 parts.append(TextPart(m.content))
         else:
             parts.extend(m.content)
-        calls.extend(m.tool_calls)
-    return Message("assistant", content=tuple(parts), tool_calls=tuple(calls))
+        kind = m.extras.get("type")
+        if kind == "message" and not extras:
+            extras = dict(m.extras)
+        for i, call in enumerate(m.tool_calls):
+            if i == 0 and kind not in (None, "message"):
+                item = {k: v for k, v in m.extras.items() if k in ("id", "status")}
+                call = replace(call, extras={**item, **call.extras})
+            calls.append(call)
+    return Message("assistant", content=tuple(parts), tool_calls=tuple(calls), extras=extras)
+
+
+def _is_reasoning(part: Part) -> bool:
+    return isinstance(part, ThinkingPart) and part.extras.get("type") == "reasoning"
+
+
+def _reasoning_apart(messages: Sequence[Message]) -> list[Message]:
+    """Each reasoning part of a message that holds more (a reply read by
+    :func:`_one_message`) as a message of its own before it, which the converter writes as the
+    ``reasoning`` item it was; the API wants reasoning items back with the calls they led to
+    (function-calling guide, reasoning models)."""
+    out: list[Message] = []
+    for m in messages:
+        content = m.content
+        if (
+            m.role != "assistant"
+            or isinstance(content, str)
+            or not any(_is_reasoning(p) for p in content)
+            or (len(content) == 1 and not m.tool_calls)
+        ):
+            out.append(m)
+            continue
+        out.extend(Message("assistant", (p,)) for p in content if _is_reasoning(p))
+        rest = tuple(p for p in content if not _is_reasoning(p))
+        if rest or m.tool_calls:
+            out.append(replace(m, content=rest))
+    return out
 
 
 class OpenAIResponsesModel(ProviderModel):
@@ -120,7 +163,7 @@ class OpenAIResponsesModel(ProviderModel):
             raise ConfigError("OpenAI Responses has no seed: ModelRequest.seed")
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "input": strip_reserved(_RESPONSES.dump_all(request.messages)),
+            "input": strip_reserved(_RESPONSES.dump_all(_reasoning_apart(request.messages))),
         }
         if request.tools:
             kwargs["tools"] = [
