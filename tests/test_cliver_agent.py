@@ -278,3 +278,24 @@ async def test_inference_events_name_model_and_provider() -> None:
     assert (started.model, started.provider, started.data["attempt"]) == ("gpt-x", "openai", 0)
     assert started.data["message_count"] == 1
     _ = WireCall
+
+
+def test_native_round_trips_through_the_shared_converters() -> None:
+    chat = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}
+        ],
+    }
+    message = CLIverMessage.from_native(chat, "openai")
+    assert message.tool_calls is not None and message.tool_calls[0].args == {"x": 1}
+    assert message.to_native("openai") == chat and message.to_native("openai") is not chat
+    assert message.to_native("anthropic") == {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {"x": 1}}],
+    }
+    blocks = {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}
+    assert CLIverMessage.from_native(blocks, "anthropic").content == "hi"
+    with pytest.raises(ConfigError, match="unknown protocol"):
+        CLIverMessage(role="user", content="x").to_native("smoke-signals")

@@ -257,3 +257,24 @@ async def test_run_timeout_fires_inside_a_slow_summarizer() -> None:
         assert len(main.requests) == 1  # the second model call never happened
         assert len(slow.requests) == 1  # the summarizer was called and cut short
     assert isinstance(info.value, TimeoutError) and info.value.timeout_s == 1.5
+
+
+async def test_llm_compactor_empty_summary_leaves_history_and_records_usage() -> None:
+    async with ProviderServer() as main, ProviderServer() as cheap:
+        main.add(
+            calls(("c1", "read_file", {"path": "a"}), input_tokens=70_000, output_tokens=1),
+            Reply(text="done", input_tokens=71_000, output_tokens=1),
+        )
+        cheap.add(Reply(text="", input_tokens=11, output_tokens=0))
+        async with (
+            AgentCore(ModelBindings(llm=binding(cheap))) as summarizer,
+            AgentCore(
+                ModelBindings(llm=binding(main)),
+                [read_file],
+                context_compactor=LlmCompactor(summarizer, threshold_tokens=60_000, keep_turns=1),
+            ) as agent,
+        ):
+            response = await agent.chat("now", conversation=_conversation(2))
+        assert len(cheap.requests) == 1
+        assert len(wire_messages(main, 1)) == len(wire_messages(main, 0)) + 2  # unchanged
+    assert response.usage_total == UsageInfo(input_tokens=141_011, output_tokens=2)

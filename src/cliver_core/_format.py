@@ -36,6 +36,7 @@ __all__ = [
     "CliverConverter",
     "from_message",
     "is_denial",
+    "native_converter",
     "to_messages",
 ]
 
@@ -252,6 +253,24 @@ class CliverConverter(Converter[CLIverMessage]):
     def dump(self, message: Message) -> CLIverMessage:
         """A new CLIverMessage for a message a step added (a summary, a note)."""
         return from_message(message)
+
+
+def native_converter(protocol: str) -> Converter[Any]:
+    """The converter of a 0.3.0a5 protocol name: ``"openai"`` (Chat Completions) or
+    ``"anthropic"``.
+
+    Raises:
+        ConfigError: another name.
+    """
+    if protocol == "openai":
+        from agent_adapter.context.formats._chat import ChatConverter
+
+        return ChatConverter()
+    if protocol == "anthropic":
+        from agent_adapter.context.formats import AnthropicConverter
+
+        return AnthropicConverter()
+    raise ConfigError(f"unknown protocol {protocol!r}; supported: ['openai', 'anthropic']")
 
 
 def _detect(messages: Sequence[Any]) -> bool:

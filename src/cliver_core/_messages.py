@@ -75,6 +75,49 @@ class CLIverMessage(BaseModel):
     # while those fields are unchanged (see cliver_core._format).
     _source: Any = PrivateAttr(default=None)
 
+    @classmethod
+    def from_native(cls, native: dict[str, Any], protocol: str) -> CLIverMessage:
+        """Wrap a native wire message of ``protocol`` (``"openai"`` Chat Completions or
+        ``"anthropic"`` Messages), read by the library's own converter for that format;
+        ``native`` stays on the message and :meth:`to_native` gives it back unchanged.
+
+        Raises:
+            ConfigError: an unknown protocol, or ``native`` is not a message of it (an
+                Anthropic user message holding several tool results is several messages:
+                convert the list with ``agent_adapter.context.formats.convert`` instead).
+        """
+        from agent_adapter import ConfigError
+        from cliver_core._format import from_message, native_converter
+
+        loaded = native_converter(protocol).load(native, 0)
+        if len(loaded) != 1:
+            raise ConfigError(
+                f"CLIverMessage.from_native: this {protocol} message holds {len(loaded)} "
+                "messages; convert the list with agent_adapter.context.formats.convert"
+            )
+        out = from_message(loaded[0])
+        out.native, out.native_protocol = native, protocol
+        return out
+
+    def to_native(self, protocol: str) -> dict[str, Any]:
+        """The message as a native wire dict of ``protocol`` (a deep copy of ``native`` when
+        it is already in that protocol), as the library's providers would send it.
+
+        Raises:
+            ConfigError: an unknown protocol.
+        """
+        import copy
+
+        from cliver_core._format import native_converter, to_messages
+
+        converter = native_converter(protocol)
+        if self.native is not None and self.native_protocol == protocol:
+            return copy.deepcopy(self.native)
+        from agent_adapter.context.formats import strip_reserved
+
+        native: dict[str, Any] = strip_reserved([converter.dump(to_messages([self])[0])])[0]
+        return native
+
     @property
     def text(self) -> str | None:
         """The content when it is a plain string, else ``None``."""
