@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 __all__ = [
     "DIGEST_MAX_CHARS",
-    "clip_ends",
     "Name",
+    "clip_ends",
     "digest",
     "drop_shown",
     "join_names",
