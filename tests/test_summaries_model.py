@@ -256,3 +256,21 @@ async def test_a_real_provider_failing_is_a_step_failure(srv: ProviderServer, ma
     out, report = await compress(messages, _policy(Summarize(model=model, keep_recent_messages=2)))
     assert report.failures and report.failures[0].step == "summarize"
     assert all(a is b for a, b in zip(out, messages, strict=True))
+
+
+async def test_compaction_that_cannot_reach_the_target_does_not_summarize_again() -> None:
+    calls: list[int] = []
+
+    def fn(request: ModelRequest) -> str:
+        calls.append(1)
+        return _good(request)
+
+    step = Summarize(model=CallableModel(fn), keep_recent_messages=2)
+    policy = _policy(step, target=80)  # below what must stay: unreachable
+    out, report = await compress(_conversation(), policy)
+    assert len(calls) == 1 and not report.reached_target
+    assert report.if_still_too_long == "keep" and report.steps[0].step == "summarize"
+    again, report2 = await compress(out, policy, force=True)
+    assert len(calls) == 1  # the summary alone is never summarized again
+    assert all(a is b for a, b in zip(again, out, strict=True))
+    assert not report2.reached_target
