@@ -213,6 +213,113 @@ def inspect(
     return 0
 
 
+@app.command()
+def report(
+    file: FileArg,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--out",
+            metavar="OUT",
+            help="The HTML file to write. Default: <name>.report.html here.",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: FormatOpt = "auto",
+    index: IndexOpt = 0,
+    counter: CounterOpt = "estimate",
+    compress_too: Annotated[
+        bool,
+        typer.Option(
+            "--compress",
+            help="Show before and after a compression (implied by any option below; "
+            "alone: compress's defaults).",
+        ),
+    ] = False,
+    threshold: Annotated[
+        str | None,
+        typer.Option(
+            "--threshold", metavar="TOKENS|PCT", help="As for compress.", show_default=False
+        ),
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", metavar="TOKENS|PCT", help="As for compress.", show_default=False),
+    ] = None,
+    model_max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--model-max-tokens", metavar="TOKENS", help="As for compress.", show_default=False
+        ),
+    ] = None,
+    steps: Annotated[
+        str | None,
+        typer.Option("--steps", metavar="LIST", help="As for compress.", show_default=False),
+    ] = None,
+    if_still_too_long: Annotated[
+        StillChoice | None,
+        typer.Option(
+            "--if-still-too-long", help="As for compress (default keep).", show_default=False
+        ),
+    ] = None,
+    preview_lines: Annotated[
+        int,
+        typer.Option(
+            "--preview-lines",
+            min=0,
+            help="Lines of each message's text the page shows on hover; 0 puts no "
+            "conversation text in the page at all.",
+        ),
+    ] = 3,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the page's counts as JSON.")
+    ] = False,
+) -> int:
+    """Write one self-contained HTML page showing where the tokens go (and what compression did)."""
+    from agent_adapter.cli._html import build_report, write_report
+
+    token_counter = _token_counter(counter)
+    given = (threshold, target, model_max_tokens, steps, if_still_too_long)
+    policy = None
+    if compress_too or any(v is not None for v in given):
+        policy = _build_policy(
+            threshold, target, model_max_tokens, steps, token_counter, if_still_too_long or "keep"
+        )
+    trace, name = _load(file, fmt, index)
+    if out is None:
+        out = Path(f"{trace.name}.report.html")
+    if out.exists() and out.resolve() == file.resolve():
+        raise CliError(f"-o {out} is the input file: write the report elsewhere")
+    data = build_report(
+        file=file,
+        trace=trace,
+        fmt=name,
+        counter=counter,
+        count=token_counter,
+        policy=policy,
+        preview_lines=preview_lines,
+    )
+    size = write_report(out, data)
+    summary = {
+        "output": str(out),
+        "bytes": size,
+        "units_before": len(data["before"]["units"]),
+        "tokens_before": data["before"]["tokens"],
+        "units_after": len(data["after"]["units"]) if data["after"] else None,
+        "tokens_after": data["after"]["tokens"] if data["after"] else None,
+        "report": data["report"],
+    }
+    if as_json:
+        sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    else:
+        tokens = f"{summary['tokens_before']:,} tokens in {summary['units_before']:,} units"
+        if data["report"] is not None:
+            tokens += f"; {data['report']['explain']}"
+        _console().print(f"wrote {out} ({size:,} bytes): {tokens}", soft_wrap=True)
+    return 0
+
+
 # --------------------------------------------------------------------------------------------
 # entry point
 

@@ -1,0 +1,532 @@
+"""``agent-adapter report``: one self-contained HTML page of where the tokens go.
+
+The page holds its CSS and script inline and loads nothing (no CDN, no fonts, no images).
+Conversation text enters it only as the first lines of each message (``preview_lines``; 0
+for none) and the markers the steps left, HTML-escaped in the markup and, in the page's
+JSON, with ``<``, ``>`` and ``&`` written as ``\\u003c``-style escapes; the script shows it
+with ``textContent`` only, so nothing from the conversation can run.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_adapter._messages import Message
+from agent_adapter.cli._html_data import (
+    JSON,
+    KINDS,
+    Compression,
+    compress_recorded,
+    units_json,
+)
+from agent_adapter.cli._html_template import COLOURS, CSS, LABELS, SCRIPT
+from agent_adapter.cli._loaders import Trace
+from agent_adapter.cli._report import COUNTER_LABELS, REASONS
+from agent_adapter.context import CompressionPolicy, Protection, TokenCounter
+from agent_adapter.context._provenance import trace as trace_lists
+from agent_adapter.context.formats import convert
+
+#: Rows the input's strip is laid out on (the output uses the same tokens per row).
+ROWS = 24
+ROW_PX = 26
+
+
+def build_report(
+    *,
+    file: Path,
+    trace: Trace,
+    fmt: str,
+    counter: str,
+    count: TokenCounter,
+    policy: CompressionPolicy | None,
+    preview_lines: int,
+) -> JSON:
+    """Everything the page shows, as JSON-safe data (also what ``--json`` prints a part of).
+
+    Without ``policy`` only the input is shown; with it, the input and the compressed list,
+    each unit marked kept / changed / dropped / added and by which step.
+    """
+    conversion = convert(trace.messages, fmt)
+    before = conversion.messages
+    cache: dict[int, int] = {}
+    keep: list[Message] = []  # holds the counted messages so their ids stay theirs
+
+    def tokens(m: Message) -> int:
+        found = cache.get(id(m))
+        if found is None:
+            found = cache[id(m)] = count([m])
+            keep.append(m)
+        return found
+
+    position = {m.origin: i for i, m in enumerate(before)}
+    native = [conversion.native_index(i) for i in range(len(before))]
+    protection = Protection(before)
+    comp = compress_recorded(conversion, policy) if policy is not None else None
+    data: JSON = {
+        "file": str(file),
+        "name": trace.name,
+        "source": trace.source,
+        "format": fmt,
+        "counter": COUNTER_LABELS.get(counter, counter),
+        "natives": len(trace.messages),
+        "labels": LABELS,
+        "preview_lines": preview_lines,
+    }
+    if comp is None:
+
+        def unchanged(m: Message) -> tuple[str, list[str], Message | None]:
+            return "kept", [], None
+
+        units = units_json(
+            before,
+            protection,
+            tokens=tokens,
+            count=count,
+            native_index=lambda m: native[position[m.origin]],
+            status=unchanged,
+            lines=preview_lines,
+        )
+        data["before"] = _side(units, len(before), count([]))
+        data["after"] = None
+        data["report"] = None
+        return data
+
+    final = trace_lists(before, comp.after)
+
+    def status_before(m: Message) -> tuple[str, list[str], Message | None]:
+        now = final.slot[position[m.origin]]
+        if now is None:
+            return "dropped", [comp.dropped_by.get(m.origin, "?")], None
+        if now is m:
+            return "kept", [], None
+        return "changed", comp.changed_by.get(m.origin, ["?"]), None
+
+    by_ids = _matched_by_ids(before, comp.after, final.slot)
+
+    def input_of(m: Message) -> int | None:
+        j = position.get(m.origin)
+        return j if j is not None else by_ids.get(id(m))
+
+    def status_after(m: Message) -> tuple[str, list[str], Message | None]:
+        j = input_of(m)
+        if j is None:
+            return "added", [comp.added_by.get(m.origin, "?")], None
+        if m is before[j]:
+            return "kept", [], None
+        steps = comp.changed_by.get(before[j].origin) or comp.changed_by.get(m.origin, ["?"])
+        return "changed", steps, before[j]
+
+    def native_after(m: Message) -> int | None:
+        j = input_of(m)
+        return None if j is None else native[j]
+
+    base = count([])
+    data["before"] = _side(
+        units_json(
+            before,
+            protection,
+            tokens=tokens,
+            count=count,
+            native_index=lambda m: native[position[m.origin]],
+            status=status_before,
+            lines=preview_lines,
+        ),
+        len(before),
+        base,
+    )
+    data["after"] = _side(
+        units_json(
+            comp.after,
+            protection,
+            tokens=tokens,
+            count=count,
+            native_index=native_after,
+            status=status_after,
+            lines=preview_lines,
+        ),
+        len(comp.after),
+        base,
+    )
+    data["report"] = _report_data(comp)
+    return data
+
+
+def _matched_by_ids(
+    before: Sequence[Message], after: Sequence[Message], slot: Sequence[Message | None]
+) -> dict[int, int]:
+    """``id(after message) -> input position`` for the outputs that ``trace`` matched by
+    call ids (a rebuilt tool round with a fresh origin): the slot holds an equal copy."""
+    known = {m.origin for m in before}
+    loose = [m for m in after if m.origin not in known]
+    if not loose:
+        return {}
+    found: dict[int, int] = {}
+    ids = {id(m) for m in after}
+    for j, s in enumerate(slot):
+        if s is None or id(s) in ids:
+            continue
+        for m in loose:
+            if id(m) not in found and m == s:
+                found[id(m)] = j
+                break
+    return found
+
+
+def _side(units: list[JSON], messages: int, base: int) -> JSON:
+    return {
+        "units": units,
+        "messages": messages,
+        "tokens": base + sum(u["tokens"] for u in units),
+        "protected_units": sum(u["protected"] for u in units),
+        "protected_tokens": sum(u["tokens"] for u in units if u["protected"]),
+        "counts": {s: sum(u["status"] == s for u in units) for s in _STATUSES},
+    }
+
+
+_STATUSES = ("kept", "changed", "dropped", "added")
+
+
+def _report_data(comp: Compression) -> JSON:
+    r = comp.report
+    return {
+        "tokens_before": r.tokens_before,
+        "tokens_after": r.tokens_after,
+        "tokens_saved": r.tokens_saved,
+        "threshold_tokens": r.threshold_tokens,
+        "target_tokens": r.target_tokens,
+        "messages_before": r.messages_before,
+        "messages_after": r.messages_after,
+        "messages_removed": r.messages_removed,
+        "messages_changed": r.messages_changed,
+        "messages_added": r.messages_added,
+        "protected_tokens": r.protected_tokens,
+        "reached_target": r.reached_target,
+        "skipped": r.skipped,
+        "if_still_too_long": r.if_still_too_long,
+        "natives_after": comp.natives_after,
+        "explain": r.explain(),
+        "steps": [
+            {
+                "step": s.step,
+                "tokens_before": s.tokens_before,
+                "tokens_after": s.tokens_after,
+                "tokens_saved": s.tokens_saved,
+                "messages_removed": s.messages_removed,
+                "messages_changed": s.messages_changed,
+                "messages_added": s.messages_added,
+                "changes_reverted": s.changes_reverted,
+            }
+            for s in r.steps
+        ],
+        "failures": [{"step": f.step, "error_type": f.error_type} for f in r.failures],
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# rendering
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _json_for_script(data: JSON) -> str:
+    """``data`` as JSON that cannot end its ``<script>`` element nor open another."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for char, code in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, code)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _gradient(kinds: Sequence[Sequence[Any]], lo: int, hi: int) -> str:
+    """The CSS background of a unit's tokens ``lo..hi``: its kinds as hard colour stops."""
+    span = hi - lo
+    if span <= 0 or len(kinds) == 1:
+        return COLOURS[kinds[0][0]] if kinds else "#d1d5db"
+    stops: list[str] = []
+    at = 0
+    for kind, size in kinds:
+        a, b = max(at, lo), min(at + size, hi)
+        at += size
+        if b <= a:
+            continue
+        c = COLOURS[kind]
+        stops.append(f"{c} {100 * (a - lo) / span:.2f}% {100 * (b - lo) / span:.2f}%")
+    return f"linear-gradient(90deg, {', '.join(stops)})" if stops else "#d1d5db"
+
+
+def _strip(side: str, units: list[JSON], per_row: int, ticks: Sequence[tuple[str, int]]) -> str:
+    """The units laid out left to right on rows of ``per_row`` tokens (area = tokens).
+
+    A unit longer than what is left of a row goes on over the next; a zero-token unit gets
+    a sliver. ``ticks`` mark token positions (threshold, target) in the strip.
+    """
+    parts: list[str] = []
+    at = 0
+    for u in units:
+        size = u["tokens"]
+        cls = f"u s-{u['status']}" + (" prot" if u["protected"] else "")
+        done = 0
+        while True:
+            row, offset = divmod(at, per_row)
+            take = min(size - done, per_row - offset)
+            style = (
+                f"top:{row * ROW_PX}px;left:{100 * offset / per_row:.3f}%;"
+                f"width:{100 * take / per_row:.3f}%;"
+                f"background:{_gradient(u['kinds'], done, done + take)}"
+            )
+            parts.append(
+                f'<div class="{cls}" data-side="{side}" data-n="{u["n"]}" style="{style}"></div>'
+            )
+            done += take
+            at += take
+            if done >= size:
+                break
+    rows = max(1, math.ceil(at / per_row))
+    for name, position in ticks:
+        if 0 <= position <= rows * per_row:
+            row, offset = divmod(min(position, rows * per_row - 1), per_row)
+            parts.append(
+                f'<div class="tick {name}" style="top:{row * ROW_PX}px;'
+                f'left:{100 * offset / per_row:.3f}%"><span>{name} {_n(position)}</span></div>'
+            )
+    return (
+        f'<div class="strip" id="strip-{side}" style="height:{rows * ROW_PX}px">'
+        + "".join(parts)
+        + "</div>"
+    )
+
+
+def _card(key: str, value: int | str, ident: str) -> str:
+    raw = f' data-value="{value}"' if isinstance(value, int) else ""
+    shown = _n(value) if isinstance(value, int) else _e(value)
+    return (
+        f'<div class="card"><div class="v" id="{ident}"{raw}>{shown}</div>'
+        f'<div class="k">{_e(key)}</div></div>'
+    )
+
+
+def _legend() -> str:
+    items = [
+        f'<span><i class="sw" style="background:{COLOURS[k]}"></i>{_e(LABELS[k])}</span>'
+        for k in KINDS
+    ]
+    items += [
+        '<span><i class="sw" style="background:repeating-linear-gradient(45deg,#111827 0 3px,'
+        '#fde047 3px 6px)"></i>protected (top band)</span>',
+        '<span><i class="sw" style="border:2px solid #dc2626"></i>changed</span>',
+        '<span><i class="sw" style="opacity:.35;background:repeating-linear-gradient(-45deg,'
+        '#9ca3af 0 4px,#111 4px 6px)"></i>dropped</span>',
+        '<span><i class="sw" style="border:2px dashed #111827"></i>added</span>',
+    ]
+    return '<div class="legend">' + "".join(items) + "</div>"
+
+
+def _kinds_table(side: JSON) -> str:
+    totals: dict[str, int] = {}
+    for u in side["units"]:
+        for kind, size in u["kinds"]:
+            totals[kind] = totals.get(kind, 0) + size
+    whole = sum(totals.values()) or 1
+    rows = "".join(
+        f"<tr><td>{_e(LABELS[k])}</td><td>{_n(totals[k])}</td>"
+        f"<td>{100 * totals[k] / whole:.1f}%</td></tr>"
+        for k in KINDS
+        if k in totals
+    )
+    return f"<table><tr><th>kind</th><th>tokens</th><th>%</th></tr>{rows}</table>"
+
+
+def _reasons_table(side: JSON) -> str:
+    rows = []
+    for reason in (*REASONS, "unit"):
+        hit = [u for u in side["units"] if reason in u["reasons"]]
+        if hit:
+            rows.append(
+                f"<tr><td>{_e(reason)}</td><td>{len(hit)}</td>"
+                f"<td>{_n(sum(u['tokens'] for u in hit))}</td></tr>"
+            )
+    if not rows:
+        return '<p class="note">Nothing is protected.</p>'
+    head = "<tr><th>protected for</th><th>units</th><th>tokens</th></tr>"
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _gauge(report: JSON) -> str:
+    """Tokens before, after each step and at the end, against the threshold and target."""
+    bars: list[tuple[str, int, int]] = [("input", report["tokens_before"], 0)]
+    for s in report["steps"]:
+        bars.append((s["step"], s["tokens_after"], s["tokens_saved"]))
+    if report["if_still_too_long"] == "cut" or not report["steps"]:
+        bars.append(("result", report["tokens_after"], 0))
+    top = max([b for _, b, _ in bars] + [report["threshold_tokens"]]) or 1
+    width = "(100% - 230px)"
+
+    def x(v: int) -> str:
+        return f"calc(150px + {width} * {v / top:.5f})"
+
+    out = []
+    for label, value, saved in bars:
+        fill = f'<div class="fill" style="width:calc({width} * {value / top:.5f})"></div>'
+        if saved > 0:
+            fill += (
+                f'<div class="fill saved" style="left:{x(value)};'
+                f'width:calc({width} * {saved / top:.5f})"></div>'
+            )
+        num = f"{_n(value)}" + (f" (\u2212{_n(saved)})" if saved > 0 else "")
+        out.append(
+            f'<div class="bar"><div class="lbl">{_e(label)}</div>{fill}'
+            f'<div class="num" style="left:{x(value + max(saved, 0))}">{num}</div></div>'
+        )
+    for name in ("threshold", "target"):
+        value = report[f"{name}_tokens"]
+        out.append(
+            f'<div class="line {name}" style="left:{x(value)}"><span>{name} {_n(value)}</span>'
+            "</div>"
+        )
+    return '<div class="gauge">' + "".join(out) + "</div>"
+
+
+def _steps_table(report: JSON) -> str:
+    if not report["steps"]:
+        why = report["skipped"].replace("_", " ") or "no step was needed"
+        return f'<p class="note">No step ran ({_e(why)}).</p>'
+    cols = ("tokens before", "after", "saved", "removed", "changed", "added", "reverted")
+    head = "<tr><th>step</th>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>"
+    rows = "".join(
+        f"<tr><td>{_e(s['step'])}</td><td>{_n(s['tokens_before'])}</td>"
+        f"<td>{_n(s['tokens_after'])}</td><td>{_n(s['tokens_saved'])}</td>"
+        f"<td>{s['messages_removed']}</td><td>{s['messages_changed']}</td>"
+        f"<td>{s['messages_added']}</td><td>{s['changes_reverted']}</td></tr>"
+        for s in report["steps"]
+    )
+    return f'<table id="steps">{head}{rows}</table>'
+
+
+def _markers(side: JSON) -> str:
+    items = []
+    for u in side["units"]:
+        for m in u["messages"]:
+            for text in m["markers"]:
+                steps = ", ".join(m["steps"])
+                items.append(
+                    f"<div><b>unit {u['n']}</b> ({_e(m['status'])} by {_e(steps)})"
+                    f"<pre>{_e(text)}</pre></div>"
+                )
+    if not items:
+        return ""
+    shown = items[:200]
+    more = f'<p class="note">and {len(items) - 200} more</p>' if len(items) > 200 else ""
+    return (
+        "<h2>Markers the steps left (the names they kept of what went)</h2>"
+        f'<div class="markers">{"".join(shown)}{more}</div>'
+    )
+
+
+def render(data: JSON) -> str:
+    """The page for :func:`build_report`'s ``data``: one HTML document, nothing to fetch."""
+    before: JSON = data["before"]
+    after: JSON | None = data["after"]
+    report: JSON | None = data["report"]
+    per_row = max(1, math.ceil((before["tokens"] or 1) / ROWS))
+    title = f"{data['name']}: where the tokens go"
+    meta = (
+        f"{_e(data['file'])} \u00b7 {_e(data['source'])}, format {_e(data['format'])} \u00b7 "
+        f"{_e(data['counter'])} \u00b7 {_n(data['natives'])} messages in the file"
+    )
+    cards = [
+        _card("tokens (input)", before["tokens"], "tokens-before"),
+        _card("units (input)", len(before["units"]), "units-before"),
+        _card("messages (input)", before["messages"], "messages-before"),
+        _card("protected tokens (input)", before["protected_tokens"], "protected-before"),
+    ]
+    body: list[str] = []
+    ticks: list[tuple[str, int]] = []
+    if report is not None and after is not None:
+        cards += [
+            _card("tokens (compressed)", report["tokens_after"], "tokens-after"),
+            _card("units (compressed)", len(after["units"]), "units-after"),
+            _card("tokens saved", report["tokens_saved"], "tokens-saved"),
+            _card("removed / changed / added", _counts(report), "message-counts"),
+        ]
+        ticks = [("threshold", report["threshold_tokens"]), ("target", report["target_tokens"])]
+        miss = "" if report["reached_target"] else " miss"
+        body.append(f'<div class="explain{miss}" id="explain">{_e(report["explain"])}</div>')
+    body.append('<div class="cards">' + "".join(cards) + "</div>")
+    body.append(_legend())
+    sides = [("b", "Input", before)] + ([("a", "Compressed", after)] if after else [])
+    columns = []
+    for key, label, side in sides:
+        c = side["counts"]
+        status = (
+            f"{c['kept']} kept, {c['changed']} changed, {c['dropped']} dropped, "
+            f"{c['added']} added units"
+            if report is not None
+            else f"{len(side['units'])} units"
+        )
+        columns.append(
+            f'<div class="side"><h3>{label}: {_n(side["tokens"])} tokens, {status}</h3>'
+            f"{_strip(key, side['units'], per_row, ticks)}</div>"
+        )
+    one = "" if after else " one"
+    body.append(
+        "<h2>The conversation, unit by unit (area = tokens; each row "
+        f"{_n(per_row)} tokens; hover a unit)</h2>"
+        f'<div class="sides{one}">{"".join(columns)}</div>'
+    )
+    if report is not None:
+        body.append("<h2>Tokens after each step</h2>" + _gauge(report))
+        body.append("<h2>Steps</h2>" + _steps_table(report))
+        if report["failures"]:
+            failed = ", ".join(f"{f['step']} ({f['error_type']})" for f in report["failures"])
+            body.append(f'<p class="note">Steps that raised and were skipped: {_e(failed)}</p>')
+    body.append(
+        '<div class="sides">'
+        f"<div><h2>Tokens per kind (input)</h2>{_kinds_table(before)}</div>"
+        f"<div><h2>What is protected and why</h2>{_reasons_table(before)}</div></div>"
+    )
+    if after is not None:
+        body.append(_markers(after))
+    lines = data["preview_lines"]
+    body.append(
+        '<p class="note">'
+        + (
+            f"Text shown: the first {lines} lines of each message and the steps' markers."
+            if lines > 0
+            else "No conversation text is in this page (--preview-lines 0)."
+        )
+        + " Generated by agent-adapter report.</p>"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+        f'<header><h1>{_e(title)}</h1><div class="meta">{meta}</div></header>'
+        f'<main>{"".join(body)}</main><div id="tip"></div>'
+        f'<script type="application/json" id="report-data">{_json_for_script(data)}</script>'
+        f"<script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+def _counts(report: JSON) -> str:
+    return (
+        f"{report['messages_removed']} / {report['messages_changed']} / {report['messages_added']}"
+    )
+
+
+def write_report(out: Path, data: JSON) -> int:
+    """Write the page for ``data`` to ``out``; returns its size in bytes."""
+    text = render(data)
+    out.write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
