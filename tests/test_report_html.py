@@ -201,7 +201,7 @@ def test_hostile_text_is_escaped(
     data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     file = tmp_path / "hostile.json"
-    natives = load_trace(data_dir / MINI_SWE).messages + [{"role": "user", "content": HOSTILE}]
+    natives = [*load_trace(data_dir / MINI_SWE).messages, {"role": "user", "content": HOSTILE}]
     file.write_text(json.dumps(natives), encoding="utf-8")
     page, data = report(capsys, tmp_path, file, "--compress")
 
