@@ -121,7 +121,7 @@ def test_claude_code_report_equals_compress_report(
     assert {"latest_user", "newest_turn"} <= reasons
     assert all(bool(u["reasons"]) == u["protected"] for u in data["before"]["units"])
     # the page shows the counts and the limits
-    for text in ("tokens-before", "tokens-after", "threshold 40,000", "target 40,000", "Steps"):
+    for text in ("tokens-before", "tokens-after", "threshold = target 40,000", "Steps"):
         assert text in page
 
 

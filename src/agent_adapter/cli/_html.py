@@ -296,7 +296,7 @@ def _strip(side: str, units: list[JSON], per_row: int, ticks: Sequence[tuple[str
         if 0 <= position <= rows * per_row:
             row, offset = divmod(min(position, rows * per_row - 1), per_row)
             parts.append(
-                f'<div class="tick {name}" style="top:{row * ROW_PX}px;'
+                f'<div class="tick {name.partition(" ")[0]}" style="top:{row * ROW_PX}px;'
                 f'left:{100 * offset / per_row:.3f}%"><span>{name} {_n(position)}</span></div>'
             )
     return (
@@ -387,13 +387,20 @@ def _gauge(report: JSON) -> str:
             f'<div class="bar"><div class="lbl">{_e(label)}</div>{fill}'
             f'<div class="num" style="left:{x(value + max(saved, 0))}">{num}</div></div>'
         )
-    for name in ("threshold", "target"):
-        value = report[f"{name}_tokens"]
+    for name, value in _limits(report):
         out.append(
-            f'<div class="line {name}" style="left:{x(value)}"><span>{name} {_n(value)}</span>'
-            "</div>"
+            f'<div class="line {name.partition(" ")[0]}" style="left:{x(value)}">'
+            f"<span>{name} {_n(value)}</span></div>"
         )
     return '<div class="gauge">' + "".join(out) + "</div>"
+
+
+def _limits(report: JSON) -> list[tuple[str, int]]:
+    """The threshold and target lines: one ``threshold = target`` line when they are equal."""
+    threshold, target = report["threshold_tokens"], report["target_tokens"]
+    if threshold == target:
+        return [("threshold = target", target)]
+    return [("threshold", threshold), ("target", target)]
 
 
 def _steps_table(report: JSON) -> str:
@@ -458,7 +465,7 @@ def render(data: JSON) -> str:
             _card("tokens saved", report["tokens_saved"], "tokens-saved"),
             _card("removed / changed / added", _counts(report), "message-counts"),
         ]
-        ticks = [("threshold", report["threshold_tokens"]), ("target", report["target_tokens"])]
+        ticks = _limits(report)
         miss = "" if report["reached_target"] else " miss"
         body.append(f'<div class="explain{miss}" id="explain">{_e(report["explain"])}</div>')
     body.append('<div class="cards">' + "".join(cards) + "</div>")

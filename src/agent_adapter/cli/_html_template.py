@@ -78,6 +78,8 @@ h2 { font-size: 15px; margin: 18px 0 8px; }
 .line { position: absolute; top: 0; bottom: 0; border-left: 2px dashed #dc2626; z-index: 1; }
 .line.target { border-left-color: #2563eb; }
 .line span { position: absolute; bottom: -2px; left: 3px; font-size: 10px; background: #fff; }
+.line.target span { bottom: auto; top: -2px; }
+.tick.target span { top: auto; bottom: -13px; }
 table { border-collapse: collapse; background: #fff; font-size: 13px; }
 th, td { border: 1px solid #e5e7eb; padding: 3px 8px; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
@@ -107,7 +109,7 @@ SCRIPT = """
   }
   function n(v) { return v.toLocaleString("en-US"); }
   function unitOf(node) {
-    var side = data[node.getAttribute("data-side")];
+    var side = {b: data.before, a: data.after}[node.getAttribute("data-side")];
     return side ? side.units[Number(node.getAttribute("data-n"))] : null;
   }
   function show(u, x, y) {
