@@ -41,7 +41,7 @@ _CHANGE_TOOL = re.compile(r"edit|write|create|replace|patch|insert|delete|move|r
 _READ_TOOL = re.compile(r"read|view|open|cat|grep|glob|search|find|ls", re.I)
 _SHELL_BLOCK = re.compile(r"```(?:bash|sh|shell|console)?[ \t]*\n(.+?)\n```", re.S)
 _PATH = re.compile(r"(?<![\w/.@:-])(?:\.{1,2}/|/|~/)?(?:[\w.-]+/)+[\w-][\w.-]*\.[A-Za-z]\w{0,5}\b")
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?](?=\s|$)|$)", re.M)
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]*")
 _CONSTRAINT = re.compile(
     r"\b(?:must(?:n't| not)?|never|always|do not|don't|only|should(?:n't| not)?|make sure|"
     r"avoid|without)\b",
@@ -74,13 +74,21 @@ _NAME = re.compile(
     r")(?:/\d)?"
 )
 _ISSUE = re.compile(r"(?<![\w&/])#\d+\b")
+#: A text agent's command output sent as a user turn (mini-swe-agent): not a request.
+_OBSERVATION = ("<returncode>", "<output>", "Observation:")
 _NOISE_USER = (
-    "<",
     "Caveat:",
     "[Request interrupted",
     "Read the output file to retrieve the result",
 )
-_NOISE_BLOCK = re.compile(r"<([a-z][\w-]*)>.*?</\1>", re.S)
+#: Blocks an agent harness writes into user turns (Claude Code's hook output, notifications,
+#: slash-command echoes): not the user's words.
+_NOISE_BLOCK = re.compile(
+    r"<(system-reminder|task-notification|command-name|command-message|command-args|"
+    r"local-command-stdout|local-command-stderr|local-command-caveat|user-prompt-submit-hook)>"
+    r".*?</\1>",
+    re.S,
+)
 _TAGS = re.compile(r"<[^>\n]{1,80}>")
 #: Conventional source folders: a project root lies above them.
 _SOURCE_DIRS = frozenset(
@@ -148,13 +156,15 @@ def _user_request(m: Message) -> str:
     """A real user request's text (not hook output, a tool result or a summary); ``""``.
     Tool-made blocks (``<system-reminder>``, ``<task-notification>``, ``<command-...>``) and
     the line a notification asks to act on are left out."""
-    if m.role != "user" or is_summary(m):
+    if m.role != "user" or is_summary(m) or m.text.lstrip().startswith(_OBSERVATION):
         return ""
     text = _NOISE_BLOCK.sub("", m.text)
     lines = [
-        ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(_NOISE_USER)
+        ln
+        for ln in _TAGS.sub("", text).splitlines()
+        if ln.strip() and not ln.lstrip().startswith(_NOISE_USER)
     ]
-    return _TAGS.sub("", "\n".join(lines)).strip()
+    return "\n".join(lines).strip()
 
 
 def _add(items: list[str], seen: set[str], value: str) -> None:
@@ -182,6 +192,9 @@ def _root(paths: Sequence[str]) -> str:
 
 
 def _outcome(result: Message | None) -> str:
+    """What the result of a command says of its outcome: ``exit N`` when it reports an exit
+    status, ``failed`` / ``ok`` when the provider flagged it (Anthropic ``is_error``), else
+    ``""``."""
     if result is None:
         return ""
     text = result.text
@@ -191,9 +204,10 @@ def _outcome(result: Message | None) -> str:
         status = found.group(1) if found else None
     if status is not None:
         return f"exit {status}"
-    if result.extras.get("is_error") is True:
+    flag = result.extras.get("is_error")
+    if flag is True:
         return "failed"
-    return "ok"
+    return "ok" if flag is False else ""  # no status and no error flag: nothing is claimed
 
 
 def top_names(text: str, n: int) -> list[str]:
