@@ -1,0 +1,47 @@
+"""Framework integrations: one :class:`~agent_adapter.context.CompressionPolicy` inside each
+framework's own hook, so its history is compressed before every model call.
+
+Each framework has its module and extra; importing this package imports none of them (the names
+below load their module on first use):
+
+===========================  ==========================================  ====================
+Framework                    Hook                                        Extra
+===========================  ==========================================  ====================
+LangChain v1 ``create_agent``  :class:`~.langchain.CompressionMiddleware`  ``langchain-agents``
+LangGraph prebuilt agents    :func:`~.langgraph.compression_hook`        ``langgraph``
+OpenAI Agents SDK            :func:`~.openai_agents.compression_filter`  ``openai-agents``
+pydantic-ai                  :func:`~.pydantic_ai.compression_processor` ``pydantic-ai``
+Google ADK                   :func:`~.google_adk.compression_callback`   ``google-adk``
+===========================  ==========================================  ====================
+
+With ``opentelemetry-api`` installed (extra ``otel``) every compression emits a span with the
+report's counts (see :mod:`agent_adapter.integrations._telemetry`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "CompressionMiddleware",
+    "compression_callback",
+    "compression_filter",
+    "compression_hook",
+    "compression_processor",
+]
+
+_HOMES = {
+    "CompressionMiddleware": "langchain",
+    "compression_hook": "langgraph",
+    "compression_filter": "openai_agents",
+    "compression_processor": "pydantic_ai",
+    "compression_callback": "google_adk",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

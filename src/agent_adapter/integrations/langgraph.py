@@ -1,0 +1,79 @@
+"""LangGraph prebuilt ReAct agents: :func:`compression_hook`, a ``pre_model_hook``.
+
+Install with ``pip install "agent-adapter[langgraph]"`` (langgraph, langchain-core).
+
+``create_react_agent(model, tools, pre_model_hook=compression_hook(policy))`` runs the hook
+before every model call. It returns ``{"llm_input_messages": compressed}``, the key LangGraph
+documents for "messages sent to the model but not stored": the graph state and its
+checkpoints keep the full ``messages`` (returning ``messages`` instead would need
+``RemoveMessage`` and lose them for good), and a resumed thread is compressed again from the
+full record. (LangGraph 1.x marks ``create_react_agent`` deprecated in favour of LangChain's
+``create_agent``; for that one use
+:class:`~agent_adapter.integrations.langchain.CompressionMiddleware`.)
+
+Example::
+
+    from langgraph.prebuilt import create_react_agent
+    from agent_adapter.context import CompressionPolicy
+    from agent_adapter.integrations.langgraph import compression_hook
+
+    policy = CompressionPolicy(threshold_tokens=60_000, target_tokens=40_000)
+    agent = create_react_agent(model, tools, pre_model_hook=compression_hook(policy))
+
+The hook is a ``RunnableLambda`` with a sync and an async body, so ``invoke`` and ``ainvoke``
+both work.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_adapter._errors import MissingDependency
+from agent_adapter.context import CompressionPolicy
+from agent_adapter.integrations._core import Compressor, OnReport
+
+try:
+    from langchain_core.runnables import RunnableLambda
+except ImportError as e:  # pragma: no cover - exercised without the extra
+    raise MissingDependency("langchain-core", "langgraph", "compression_hook") from e
+
+__all__ = ["compression_hook"]
+
+
+def _messages(state: Any) -> list[Any]:
+    messages = state.get("messages") if isinstance(state, dict) else state.messages
+    return list(messages or [])
+
+
+def compression_hook(
+    policy: CompressionPolicy,
+    *,
+    model_max_tokens: int | None = None,
+    on_report: OnReport | None = None,
+) -> Any:
+    """A ``pre_model_hook`` that sends the state's messages compressed with ``policy``.
+
+    Args:
+        policy: the compression policy.
+        model_max_tokens: the model's context window, for a policy in percents.
+        on_report: called with each model call's
+            :class:`~agent_adapter.context.CompressionReport`.
+
+    Returns:
+        A ``RunnableLambda`` node returning ``{"llm_input_messages": [...]}``.
+
+    Raises:
+        ConfigError: ``policy`` is not a CompressionPolicy, or it is in percents and no window
+            is known.
+    """
+    compressor = Compressor(
+        policy, "langchain", "langgraph", model_max_tokens=model_max_tokens, on_report=on_report
+    )
+
+    def hook(state: Any) -> dict[str, Any]:
+        return {"llm_input_messages": compressor.run_sync(_messages(state))}
+
+    async def ahook(state: Any) -> dict[str, Any]:
+        return {"llm_input_messages": await compressor.run(_messages(state))}
+
+    return RunnableLambda(hook, afunc=ahook, name="agent_adapter_compression")
