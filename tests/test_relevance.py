@@ -36,6 +36,7 @@ async def _keep(msgs: Sequence[Message], step: KeepMostRelevant, target: int) ->
 def _chat() -> list[Message]:
     return [
         Message("system", "You are a helpful assistant."),
+        Message("user", "Hi there!"),  # the opening user turn always stays
         Message("user", "I adopted a dog named Oscar last spring."),
         Message("assistant", "Congratulations! What breed is he?"),
         Message("user", "My sister lives in Lisbon and works as a nurse."),
@@ -55,14 +56,14 @@ async def test_the_least_relevant_go_first_only_as_many_as_needed() -> None:
     removed = [m for m in msgs if m not in out]
     assert len(removed) == 1 and "Oscar" not in removed[0].text and "breed" not in removed[0].text
     out = await _keep(msgs, KeepMostRelevant(keep_count=0), 0)
-    assert out == [msgs[0], msgs[-1]]  # at a target nothing reaches: only the protected ones
+    assert out == [msgs[0], msgs[1], msgs[-1]]  # only the protected ones and the opening
 
 
 async def test_keep_count_best_units_are_never_dropped() -> None:
     msgs = _chat()
     out = await _keep(msgs, KeepMostRelevant(keep_count=3), 0)
     # the turns naming Oscar, his breed or a dog; BM25 has no notion of "beagle" being one
-    assert out == [msgs[0], msgs[1], msgs[2], msgs[5], msgs[-1]]
+    assert out == [msgs[0], msgs[1], msgs[2], msgs[3], msgs[6], msgs[-1]]
     assert msgs == _chat()  # the caller's list is left alone
 
 
@@ -71,14 +72,14 @@ async def test_ties_drop_the_older_first() -> None:
     flat = MyScorer(lambda q, texts: [0.5] * len(texts))
     target = _tokens(msgs) - _tokens(msgs[:1])
     out = await _keep(msgs, KeepMostRelevant(scorer=flat, keep_count=0), target)
-    assert out == msgs[1:]
+    assert out == [msgs[0], *msgs[2:]]  # msgs[0] opens the conversation
 
 
 async def test_compare_to_overrides_the_latest_user_message() -> None:
     msgs = _chat()
     step = KeepMostRelevant(keep_count=1, compare_to="Lisbon nurse sister")
     out = await _keep(msgs, step, 0)
-    assert out == [msgs[0], msgs[3], msgs[-1]]
+    assert out == [msgs[0], msgs[1], msgs[4], msgs[-1]]
 
 
 async def test_without_a_question_nothing_goes() -> None:
@@ -141,5 +142,5 @@ async def test_in_a_policy_the_reranker_bills_the_run() -> None:
     policy = CompressionPolicy(target_tokens=_tokens(msgs) // 2, steps=[step], recent_turns=0)
     out, report = await compress(msgs, policy, ctx=ctx)
     assert report.reached_target
-    assert msgs[1] in out and msgs[5] in out
+    assert msgs[2] in out and msgs[6] in out
     assert len(ctx.ledger.entries) == len(calls) >= 1

@@ -24,7 +24,7 @@ import contextvars
 import hashlib
 import inspect
 import math
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -140,17 +140,63 @@ _STOP = frozenset((
 ))  # fmt: skip
 
 
-def _words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+#: A text's length in words and how often each word occurs in it.
+_Terms = tuple[int, dict[str, int]]
+
+
+def _terms(text: str) -> _Terms:
+    words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    return len(words), dict(Counter(words))
+
+
+def _okapi() -> type[Any]:
+    """rank-bm25's BM25Okapi fed with word counts made once per text (see BM25Scorer)."""
+    global _OKAPI
+    if _OKAPI is None:
+        from rank_bm25 import BM25Okapi
+
+        class Okapi(BM25Okapi):  # type: ignore[misc]
+            def _initialize(self, corpus: list[_Terms]) -> dict[str, int]:
+                # BM25._initialize, on word counts instead of word lists
+                nd: dict[str, int] = {}
+                for length, counts in corpus:
+                    self.doc_len.append(length)
+                    self.doc_freqs.append(counts)
+                    for word in counts:
+                        nd[word] = nd.get(word, 0) + 1
+                self.corpus_size = len(corpus)
+                self.avgdl = sum(self.doc_len) / self.corpus_size
+                return nd
+
+            def _calc_idf(self, nd: dict[str, int]) -> None:
+                # Lucene's idf, log(1 + (N - n + 0.5) / (n + 0.5)): never negative, so a word
+                # in most texts (or in both of two) still counts a little, not below zero
+                n_docs = self.corpus_size
+                self.idf = {w: math.log1p((n_docs - n + 0.5) / (n + 0.5)) for w, n in nd.items()}
+
+        _OKAPI = Okapi
+    return _OKAPI
+
+
+_OKAPI: type[Any] | None = None
+
+
+def _index(corpus: list[_Terms], *, k1: float, b: float) -> Any:
+    return _okapi()(corpus, k1=k1, b=b)
 
 
 class BM25Scorer:
     """Okapi BM25 from `rank-bm25 <https://pypi.org/project/rank-bm25/>`_: the zero-model default.
 
+    rank-bm25's BM25Okapi scores, with Lucene's idf ``log(1 + (N - n + 0.5) / (n + 0.5))``
+    (https://lucene.apache.org/core/9_0_0/core/org/apache/lucene/search/similarities/BM25Similarity.html)
+    in place of its own, which goes negative for a word in more than half the texts (so two
+    near-identical texts would score 0 against each other).
+
     Each call indexes ``texts`` (plus the query) afresh, so document frequencies are those of
-    the conversation at hand; the words of each text are cached by content hash, so a grown
-    conversation tokenizes only its new turns. Words are runs of letters and digits, lowercased,
-    without a few English function words.
+    the conversation at hand; each text's word counts are cached by content hash, so a grown
+    conversation reads only its new turns (rank-bm25's index is fed those counts). Words are
+    runs of letters and digits, lowercased, without a few English function words.
 
     A score is the text's BM25 score divided by the query's own score as a document of the
     same index, clamped to 0..1: a copy of the query scores 1, a text sharing none of its
@@ -173,35 +219,39 @@ class BM25Scorer:
                 raise ConfigError(f"BM25Scorer: {name} must be a finite number >= 0, got {v!r}")
         self.k1 = float(k1)
         self.b = float(b)
-        self._cache: _LRU[list[str]] = _LRU(_check_cache_size(cache_size, "BM25Scorer"))
+        self._cache: _LRU[_Terms] = _LRU(_check_cache_size(cache_size, "BM25Scorer"))
 
     def __repr__(self) -> str:
         return f"BM25Scorer(k1={self.k1:g}, b={self.b:g})"
 
-    def _tokens(self, text: str) -> list[str]:
+    def _terms(self, text: str) -> _Terms:
+        """A text's length in words and its word counts (cached by content hash)."""
         if not self._cache.size:
-            return _words(text)
+            return _terms(text)
         key = _text_key(text)
         hit = self._cache.get(key)
         if hit is None:
-            hit = _words(text)
+            hit = _terms(text)
             self._cache.put(key, hit)
         return hit
 
     def scores(self, query: str, texts: Sequence[str]) -> list[float]:
         """:meth:`score` without the event loop (for sync code and benchmarks)."""
-        from rank_bm25 import BM25Okapi
-
         if not texts:
             return []
-        q = self._tokens(query)
-        if not q:
+        q = self._terms(query)
+        if not q[0]:
             return [0.0] * len(texts)
-        corpus = [self._tokens(t) for t in texts]
-        corpus.append(q)
-        if not any(corpus[:-1]):
+        corpus = [self._terms(t) for t in texts]
+        if not any(length for length, _ in corpus):
             return [0.0] * len(texts)
-        raw = BM25Okapi(corpus, k1=self.k1, b=self.b).get_scores(q)
+        index = _index([*corpus, q], k1=self.k1, b=self.b)
+        # rank-bm25 sums over the query's words one by one; words that occur the same number
+        # of times are scored together, times that count (the same sum, far fewer passes)
+        by_count: dict[int, list[str]] = {}
+        for word, count in q[1].items():
+            by_count.setdefault(count, []).append(word)
+        raw = sum(count * index.get_scores(words) for count, words in by_count.items())
         own = float(raw[-1])
         if own <= 0:
             return [0.0] * len(texts)

@@ -143,12 +143,16 @@ class RemoveDuplicates(BaseCompressionStep):
     round goes for a later near-copy (a file read again after an edit, a test run again with
     a new timing line), a plain message only together with the unit before it, both near
     copies of a later pair, and only where the gap closes cleanly. Only units of one shape
-    are scored against each other: the same role, and for rounds the same tool names in the
-    same order. A round's text is its calls (name and arguments), then its results, then the
-    text beside the calls. Near-copies are chained (if A is like B and B like C, all three
-    are one text); a round goes whole, so no kept result loses its call. Scores are asked one
-    unit at a time against every later unit of its shape (the scorer's own cache makes the
-    repeated texts cheap: EmbeddingScorer embeds each text once).
+    are scored against each other: the same role, for rounds the same calls (names and
+    arguments, in order: the same command run again, not another test file whose output
+    opens with the same header), and texts within a factor of two in length. A round's text
+    is its results, then the text beside its calls. Near-copies are chained
+    (if A is like B and B like C, all three count as one text); a round goes whole, so no
+    kept result loses its call. Each unit is scored against the later units of its shape in
+    one call; the scorer's own cache keeps that cheap (EmbeddingScorer embeds each text
+    once). ``EmbeddingScorer(LocalEmbedder())`` at 0.9 is the measured choice
+    (``bench/dedup_similar.py``); BM25Scorer's scores are relative to the query's own, so
+    they also work as a similarity.
 
     Args:
         match: ``"exact"`` or ``"similar"``.
@@ -216,7 +220,12 @@ class RemoveDuplicates(BaseCompressionStep):
                 for at, n in enumerate(members[:-1]):
                     if units[n].protected:
                         continue  # never dropped: its later copies need not be known
-                    later = members[at + 1 :]
+                    size = len(texts[n])
+                    later = [  # a near-copy is about as long: within a factor of two
+                        k for k in members[at + 1 :] if size <= 2 * len(texts[k]) <= 4 * size
+                    ]
+                    if not later:
+                        continue
                     raw = await self.scorer.score(texts[n], [texts[k] for k in later])
                     scores = checked_scores(raw, len(later), "RemoveDuplicates")
                     for k, s in zip(later, scores, strict=True):
@@ -226,17 +235,17 @@ class RemoveDuplicates(BaseCompressionStep):
 
 
 def _shape(unit: Unit) -> Hashable:
-    """What two units must share to be compared: role, and the tool names of a round."""
+    """What two units must share to be compared: the role, and a round's calls (names and
+    arguments, in order)."""
     first = unit.messages[0]
-    return (first.role, tuple(c.name for m in unit.messages for c in m.tool_calls))
+    return (first.role, tuple((c.name, c.arguments) for m in unit.messages for c in m.tool_calls))
 
 
 def _similar_text(unit: Unit) -> str:
-    """A unit's text for match="similar": calls, then results, then the text beside calls."""
-    calls = [f"{c.name} {c.arguments}" for m in unit.messages for c in m.tool_calls]
+    """A unit's text for match="similar": a round's results, then the text beside its calls."""
     results = [m.text for m in unit.messages if m.role == "tool"]
     said = [m.text for m in unit.messages if m.role != "tool"]
-    return "\n".join(filter(None, [*calls, *results, *said]))
+    return "\n".join(filter(None, [*results, *said]))
 
 
 def _groups(

@@ -41,7 +41,9 @@ class KeepMostRelevant(BaseCompressionStep):
     text and go together, so no result loses its call). A unit's text is its messages' text
     plus its tool calls' names and arguments. With no text to compare to (no user message, or
     an empty one), nothing is dropped. Nothing marks where units went: the relevant ones stay
-    where they were, in order.
+    where they were, in order. The opening user message (the first after the system
+    messages) stays: Anthropic, Gemini and Bedrock reject a history that opens on an
+    assistant turn (the invariant guard would put it back anyway), and it is usually the task.
 
     Args:
         scorer: a :class:`~agent_adapter.context.Scorer`; default :class:`BM25Scorer` (no
@@ -84,7 +86,13 @@ class KeepMostRelevant(BaseCompressionStep):
         if context.under_target(total):
             return messages
         query = self.compare_to if self.compare_to is not None else latest_user_text(messages)
-        candidates = [u for u in context.units(messages) if not u.protected]
+        units = context.units(messages)
+        opening = next((u for u in units if u.messages[0].role != "system"), None)
+        candidates = [
+            u
+            for u in units
+            if not u.protected and not (u is opening and u.messages[0].role == "user")
+        ]
         if not query.strip() or len(candidates) <= self.keep_count:
             return messages
         order = await rank(self.scorer, query, candidates, context, "KeepMostRelevant")
