@@ -13,14 +13,16 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from agent_adapter._errors import ConfigError
-from agent_adapter.context._engine import _compress, compress
+from agent_adapter._messages import Message
+from agent_adapter.context._engine import _compress, _WouldCompress, compress
 from agent_adapter.context._pairing import PairingError, describe
 from agent_adapter.context._policy import CompressionPolicy
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._stores._commit import use_sync_face
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._conversion import Conversion
-from agent_adapter.context.formats._registry import convert, detect_format
+from agent_adapter.context.formats._memo import load_messages, snapshot
+from agent_adapter.context.formats._registry import _CONVERTERS, _detect, convert
 
 __all__ = ["compress_for", "compress_for_sync"]
 
@@ -61,6 +63,15 @@ async def compress_for(
     ``format`` is a format's name or a converter instance (see
     :func:`~agent_adapter.context.formats.convert`).
 
+    **Steady state.** An agent sends the same natives again plus a new round. The natives'
+    messages are remembered (bounded, by identity and a shallow fingerprint: see
+    :mod:`~agent_adapter.context.formats._memo`), so at or under the threshold a grown list
+    costs its new natives: nothing else is detected, converted, counted or validated again.
+    ``pinned`` is called only when the list is compressed (as compress() calls it). A list
+    over the threshold is converted in full, as without the memo. Natives are taken as fixed
+    once sent (as the provider SDKs take a sent history): a field set anew is seen, an edit
+    inside a nested value is not.
+
     Raises:
         ConfigError: as compress and convert.
         MissingDependency: as convert.
@@ -68,11 +79,27 @@ async def compress_for(
     auto = isinstance(format, str) and format == "auto"
     if auto and isinstance(messages, list | tuple) and not messages:
         return await compress(messages, policy, model_max_tokens=model_max_tokens, ctx=ctx)
-    name = detect_format(messages) if auto else format
+    native = (
+        isinstance(messages, list | tuple) and messages and not isinstance(messages[0], Message)
+    )
+    snap = snapshot(messages) if native else None
+    name = _detect(messages, snap) if auto else format
     if name == "agent_adapter":
         return await compress(
             messages, policy, pinned=pinned, model_max_tokens=model_max_tokens, ctx=ctx
         )
+    converter = name if isinstance(name, Converter) else _CONVERTERS.get(name)
+    if converter is not None and (pinned is None or callable(pinned)):
+        loaded = load_messages(messages, converter, snap)
+        if loaded is not None:  # the steady state: only new natives were loaded
+            try:
+                _, report = await _compress(
+                    loaded, policy, model_max_tokens=model_max_tokens, ctx=ctx, probe=True
+                )
+            except (_WouldCompress, PairingError):
+                pass  # compress (or report the pairing error) on a conversion of its own
+            else:
+                return messages if isinstance(messages, list) else list(messages), report
     conversion = convert(messages, name, pinned=pinned)
     try:
         result, report = await _compress(

@@ -140,6 +140,10 @@ async def _run_step(
         return None
 
 
+class _WouldCompress(Exception):
+    """``_compress(..., probe=True)`` reached the steps: the list is over the threshold."""
+
+
 async def compress(
     messages: Sequence[Message],
     policy: CompressionPolicy,
@@ -185,10 +189,12 @@ async def _compress(
     ctx: Any = None,
     force: bool = False,
     insertable: Callable[[Message], bool] | None = None,
+    probe: bool = False,
 ) -> tuple[list[Message], CompressionReport]:
     """:func:`compress`, and ``insertable(message)``: may an added message stand right
     before ``message``? (a format whose natives hold several messages says where a native
-    starts)."""
+    starts). With ``probe``, :class:`_WouldCompress` is raised where steps would run (the
+    caller, compress_for on remembered messages, compresses its own conversion instead)."""
     if not isinstance(policy, CompressionPolicy):
         raise ConfigError(f"policy must be a CompressionPolicy, got {type(policy).__name__}")
     if pinned is not None and not callable(pinned):
@@ -219,6 +225,8 @@ async def _compress(
         return untouched("under_threshold")
     if tokens_before <= limits.target_tokens:
         return untouched("under_target")
+    if probe:
+        raise _WouldCompress
     protection = Protection(current, pinned)
     protected_tokens = sum(meter.of(m) for m in protection.protected(current))
     context = StepContext(

@@ -25,6 +25,7 @@ result, :meth:`Pairing.result` for a result) and call :meth:`Pairing.end`; or ca
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
@@ -171,6 +172,9 @@ def validate_messages(messages: object) -> list[Message]:
     """``messages`` checked as a conversation; a new list of the same objects.
 
     The pairing rule of this module, with the newest call turn allowed to wait for results.
+    A list that extends one validated before (the same message objects first) is checked
+    from where that one ended (see :class:`_Validated`), so a grown conversation costs only
+    its new messages.
 
     Raises:
         ConfigError: not a list; an item that is not a Message (naming its index); a broken
@@ -180,14 +184,67 @@ def validate_messages(messages: object) -> list[Message]:
     """
     if not isinstance(messages, list | tuple):
         raise ConfigError(f"messages must be a list of Message, got {type(messages).__name__}")
-    for i, m in enumerate(messages):
+    held = tuple(messages) if len(messages) >= _VALIDATED_MIN else None
+    start, pairing = _VALIDATED.resume(held) if held is not None else (0, Pairing())
+    for i in range(start, len(messages)):
+        m = messages[i]
         if not isinstance(m, Message):
             raise ConfigError(f"messages[{i}] is {type(m).__name__}, not a Message")
-    pairing = pair_messages(messages)
-    for problem in pairing.problems:
-        if problem.rule != "calls_pending_at_end":
-            raise PairingError(problem, describe(problem))
+    result, turn = pairing.result, pairing.turn
+    for i in range(start, len(messages)):
+        m = messages[i]
+        if m.role == "tool":
+            result(i, m.tool_call_id)
+        else:
+            turn(i, [c.id for c in m.tool_calls] if m.tool_calls else ())
+    for problem in pairing.problems:  # end() would only add calls_pending_at_end
+        raise PairingError(problem, describe(problem))
+    if held is not None and start < len(held):
+        _VALIDATED.remember(held, pairing)
     return list(messages)
+
+
+#: Validated lists remembered, and the shortest worth remembering.
+_VALIDATED_LISTS = 4
+_VALIDATED_MIN = 16
+
+
+class _Validated:
+    """The last few lists :func:`validate_messages` accepted, by the identity of their
+    messages (held, so an id is not reused while remembered; messages are immutable), with
+    the pairing state after their last message. A list that starts with one of them is
+    validated from there on: an agent's conversation one round longer costs its new
+    messages. The state is what the rule needs to go on: the open turn and its calls."""
+
+    def __init__(self) -> None:
+        self.lists: list[tuple[tuple[Message, ...], Pairing]] = []
+        self.lock = threading.Lock()
+
+    def resume(self, held: tuple[Message, ...]) -> tuple[int, Pairing]:
+        """(k, a pairing in the state after ``held[:k]``) for the longest remembered prefix
+        of ``held`` (compared by identity; an equal message validates the same), or (0, a
+        new pairing)."""
+        n = len(held)
+        k, state = 0, None
+        for seen, memo in self.lists:
+            m = len(seen)
+            if k < m <= n and held[m - 1] is seen[-1] and held[0] is seen[0] and held[:m] == seen:
+                k, state = m, memo
+        if state is None:
+            return 0, Pairing()
+        return k, Pairing(_pending=dict(state._pending), _open=state._open, _opener=state._opener)
+
+    def remember(self, held: tuple[Message, ...], pairing: Pairing) -> None:
+        state = Pairing(
+            _pending=dict(pairing._pending), _open=pairing._open, _opener=pairing._opener
+        )
+        n = len(held)
+        with self.lock:
+            kept = [x for x in self.lists if len(x[0]) != n or x[0] != held]
+            self.lists = [(held, state), *kept][:_VALIDATED_LISTS]
+
+
+_VALIDATED = _Validated()
 
 
 class PairingError(ConfigError):

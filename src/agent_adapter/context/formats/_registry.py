@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import Any, Literal, TypeAlias
 
 from agent_adapter._errors import ConfigError
@@ -12,6 +13,7 @@ from agent_adapter.context.formats._base import Converter, Pinned
 from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._gemini import GeminiConverter
 from agent_adapter.context.formats._langchain import LangChainConverter
+from agent_adapter.context.formats._memo import Snap, scan
 from agent_adapter.context.formats._openai import OpenAIChatConverter
 
 __all__ = [
@@ -85,10 +87,20 @@ def registered_names() -> list[str]:
 def detect_format(messages: Sequence[Any]) -> str:
     """The format of a message list; plain {"role", "content": str} dicts count as openai.
 
+    A list that extends one detected before (the same items, unchanged at their top level:
+    see :mod:`~agent_adapter.context.formats._memo`) is decided from the remembered items'
+    formats and the new items only, so an agent's grown conversation costs its new items.
+
     Raises:
         ConfigError: the list is empty (it has no format: name one), the items mix formats
             or are not messages of any known format.
     """
+    return _detect(messages, None)
+
+
+def _detect(messages: Sequence[Any], snap: Snap | None) -> str:
+    """:func:`detect_format`, with the list's :func:`~._memo.snapshot` when the caller has
+    it (compress_for makes one for detection and loading)."""
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise ConfigError(f"messages must be a list, got {type(messages).__name__}")
     if not messages:
@@ -105,10 +117,23 @@ def detect_format(messages: Sequence[Any]) -> str:
             ) from exc
         if found:
             return name
-    if messages and all(isinstance(m, Message) for m in messages):
+    if all(map(isinstance, messages, repeat(Message))):
         return "agent_adapter"
+    sure = scan(messages, _sure_kinds, snap)
+    if len(sure) > 1:
+        raise ConfigError(f"messages mix formats: {sorted(sure)}")
+    return sure.pop() if sure else "openai"
+
+
+def _sure_kinds(items: Sequence[Any], offset: int) -> set[str]:
+    """The built-in formats each of ``items`` is sure to be (``items`` start at ``offset``
+    of the caller's list).
+
+    Raises:
+        ConfigError: an item is a message of no known format (naming its index).
+    """
     sure: set[str] = set()
-    for i, item in enumerate(messages):
+    for i, item in enumerate(items, offset):
         kinds = {name: conv.kind(item) for name, conv in _CONVERTERS.items()}
         if not any(kinds.values()):
             raise ConfigError(
@@ -116,9 +141,7 @@ def detect_format(messages: Sequence[Any]) -> str:
                 f"{FORMATS}"
             )
         sure.update(name for name, k in kinds.items() if k == "sure")
-    if len(sure) > 1:
-        raise ConfigError(f"messages mix formats: {sorted(sure)}")
-    return sure.pop() if sure else "openai"
+    return sure
 
 
 def convert(

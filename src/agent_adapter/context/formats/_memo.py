@@ -1,0 +1,453 @@
+"""Native lists loaded once: the steady state of ``compress_for`` on provider formats.
+
+An agent sends the model the same list again, one round longer, every call. Converting every
+native to :class:`~agent_adapter._messages.Message` on every call costs more than the whole
+compression check; this module remembers what natives loaded as, so a grown list loads only
+its new natives (and the token counts of the old messages, cached by identity in
+:class:`~agent_adapter.context._tokens.TokenMeter`, stay valid because the messages are the
+same objects).
+
+Two memos, both bounded and both holding what they remember strongly (so an ``id`` cannot be
+reused by another object while it is remembered):
+
+* **Lists** (:class:`_Lists`): the last :data:`_LISTS` lists seen, by the identity of their
+  items and a *shallow fingerprint* of each item (how many fields it has and the field values:
+  a dict's values, an object's ``vars()``), made at C speed for the whole list
+  (:func:`snapshot`). A list that starts with a remembered one, items and fingerprints alike,
+  reuses its result and works only on the items after it. Lists longer than
+  :data:`_LIST_MAX` are not remembered.
+* **Natives** (:class:`_Natives`): an LRU of at most :data:`_NATIVES` single natives (by
+  identity, checked against the native itself and its fingerprint), for the formats that load
+  each native on its own (Chat Completions, Anthropic, LangChain): a list that is not an
+  extension (the compressed list an agent kept, plus new rounds) loads only the natives not
+  seen before.
+
+**Mutation.** A native changed in place between calls is read again when the change is at its
+top level: a field set to a new value, added or removed (``msg["content"] = ...``,
+``msg.content = ...``). An edit *inside* a nested value (``msg["content"][0]["text"] = ...``,
+``msg["content"].append(...)``) is not seen: like the OpenAI and Anthropic SDKs, which take a
+list of sent messages as the history, this treats a message as fixed once sent. To change
+one, assign the field anew or send a new dict. Only the library's own converters (exactly
+their classes) are memoized; any other converter loads the whole list every time.
+
+Loading through the memo gives exactly the messages a full load gives (equal messages; the
+same objects where remembered), so the threshold check, the counts and the pairing validation
+decide as they would on a fresh conversion. Anything unusual (an error, a list mixing APIs)
+returns ``None`` and the caller converts the list the usual way, which raises the error
+naming the caller's own index.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+from agent_adapter._errors import ConfigError
+from agent_adapter._messages import Message
+from agent_adapter.context.formats._anthropic import AnthropicConverter
+from agent_adapter.context.formats._base import Converter
+from agent_adapter.context.formats._carrier import split_carrier
+from agent_adapter.context.formats._chat import ChatConverter
+from agent_adapter.context.formats._gemini import GeminiConverter
+from agent_adapter.context.formats._gemini_parts import Calls
+from agent_adapter.context.formats._langchain import LangChainConverter
+from agent_adapter.context.formats._openai import OpenAIChatConverter
+from agent_adapter.context.formats._responses import (
+    ResponsesConverter,
+    _group_size,
+    classify,
+    is_call,
+)
+
+__all__ = ["Snap", "disabled", "load_messages", "scan", "snapshot"]
+
+#: Lists remembered (over all purposes), and the longest list worth remembering.
+_LISTS = 8
+_LIST_MAX = 20_000
+#: Single natives remembered for each format that loads natives one by one.
+_NATIVES = 4096
+#: Shortest list worth remembering (shorter ones cost less to load than to look up).
+_MIN = 4
+
+_enabled = True
+_lock = threading.Lock()
+
+
+@contextmanager
+def disabled() -> Any:
+    """Within the block nothing is remembered or reused (benchmarks: today's full path)."""
+    global _enabled
+    before, _enabled = _enabled, False
+    try:
+        yield
+    finally:
+        _enabled = before
+
+
+# ----------------------------------------------------------------------------- fingerprints
+
+
+@dataclass(frozen=True, slots=True)
+class Snap:
+    """One list's fingerprint: its items (held, so their ids stay unique while it is
+    remembered), their field counts and their field values (all items' in one tuple), each
+    made in one C-level pass."""
+
+    natives: tuple[Any, ...]
+    lens: tuple[int, ...]
+    values: tuple[Any, ...]
+
+
+def snapshot(natives: Sequence[Any]) -> Snap | None:
+    """The fingerprint of a list of dicts, or of objects with a ``__dict__`` (pydantic
+    models: LangChain messages, ``google.genai`` contents); ``None`` for anything else, for
+    short lists (cheaper to load than to look up) and while the memo is :func:`disabled`."""
+    if not _enabled or len(natives) < _MIN:
+        return None
+    try:
+        dicts: Any = natives if type(natives[0]) is dict else list(map(vars, natives))
+        lens = tuple(map(len, dicts))
+        values = tuple(chain.from_iterable(map(dict.values, dicts)))
+    except TypeError:  # an item that is not a dict / has no __dict__: no fingerprint
+        return None
+    return Snap(tuple(natives), lens, values)
+
+
+def _shape(native: Any) -> tuple[Any, ...] | None:
+    """One native's fingerprint (its fields' values), ``None`` when it has none."""
+    try:
+        return tuple((native if type(native) is dict else vars(native)).values())
+    except TypeError:
+        return None
+
+
+def _equal(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """``a == b``; False when comparing raises (a field whose ``==`` is not a bool)."""
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+# ----------------------------------------------------------------------------- lists
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A remembered list: its fingerprint and what the purpose computed for it."""
+
+    key: Hashable
+    snap: Snap
+    result: Any
+
+
+class _Lists:
+    """The last few lists seen, for any purpose (detection, loading in one format)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.seen: list[_Seen] = []
+
+    def find(self, key: Hashable, snap: Snap) -> _Seen | None:
+        """The longest remembered list of ``key`` that ``snap``'s list starts with (the same
+        items, unchanged at their top level)."""
+        natives, n = snap.natives, len(snap.natives)
+        best: _Seen | None = None
+        for seen in self.seen:
+            old = seen.snap
+            k = len(old.natives)
+            if (
+                seen.key == key
+                and k <= n
+                and (best is None or k > len(best.snap.natives))
+                and natives[k - 1] is old.natives[-1]
+                and natives[0] is old.natives[0]
+                and _equal(natives[:k], old.natives)
+                and snap.lens[:k] == old.lens
+                and _equal(snap.values[: len(old.values)], old.values)
+            ):
+                best = seen
+        return best
+
+    def remember(self, key: Hashable, snap: Snap, result: Any) -> None:
+        if len(snap.natives) > _LIST_MAX:
+            return
+        seen = _Seen(key, snap, result)
+        with _lock:
+            kept = [s for s in self.seen if not (s.key == key and s.snap.natives == snap.natives)]
+            self.seen = [seen, *kept][: self.size]
+
+
+_LISTS_MEMO = _Lists(_LISTS)
+
+
+# ----------------------------------------------------------------------------- detection
+
+
+def scan(
+    items: Sequence[Any],
+    kinds: Callable[[Sequence[Any], int], set[str]],
+    snap: Snap | None = None,
+) -> set[str]:
+    """``kinds(items, 0)`` (the formats each item is sure to be; raising for an item of none),
+    reusing the result for a remembered prefix: ``kinds(tail, offset)`` scans only the items
+    after it (``offset``: the tail's index in ``items``, for errors). ``snap``: ``items``'
+    :func:`snapshot` when the caller has it."""
+    snap = snap or snapshot(items)
+    if snap is None:
+        return kinds(items, 0)
+    seen = _LISTS_MEMO.find("detect", snap)
+    if seen is None:
+        sure = kinds(items, 0)
+    else:
+        k = len(seen.snap.natives)
+        sure = set(seen.result) | (kinds(items[k:], k) if k < len(items) else set())
+        if k == len(items):
+            return sure
+    _LISTS_MEMO.remember("detect", snap, frozenset(sure))
+    return sure
+
+
+# ----------------------------------------------------------------------------- natives
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    native: Any
+    shape: tuple[Any, ...]
+    index: int
+    #: the messages do not depend on the native's index (no made-up call ids)
+    anywhere: bool
+    messages: tuple[Message, ...]
+    flavour: str | None
+
+
+class _Natives:
+    """An LRU of single natives loaded on their own (see the module docstring)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: OrderedDict[int, _Entry] = OrderedDict()
+
+    def get(self, native: Any, index: int, shape: tuple[Any, ...]) -> _Entry | None:
+        entry = self.entries.get(id(native))
+        if (
+            entry is None
+            or entry.native is not native
+            or (not entry.anywhere and entry.index != index)
+            or not _equal(entry.shape, shape)
+        ):
+            return None
+        with suppress(KeyError):  # evicted by another thread meanwhile
+            self.entries.move_to_end(id(native))
+        return entry
+
+    def put(self, entry: _Entry) -> None:
+        with _lock:
+            self.entries[id(entry.native)] = entry
+            self.entries.move_to_end(id(entry.native))
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+
+
+# ----------------------------------------------------------------------------- loaders
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """A list loaded: its messages, where each native's messages start (``len(natives) + 1``
+    offsets) and what loading the rest needs (flavours seen; gemini's open calls)."""
+
+    mode: str
+    messages: tuple[Message, ...]
+    starts: tuple[int, ...]
+    state: Any
+
+
+class _Fallback(Exception):
+    """Load the usual way (an error to report in the caller's terms, a list mixing APIs)."""
+
+
+def _flavour(native: Any) -> str | None:
+    return classify(split_carrier(native)[0])
+
+
+class _Each:
+    """A format whose natives load one by one (``Converter.load``), through :class:`_Natives`.
+
+    ``openai`` lists load as Chat Completions dicts while no Responses item is among them
+    (dicts valid in both APIs load the same either way)."""
+
+    def __init__(self, converter: Converter[Any], *, flavours: bool) -> None:
+        self.converter = converter
+        self.flavours = flavours
+        self.natives = _Natives(_NATIVES)
+
+    def _anywhere(self, messages: Sequence[Message]) -> bool:
+        if not isinstance(self.converter, LangChainConverter):
+            return True  # chat and anthropic use the index for error messages only
+        return not any(c.extras.get("langchain_no_id") for m in messages for c in m.tool_calls)
+
+    def load(
+        self, natives: Sequence[Any], start: int, before: _Loaded | None
+    ) -> tuple[list[Message], list[int], frozenset[str]]:
+        out: list[Message] = list(before.messages) if before else []
+        starts: list[int] = list(before.starts[:-1]) if before else []
+        seen: set[str] = set(before.state) if before else set()
+        memo, load = self.natives, self.converter.load
+        for i in range(start, len(natives)):
+            native = natives[i]
+            shape = _shape(native)
+            entry = memo.get(native, i, shape) if shape is not None else None
+            if entry is None:
+                flavour = _flavour(native) if self.flavours else None
+                if flavour == "responses":
+                    raise _Fallback  # not a Chat list after all: the caller reloads it
+                try:
+                    messages = tuple(load(native, i))
+                except ConfigError:
+                    raise _Fallback from None
+                entry = _Entry(native, shape or (), i, self._anywhere(messages), messages, flavour)
+                if shape is not None:
+                    memo.put(entry)
+            starts.append(len(out))
+            out.extend(entry.messages)
+            if entry.flavour is not None:
+                seen.add(entry.flavour)
+        starts.append(len(out))
+        return out, starts, frozenset(seen)
+
+
+_CHAT = ChatConverter()
+_RESPONSES = ResponsesConverter()
+
+
+def _open_tail(natives: Sequence[Any], k: int) -> int:
+    """Where a Responses list of ``k`` items must be loaded again from when items follow:
+    its trailing call items, and the item before them when its carrier opens a group
+    (``{"group": n}``): the next items may join them into one group (a run of parallel calls,
+    a group cut short), while any earlier group ends before them (its members are call
+    items, and the item before the trailing ones is none)."""
+    r = k
+    while (
+        r > 0 and isinstance(natives[r - 1], Mapping) and is_call(split_carrier(natives[r - 1])[0])
+    ):
+        r -= 1
+    if r > 0 and _group_size(split_carrier(natives[r - 1])[1]) >= 2:
+        r -= 1
+    return r
+
+
+def _responses(
+    natives: Sequence[Any], start: int, before: _Loaded | None
+) -> tuple[list[Message], list[int], frozenset[str]]:
+    """Responses items, groups included (``ResponsesConverter.load_grouped`` on the items
+    from the last closed group on)."""
+    r = _open_tail(natives, start) if before else 0
+    head = before.messages[: before.starts[r]] if before else ()
+    try:
+        loaded, ranges, _ = _RESPONSES.load_grouped(natives[r:])
+    except ConfigError:
+        raise _Fallback from None
+    out = [*head, *loaded]
+    starts = [*(before.starts[:r] if before else ()), *(len(head) + a for a, _ in ranges)]
+    starts.append(len(out))
+    seen = set(before.state if before else ())
+    seen.update(map(_flavour, natives[start if before else 0 :]))
+    return out, starts, frozenset(seen)
+
+
+def _gemini(
+    natives: Sequence[Any], start: int, before: _Loaded | None
+) -> tuple[list[Message], list[int], tuple[frozenset[str], tuple[Any, ...]]]:
+    """Gemini contents, loaded in order with the open calls of the turn before (results
+    without an id answer them by name; calls without an id get ids made up from their
+    index, which a prefix keeps)."""
+    converter = GeminiConverter()
+    calls = Calls()
+    out: list[Message] = list(before.messages) if before else []
+    starts: list[int] = list(before.starts[:-1]) if before else []
+    if before is not None:
+        ids, pending = before.state
+        calls.ids, calls.pending = set(ids), list(pending)
+    for i in range(start, len(natives)):
+        starts.append(len(out))
+        try:
+            out.extend(converter._load(natives[i], i, calls))
+        except ConfigError:
+            raise _Fallback from None
+    starts.append(len(out))
+    return out, starts, (frozenset(calls.ids), tuple(calls.pending))
+
+
+_ANTHROPIC_EACH = _Each(AnthropicConverter(), flavours=False)
+_LANGCHAIN_EACH = _Each(LangChainConverter(), flavours=False)
+_CHAT_EACH = _Each(_CHAT, flavours=True)
+
+#: Each memoized converter class -> its loader's name.
+_KINDS: dict[type[Any], str] = {
+    AnthropicConverter: "anthropic",
+    LangChainConverter: "langchain",
+    OpenAIChatConverter: "openai",
+    ChatConverter: "chat",
+    ResponsesConverter: "responses",
+    GeminiConverter: "gemini",
+}
+
+
+def _run(
+    mode: str, natives: Sequence[Any], start: int, before: _Loaded | None
+) -> tuple[list[Message], list[int], Any]:
+    if mode == "anthropic":
+        return _ANTHROPIC_EACH.load(natives, start, before)
+    if mode == "langchain":
+        return _LANGCHAIN_EACH.load(natives, start, before)
+    if mode == "chat":
+        return _CHAT_EACH.load(natives, start, before)
+    if mode == "responses":
+        return _responses(natives, start, before)
+    return _gemini(natives, start, before)
+
+
+def load_messages(
+    natives: Sequence[Any], converter: Converter[Any], snap: Snap | None = None
+) -> list[Message] | None:
+    """The messages ``convert(natives, converter).messages`` would hold (equal, and the same
+    objects for natives remembered), loading only natives not remembered; ``None`` when the
+    list must be converted the usual way (a converter this module does not know, a list that
+    is not a list or tuple, an error to report, a list mixing APIs).
+
+    ``openai`` lists load as Chat Completions dicts until a Responses item is among them, then
+    as Responses items (as :meth:`OpenAIChatConverter.bind` picks); a ``chat`` list holding a
+    Responses item is converted the usual way (which raises). ``snap``: ``natives``'
+    :func:`snapshot` when the caller has it.
+    """
+    kind = _KINDS.get(type(converter))
+    if kind is None or not _enabled or not isinstance(natives, list | tuple) or not natives:
+        return None
+    snap = snap or snapshot(natives)
+    key = ("load", kind)
+    before = _LISTS_MEMO.find(key, snap) if snap is not None else None
+    loaded: _Loaded | None = before.result if before is not None else None
+    mode = loaded.mode if loaded is not None else ("chat" if kind == "openai" else kind)
+    start = len(before.snap.natives) if before is not None else 0
+    try:
+        try:
+            messages, starts, state = _run(mode, natives, start, loaded)
+        except _Fallback:
+            if kind != "openai" or mode != "chat":
+                raise
+            mode = "responses"  # a Responses item: the list is a Responses list
+            messages, starts, state = _run(mode, natives, 0, None)
+    except _Fallback:
+        return None
+    if mode in ("chat", "responses") and {"chat", "responses"} <= state:
+        return None  # both APIs in one list: the usual conversion raises
+    if snap is not None and (before is None or start < len(natives)):
+        _LISTS_MEMO.remember(key, snap, _Loaded(mode, tuple(messages), tuple(starts), state))
+    return messages
