@@ -9,6 +9,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +17,9 @@ import typer
 from typer.main import get_command
 
 from agent_adapter._errors import AgentAdapterError, ModelContextOverflow
+from agent_adapter.cli._batch import compress_folder, inspect_data, inspect_folder, report_folder
+from agent_adapter.cli._batch import summary as report_summary
+from agent_adapter.cli._html import build_report, write_report
 from agent_adapter.cli._options import (
     PROG,
     STEP_NAMES,
@@ -30,6 +34,7 @@ from agent_adapter.cli._options import (
     _token_counter,
     _write_messages,
 )
+from agent_adapter.cli._progress import BIG_FILE_BYTES, Tick, progress, ticking
 from agent_adapter.cli._report import (
     _console,
     _print_compress_report,
@@ -51,7 +56,8 @@ FileArg = Annotated[
     Path,
     typer.Argument(
         help="A trace: mini-swe-agent / SWE-agent trajectory, tau-bench file, Claude Code "
-        "transcript, or a JSON list / JSONL file of OpenAI, Anthropic or Gemini messages.",
+        "transcript, or a JSON list / JSONL file of OpenAI, Anthropic or Gemini messages; "
+        "or a directory of them (one row a file, -o a directory).",
         show_default=False,
         metavar="FILE",
     ),
@@ -143,20 +149,35 @@ def compress(
     policy = _build_policy(
         threshold, target, model_max_tokens, steps, token_counter, if_still_too_long
     )
+    if file.is_dir():  # one row a file, a progress bar (see _batch)
+        return compress_folder(
+            file,
+            out,
+            fmt=fmt,
+            index=index,
+            counter=counter,
+            policy=policy,
+            as_json=as_json,
+            strict=strict,
+        )
     if out is not None and out.exists() and out.resolve() == file.resolve():
         raise CliError(f"-o {out} is the input file: write the compressed list elsewhere")
     started = time.perf_counter()
-    trace, name = _load(file, fmt, index)
-    load_seconds = time.perf_counter() - started
-    problems_before = _pairing_problems(trace.messages, name)
-    try:
-        compressed, report = compress_for_sync(trace.messages, policy, format=name)
-    except ModelContextOverflow as exc:
-        _error(f"target not reached (--if-still-too-long raise): {exc}")
-        return 1
-    problems = _pairing_problems(compressed, name)
-    if out is not None:
-        _write_messages(out, compressed)
+    with _file_progress(file, len(policy.resolved_steps()) + 2, as_json) as tick:
+        trace, name = _load(file, fmt, index)
+        load_seconds = time.perf_counter() - started
+        tick("compressing")
+        problems_before = _pairing_problems(trace.messages, name)
+        try:
+            compressed, report = compress_for_sync(
+                trace.messages, ticking(policy, tick), format=name
+            )
+        except ModelContextOverflow as exc:
+            _error(f"target not reached (--if-still-too-long raise): {exc}")
+            return 1
+        problems = _pairing_problems(compressed, name)
+        if out is not None:
+            _write_messages(out, compressed)
     if as_json:
         data = _report_json(
             report,
@@ -193,10 +214,19 @@ def inspect(
     fmt: FormatOpt = "auto",
     index: IndexOpt = 0,
     counter: CounterOpt = "estimate",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the tables' figures as JSON instead.")
+    ] = False,
 ) -> int:
     """Show tokens per role, the units compression works on, and what is protected and why."""
+    if file.is_dir():
+        return inspect_folder(file, fmt=fmt, index=index, counter=counter, as_json=as_json)
     count = _token_counter(counter)
     trace, name = _load(file, fmt, index)
+    if as_json:
+        data = inspect_data(file, trace, name, counter)
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return 0
     messages = convert(trace.messages, name).messages
     protection = Protection(messages)
     _print_inspect(
@@ -277,8 +307,6 @@ def report(
     ] = False,
 ) -> int:
     """Write one self-contained HTML page showing where the tokens go (and what compression did)."""
-    from agent_adapter.cli._html import build_report, write_report
-
     token_counter = _token_counter(counter)
     given = (threshold, target, model_max_tokens, steps, if_still_too_long)
     policy = None
@@ -286,30 +314,38 @@ def report(
         policy = _build_policy(
             threshold, target, model_max_tokens, steps, token_counter, if_still_too_long or "keep"
         )
-    trace, name = _load(file, fmt, index)
-    if out is None:
-        out = Path(f"{trace.name}.report.html")
-    if out.exists() and out.resolve() == file.resolve():
-        raise CliError(f"-o {out} is the input file: write the report elsewhere")
-    data = build_report(
-        file=file,
-        trace=trace,
-        fmt=name,
-        counter=counter,
-        count=token_counter,
-        policy=policy,
-        preview_lines=preview_lines,
-    )
-    size = write_report(out, data)
-    summary = {
-        "output": str(out),
-        "bytes": size,
-        "units_before": len(data["before"]["units"]),
-        "tokens_before": data["before"]["tokens"],
-        "units_after": len(data["after"]["units"]) if data["after"] else None,
-        "tokens_after": data["after"]["tokens"] if data["after"] else None,
-        "report": data["report"],
-    }
+    if file.is_dir():  # one page a file and an index.html (see _batch)
+        return report_folder(
+            file,
+            out,
+            fmt=fmt,
+            index=index,
+            counter=counter,
+            policy=policy,
+            preview_lines=preview_lines,
+            as_json=as_json,
+        )
+    phases = 3 + (len(policy.resolved_steps()) if policy is not None else 0)
+    with _file_progress(file, phases, as_json) as tick:
+        trace, name = _load(file, fmt, index)
+        tick("reporting")
+        if out is None:
+            out = Path(f"{trace.name}.report.html")
+        if out.exists() and out.resolve() == file.resolve():
+            raise CliError(f"-o {out} is the input file: write the report elsewhere")
+        data = build_report(
+            file=file,
+            trace=trace,
+            fmt=name,
+            counter=counter,
+            count=token_counter,
+            policy=policy,
+            preview_lines=preview_lines,
+            tick=tick,
+        )
+        tick("writing")
+        size = write_report(out, data)
+    summary = report_summary(out, size, data)
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     else:
@@ -318,6 +354,12 @@ def report(
             tokens += f"; {data['report']['explain']}"
         _console().print(f"wrote {out} ({size:,} bytes): {tokens}", soft_wrap=True)
     return 0
+
+
+def _file_progress(file: Path, phases: int, quiet: bool) -> AbstractContextManager[Tick]:
+    """A bar over ``phases`` for a file of :data:`BIG_FILE_BYTES` or more (else none)."""
+    big = file.is_file() and file.stat().st_size >= BIG_FILE_BYTES
+    return progress(phases if big else 0, "loading", quiet=quiet)
 
 
 # --------------------------------------------------------------------------------------------

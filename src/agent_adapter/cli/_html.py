@@ -26,6 +26,7 @@ from agent_adapter.cli._html_data import (
 )
 from agent_adapter.cli._html_template import COLOURS, CSS, LABELS, SCRIPT
 from agent_adapter.cli._loaders import Trace
+from agent_adapter.cli._progress import Tick
 from agent_adapter.cli._report import COUNTER_LABELS, REASONS
 from agent_adapter.context import CompressionPolicy, Protection, TokenCounter
 from agent_adapter.context._provenance import trace as trace_lists
@@ -45,11 +46,13 @@ def build_report(
     count: TokenCounter,
     policy: CompressionPolicy | None,
     preview_lines: int,
+    tick: Tick | None = None,
 ) -> JSON:
     """Everything the page shows, as JSON-safe data (also what ``--json`` prints a part of).
 
     Without ``policy`` only the input is shown; with it, the input and the compressed list,
-    each unit marked kept / changed / dropped / added and by which step.
+    each unit marked kept / changed / dropped / added and by which step. ``tick`` is called
+    as each step starts (the progress bar).
     """
     conversion = convert(trace.messages, fmt)
     before = conversion.messages
@@ -66,7 +69,7 @@ def build_report(
     position = {m.origin: i for i, m in enumerate(before)}
     native = [conversion.native_index(i) for i in range(len(before))]
     protection = Protection(before)
-    comp = compress_recorded(conversion, policy) if policy is not None else None
+    comp = compress_recorded(conversion, policy, tick) if policy is not None else None
     data: JSON = {
         "file": str(file),
         "name": trace.name,

@@ -1,7 +1,8 @@
 """What ``agent-adapter report`` shows, as plain data: units, kinds, protection, provenance.
 
 No HTML here (that is :mod:`agent_adapter.cli._html`). What each step did is known, never
-guessed: every step of the policy is wrapped so that its input list is recorded, and
+guessed: every step of the policy is wrapped (:class:`~agent_adapter.cli._progress.Observed`)
+so that its input list is recorded, and
 :func:`agent_adapter.context._provenance.trace` maps each list onto the one before it by
 identity and origin (the mechanism the engine's own report uses).
 """
@@ -14,6 +15,7 @@ from itertools import pairwise
 from typing import Any
 
 from agent_adapter._messages import ImagePart, Message, ThinkingPart
+from agent_adapter.cli._progress import Tick, observed
 from agent_adapter.cli._report import _protection_reasons
 from agent_adapter.context import (
     CompressionPolicy,
@@ -26,7 +28,6 @@ from agent_adapter.context import (
 from agent_adapter.context._compress_for import _run_to_end
 from agent_adapter.context._engine import _compress
 from agent_adapter.context._provenance import trace
-from agent_adapter.context._steps._base import StepContext
 from agent_adapter.context.formats import Conversion
 
 #: The kinds a unit's area is coloured by, in legend order.
@@ -35,26 +36,6 @@ KINDS = ("system", "user", "assistant", "thinking", "tool_call", "tool_result", 
 CUT_LABEL = "if_still_too_long=cut"
 
 JSON = dict[str, Any]
-
-
-class _Recorder:
-    """A policy step that records the list it is given, then runs the step it wraps.
-
-    The engine reads a step's ``name`` and ``include_system_prompt`` (both forwarded) and
-    calls ``apply``; nothing else is changed, so the compression is the one ``compress``
-    makes.
-    """
-
-    def __init__(self, step: Any, log: list[tuple[str, list[Message]]]) -> None:
-        self.step = step
-        self.name = str(getattr(step, "name", type(step).__name__))
-        self.include_system_prompt = bool(getattr(step, "include_system_prompt", False))
-        self._log = log
-
-    async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
-        self._log.append((self.name, list(messages)))
-        result: list[Message] = await self.step.apply(messages, context)
-        return result
 
 
 @dataclasses.dataclass
@@ -78,16 +59,23 @@ class Compression:
     natives_after: int
 
 
-def compress_recorded(conversion: Conversion[Any], policy: CompressionPolicy) -> Compression:
+def compress_recorded(
+    conversion: Conversion[Any], policy: CompressionPolicy, tick: Tick | None = None
+) -> Compression:
     """Compress ``conversion.messages`` as ``compress_for`` does, recording every step.
 
     The engine is called the way :func:`agent_adapter.context.compress_for` calls it (with the
-    format's ``starts_native``), so the report equals the ``compress`` command's.
+    format's ``starts_native``), so the report equals the ``compress`` command's. ``tick``
+    is called with each step's name as it starts (the progress bar).
     """
     log: list[tuple[str, list[Message]]] = []
-    recorded = dataclasses.replace(
-        policy, steps=[_Recorder(step, log) for step in policy.resolved_steps()]
-    )
+
+    def record(name: str, messages: list[Message]) -> None:
+        log.append((name, list(messages)))
+        if tick is not None:
+            tick(name)
+
+    recorded = observed(policy, record)
     before = conversion.messages
     after, report = _run_to_end(_compress(before, recorded, insertable=conversion.starts_native))
     lists = [before] + [messages for _, messages in log] + [after]
