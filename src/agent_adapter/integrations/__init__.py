@@ -10,7 +10,7 @@ Framework                    Hook                                        Extra
 LangChain v1 ``create_agent``  :class:`~.langchain.CompressionMiddleware`  ``langchain-agents``
 LangGraph prebuilt agents    :func:`~.langgraph.compression_hook`        ``langgraph``
 OpenAI Agents SDK            :func:`~.openai_agents.compression_filter`  ``openai-agents``
-pydantic-ai                  :func:`~.pydantic_ai.compression_processor` ``pydantic-ai``
+pydantic-ai                  :func:`~.pydantic_ai.compression_capability` ``pydantic-ai``
 Google ADK                   :func:`~.google_adk.compression_callback`   ``google-adk``
 ===========================  ==========================================  ====================
 
@@ -26,6 +26,7 @@ from typing import Any
 __all__ = [
     "CompressionMiddleware",
     "compression_callback",
+    "compression_capability",
     "compression_filter",
     "compression_hook",
     "compression_processor",
@@ -35,6 +36,7 @@ _HOMES = {
     "CompressionMiddleware": "langchain",
     "compression_hook": "langgraph",
     "compression_filter": "openai_agents",
+    "compression_capability": "pydantic_ai",
     "compression_processor": "pydantic_ai",
     "compression_callback": "google_adk",
 }
