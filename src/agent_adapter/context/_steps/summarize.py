@@ -86,6 +86,13 @@ class Summarize(BaseCompressionStep):
     summarizes history into one user turn; unlike them it checks a model's summary against
     the span (see :mod:`._summarizer`) and never drops the latest user message.
 
+    A model's calls are ``stage="summary"`` entries in the run's ledger, their cost goes to
+    ``StepContext.add_summary_cost`` (the report's ``summary_cost_usd``), and each summary
+    emits a ``context.summary`` event with its fidelity probes (``probes``, ``found``,
+    ``coverage``, ``added``, ``retried``, ``calls``). In the current tool loop of a turn that
+    opened on thinking (Anthropic extended thinking) nothing may be added, so the summary of
+    the rounds there stands right before that turn's opening message.
+
     Args:
         model: the summarizer (any LLMPort; it gets ``stage="summary"`` requests with
             JSON-schema structured output). ``None``: the embedded extractive summarizer
