@@ -240,7 +240,14 @@ class _Validated:
         )
         n = len(held)
         with self.lock:
-            kept = [x for x in self.lists if len(x[0]) != n or x[0] != held]
+            kept = [
+                x
+                for x in self.lists
+                if len(x[0]) != n
+                or x[0][-1] is not held[-1]
+                or x[0][0] is not held[0]
+                or x[0] != held
+            ]
             self.lists = [(held, state), *kept][:_VALIDATED_LISTS]
 
 

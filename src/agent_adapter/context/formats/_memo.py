@@ -43,7 +43,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
@@ -101,6 +101,27 @@ class Snap:
     natives: tuple[Any, ...]
     lens: tuple[int, ...]
     values: tuple[Any, ...]
+    #: remembered lists already compared with this one (detection and loading share one
+    #: comparison): ``id(theirs) -> (theirs, whether this list starts with it)``
+    compared: dict[int, tuple[Snap, bool]] = field(default_factory=dict, compare=False)
+
+    def starts_with(self, old: Snap) -> bool:
+        """True when this list starts with ``old``'s list: the same items, unchanged at
+        their top level (field counts and values)."""
+        hit = self.compared.get(id(old))
+        if hit is not None:
+            return hit[1]
+        natives, k = self.natives, len(old.natives)
+        same = (
+            k <= len(natives)
+            and natives[k - 1] is old.natives[-1]
+            and natives[0] is old.natives[0]
+            and _equal(natives[:k], old.natives)
+            and self.lens[:k] == old.lens
+            and _equal(self.values[: len(old.values)], old.values)
+        )
+        self.compared[id(old)] = (old, same)
+        return same
 
 
 def snapshot(natives: Sequence[Any]) -> Snap | None:
@@ -124,6 +145,12 @@ def _shape(native: Any) -> tuple[Any, ...] | None:
         return tuple((native if type(native) is dict else vars(native)).values())
     except TypeError:
         return None
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """True when ``a`` and ``b`` hold the same objects (ends compared first: no deep ``==``
+    of two different lists of equal natives)."""
+    return len(a) == len(b) and a[-1] is b[-1] and a[0] is b[0] and _equal(a, b)
 
 
 def _equal(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
@@ -156,20 +183,12 @@ class _Lists:
     def find(self, key: Hashable, snap: Snap) -> _Seen | None:
         """The longest remembered list of ``key`` that ``snap``'s list starts with (the same
         items, unchanged at their top level)."""
-        natives, n = snap.natives, len(snap.natives)
         best: _Seen | None = None
         for seen in self.seen:
-            old = seen.snap
-            k = len(old.natives)
             if (
                 seen.key == key
-                and k <= n
-                and (best is None or k > len(best.snap.natives))
-                and natives[k - 1] is old.natives[-1]
-                and natives[0] is old.natives[0]
-                and _equal(natives[:k], old.natives)
-                and snap.lens[:k] == old.lens
-                and _equal(snap.values[: len(old.values)], old.values)
+                and (best is None or len(seen.snap.natives) > len(best.snap.natives))
+                and snap.starts_with(seen.snap)
             ):
                 best = seen
         return best
@@ -179,7 +198,9 @@ class _Lists:
             return
         seen = _Seen(key, snap, result)
         with _lock:
-            kept = [s for s in self.seen if not (s.key == key and s.snap.natives == snap.natives)]
+            kept = [
+                s for s in self.seen if not (s.key == key and _same(s.snap.natives, snap.natives))
+            ]
             self.seen = [seen, *kept][: self.size]
 
 
