@@ -21,6 +21,7 @@ buffers are partly outside it), plus the process's max RSS at the end.
 
     python bench/locomo.py                      # all 10 conversations, ~1,500 questions
     python bench/locomo.py --conversations 2    # a quick look
+    python bench/locomo.py --speed              # scoring time on the longest chat (689 turns)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
+import statistics
 import sys
 import time
 import tracemalloc
@@ -37,7 +39,7 @@ from typing import Any
 
 from _compress_cases import data_dir
 from _embed_cache import DiskCachedEmbedder, default_cache_dir
-from _locomo_data import CATEGORIES, all_evidence_kept, load_locomo, with_question
+from _locomo_data import CATEGORIES, Chat, all_evidence_kept, load_locomo, with_question
 from agent_adapter import Message
 from agent_adapter.context import (
     BM25Scorer,
@@ -133,6 +135,26 @@ def ours(scorer: Any) -> Callable[[list[Message], int], list[Message]]:
     return run
 
 
+def speed(chats: list[Chat], scorers: dict[str, Any]) -> int:
+    """Time scoring every turn of the longest conversation against each of its questions,
+    the cache warm (the turns seen once before), as KeepMostRelevant asks it."""
+    longest = max(chats, key=lambda c: len(c.messages))
+    texts = [m.text for m in longest.messages]
+    questions = [q.text for q in longest.questions[:20]]
+    print(f"scoring {len(texts)} turns of {longest.name} against one question, warm cache\n")
+    print("| scorer | median ms | max ms |")
+    print("|---|---:|---:|")
+    for name, scorer in scorers.items():
+        asyncio.run(scorer.score(questions[0], texts))  # fill the cache
+        times = []
+        for q in questions:
+            t0 = time.perf_counter()
+            asyncio.run(scorer.score(q, texts))
+            times.append(1000 * (time.perf_counter() - t0))
+        print(f"| {name} | {statistics.median(times):.1f} | {max(times):.1f} |")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", help="the shared data folder (default ../shared/data)")
@@ -140,10 +162,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
     parser.add_argument("--scorers", default=",".join(SCORERS))
     parser.add_argument("--cache-dir", default=str(default_cache_dir()))
+    parser.add_argument(
+        "--speed", action="store_true", help="only time scoring the longest conversation"
+    )
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
     chats = load_locomo(data_dir(args.data))[: args.conversations]
     scorers = make_scorers([s for s in args.scorers.split(",") if s], Path(args.cache_dir))
+    if args.speed:
+        return speed(chats, scorers)
     contenders: dict[str, Callable[[list[Message], int], list[Message]]] = {
         "recency": recency,
         "langchain": LangChainTrim(),

@@ -52,7 +52,7 @@ def _chat() -> list[Message]:
 async def test_the_least_relevant_go_first_only_as_many_as_needed() -> None:
     msgs = _chat()
     one = _tokens(msgs) - 1
-    out = await _keep(msgs, KeepMostRelevant(keep_count=0), one)
+    out = await _keep(msgs, KeepMostRelevant(keep_count=0, neighbor_weight=0), one)
     removed = [m for m in msgs if m not in out]
     assert len(removed) == 1 and "Oscar" not in removed[0].text and "breed" not in removed[0].text
     out = await _keep(msgs, KeepMostRelevant(keep_count=0), 0)
@@ -61,7 +61,7 @@ async def test_the_least_relevant_go_first_only_as_many_as_needed() -> None:
 
 async def test_keep_count_best_units_are_never_dropped() -> None:
     msgs = _chat()
-    out = await _keep(msgs, KeepMostRelevant(keep_count=3), 0)
+    out = await _keep(msgs, KeepMostRelevant(keep_count=3, neighbor_weight=0), 0)
     # the turns naming Oscar, his breed or a dog; BM25 has no notion of "beagle" being one
     assert out == [msgs[0], msgs[1], msgs[2], msgs[3], msgs[6], msgs[-1]]
     assert msgs == _chat()  # the caller's list is left alone
@@ -77,9 +77,30 @@ async def test_ties_drop_the_older_first() -> None:
 
 async def test_compare_to_overrides_the_latest_user_message() -> None:
     msgs = _chat()
-    step = KeepMostRelevant(keep_count=1, compare_to="Lisbon nurse sister")
+    step = KeepMostRelevant(keep_count=1, compare_to="Lisbon nurse sister", neighbor_weight=0)
     out = await _keep(msgs, step, 0)
     assert out == [msgs[0], msgs[1], msgs[4], msgs[-1]]
+
+
+async def test_a_reply_shares_the_relevance_of_what_it_answers() -> None:
+    msgs = [
+        Message("user", "Hi!"),
+        Message("user", "Guess where I went for my birthday?"),
+        Message("assistant", "Paris?"),
+        Message("user", "No, to Lisbon, with my sister."),
+        Message("assistant", "Lovely."),
+        Message("user", "The quarterly report is done."),
+        Message("assistant", "Great work."),
+        Message("user", "Where did I go for my birthday?"),
+    ]
+    alone = await _keep(msgs, KeepMostRelevant(keep_count=1, neighbor_weight=0), 0)
+    assert alone == [msgs[0], msgs[1], msgs[-1]]  # the answer (Lisbon) shares no word
+    out = await _keep(msgs, KeepMostRelevant(keep_count=2), 0)
+    assert out == [msgs[0], msgs[1], msgs[2], msgs[-1]]
+    out = await _keep(msgs, KeepMostRelevant(keep_count=3), 0)
+    assert msgs[3] not in out  # two steps away: 0.8 * 0.8 is not passed on
+    with pytest.raises(ConfigError, match="neighbor_weight"):
+        KeepMostRelevant(neighbor_weight=1.5)
 
 
 async def test_without_a_question_nothing_goes() -> None:

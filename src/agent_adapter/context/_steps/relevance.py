@@ -50,16 +50,23 @@ class KeepMostRelevant(BaseCompressionStep):
             model; its per-text cache lives on the instance, so reuse the step).
         keep_count: this many of the best-scoring units are never dropped by this step.
         compare_to: the text to score against; ``None``: the latest user message's text.
+        neighbor_weight: a unit is at least this share as relevant as the unit right before
+            or after it (a reply is relevant to what made its question relevant, and a
+            question to its relevant answer); 0 scores each unit alone. The default 0.8 is
+            the measured best on LoCoMo (``bench/locomo.py``: +9 to +11 points of questions
+            with all evidence kept at 2k and 4k tokens with BM25, against 0).
 
     Raises:
-        ConfigError: a scorer without ``score``, keep_count not an int >= 0, or compare_to
-            not a str (at construction); the scorer returned bad scores (in ``apply``).
+        ConfigError: a scorer without ``score``, keep_count not an int >= 0, neighbor_weight
+            not in 0..1, or compare_to not a str (at construction); the scorer returned bad
+            scores (in ``apply``).
     """
 
     name: ClassVar[str] = "keep_most_relevant"
     scorer: Scorer = field(default_factory=BM25Scorer)
     keep_count: int = 10
     compare_to: str | None = None
+    neighbor_weight: float = 0.8
 
     def __post_init__(self) -> None:
         if not callable(getattr(self.scorer, "score", None)):
@@ -70,6 +77,9 @@ class KeepMostRelevant(BaseCompressionStep):
         k = self.keep_count
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise ConfigError(f"KeepMostRelevant.keep_count must be an int >= 0, got {k!r}")
+        w = self.neighbor_weight
+        if isinstance(w, bool) or not isinstance(w, int | float) or not 0 <= w <= 1:
+            raise ConfigError(f"KeepMostRelevant.neighbor_weight must be in 0..1, got {w!r}")
         if self.compare_to is not None and not isinstance(self.compare_to, str):
             raise ConfigError(
                 f"KeepMostRelevant.compare_to must be a str or None, got "
@@ -95,7 +105,9 @@ class KeepMostRelevant(BaseCompressionStep):
         ]
         if not query.strip() or len(candidates) <= self.keep_count:
             return messages
-        order = await rank(self.scorer, query, candidates, context, "KeepMostRelevant")
+        order = await rank(
+            self.scorer, query, candidates, context, "KeepMostRelevant", self.neighbor_weight
+        )
         drop: set[int] = set()
         for n in reversed(order[self.keep_count :]):
             if context.under_target(total):
@@ -107,9 +119,17 @@ class KeepMostRelevant(BaseCompressionStep):
 
 
 async def rank(
-    scorer: Any, query: str, units: Sequence[Unit], context: StepContext, who: str
+    scorer: Any,
+    query: str,
+    units: Sequence[Unit],
+    context: StepContext,
+    who: str,
+    neighbor_weight: float = 0.0,
 ) -> list[int]:
     """Indexes of ``units``, most relevant to ``query`` first (newer first on a tie).
+
+    With ``neighbor_weight``, a unit scores at least that share of the unit right before or
+    after it in the conversation (when that one is a candidate too).
 
     Raises:
         ConfigError: the scorer returned bad scores.
@@ -118,4 +138,10 @@ async def rank(
     with scoring_context(context.ctx):
         raw = await scorer.score(query, texts)
     scores = checked_scores(raw, len(texts), who)
+    if neighbor_weight > 0:
+        own = list(scores)
+        for n in range(1, len(units)):
+            if units[n - 1].stop == units[n].start:  # next to each other in the list
+                scores[n] = max(scores[n], neighbor_weight * own[n - 1])
+                scores[n - 1] = max(scores[n - 1], neighbor_weight * own[n])
     return sorted(range(len(units)), key=lambda n: (-scores[n], -n))
