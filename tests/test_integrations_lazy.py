@@ -30,3 +30,18 @@ def test_names_load_their_module_on_first_use() -> None:
     assert integrations.CompressionMiddleware is CompressionMiddleware
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = integrations.nope  # type: ignore[attr-defined]
+
+
+def test_a_bad_policy_fails_when_the_hook_is_made() -> None:
+    pytest.importorskip("langchain.agents")
+    from agent_adapter import ConfigError
+    from agent_adapter.context import CompressionPolicy
+    from agent_adapter.integrations.langchain import CompressionMiddleware
+    from agent_adapter.integrations.langgraph import compression_hook
+
+    with pytest.raises(ConfigError, match="CompressionPolicy"):
+        CompressionMiddleware("60k")  # type: ignore[arg-type]
+    percent = CompressionPolicy(threshold_percent=80)
+    with pytest.raises(ConfigError):
+        compression_hook(percent)  # no window known: fails now, not at the first model call
+    CompressionMiddleware(percent, model_max_tokens=128_000)
