@@ -1,4 +1,4 @@
-"""The ``agent-adapter`` command line: compress and inspect recorded agent conversations.
+"""The ``agent-adapter`` command line: compress, inspect and report recorded agent conversations.
 
 Commands:
 
@@ -8,6 +8,12 @@ Commands:
   compressed list (``-o``) in the file's own native format.
 * ``agent-adapter inspect FILE``: tokens per role, the units a compression works on, and what
   is protected and why (:meth:`~agent_adapter.context.Protection.reason`).
+* ``agent-adapter report FILE -o report.html``: one self-contained HTML page of the units by
+  tokens and kind, what is protected and why, and (with a policy) before and after side by
+  side, each unit marked kept / changed / dropped / added by the step that did it.
+
+FILE may also be a directory: every trace file in it, one row a file (``-o`` a directory), with
+a progress bar when stdout and stderr are terminals; ``--json`` prints the figures for scripts.
 
 FILE is a mini-swe-agent or SWE-agent trajectory, a tau-bench file (``--index`` picks the
 dialog), a Claude Code transcript, or a plain JSON list / JSONL file of OpenAI, Anthropic or
