@@ -240,7 +240,8 @@ def local_demo(args: argparse.Namespace) -> None:
     steps = [
         ("extractive", Summarize(keep_recent_messages=1, max_summary_tokens=600)),
         (f"local:{Path(gguf).name}", Summarize(
-            model=port, keep_recent_messages=1, max_summary_tokens=400, timeout_s=None)),
+            model=port, keep_recent_messages=1, max_summary_tokens=args.local_max_tokens,
+            timeout_s=None)),
     ]  # fmt: skip
     floor = estimate_tokens(Protection(span).protected(span)) + 1
     for label, step in steps:
@@ -273,6 +274,8 @@ def main() -> None:
     parser.add_argument("--local-session", default="tool_heavy.jsonl",
                         help="the Claude Code session --local compacts")  # fmt: skip
     parser.add_argument("--local-ctx", type=int, default=8192)
+    parser.add_argument("--local-max-tokens", type=int, default=400,
+                        help="the local model's summary bound, in tokens")  # fmt: skip
     args = parser.parse_args()
     if args.local:
         local_demo(args)
