@@ -34,6 +34,7 @@ from _integration_cases import (
 )
 from agent_adapter import ToolCall
 from agent_adapter.context import CompressionReport
+from agent_adapter.context.formats import check
 from agent_adapter.integrations.openai_agents import compression_filter
 from agent_adapter.testing import ProviderServer, Reply
 
@@ -149,3 +150,43 @@ async def test_without_the_filter_every_request_carries_the_whole_history() -> N
     assert len(sizes["plain"]) == len(sizes["compressed"]) == STEPS + 1
     assert sizes["compressed"][0] == sizes["plain"][0]
     assert sizes["compressed"][-1] < sizes["plain"][-1] * 0.7
+
+
+async def test_the_filter_keeps_mcp_approvals_and_reasoning_with_their_calls() -> None:
+    from agents.run_config import CallModelData, ModelInputData
+
+    items: list[Any] = [{"role": "user", "content": TASK}]
+    items += [
+        {
+            "type": "mcp_approval_request",
+            "id": "mcpr_1",
+            "server_label": "fs",
+            "name": "delete_tmp",
+            "arguments": "{}",
+        },
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True},
+    ]
+    for i in range(STEPS):
+        items += [
+            {"type": "reasoning", "id": f"rs_{i}", "summary": [], "encrypted_content": f"enc_{i}"},
+            {"type": "function_call", "call_id": f"c{i}", "name": "read_file", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": f"c{i}", "output": read_file(f"m{i}")},
+        ]
+    reports: list[CompressionReport] = []
+    flt = compression_filter(policy(), on_report=reports.append)
+    agent = Agent(name="reader", instructions=INSTRUCTIONS)
+    before = [dict(i) for i in items]
+    data = ModelInputData(input=items, instructions=INSTRUCTIONS)
+    out = await flt(CallModelData(model_data=data, agent=agent, context=None))
+    assert items == before  # the SDK's list is not mutated
+    assert out.instructions == INSTRUCTIONS
+    assert reports[0].tokens_after < reports[0].tokens_before
+    assert check(out.input, "openai") == []
+    kinds = [i.get("type") for i in out.input]
+    assert "mcp_approval_request" in kinds and "mcp_approval_response" in kinds
+    # a reasoning item never goes without the call after it, nor a call without its reasoning
+    for k, item in enumerate(out.input):
+        if item.get("type") == "reasoning":
+            assert out.input[k + 1]["type"] == "function_call"
+        if item.get("type") == "function_call":
+            assert out.input[k - 1]["type"] == "reasoning"
