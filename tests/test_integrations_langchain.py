@@ -169,3 +169,28 @@ async def test_langgraph_pre_model_hook(mode: str) -> None:
         read_file(f"src/mod_{i}.py") for i in range(STEPS)
     ]
     assert len(requests[-1].body["messages"]) < len(messages)
+
+
+async def test_a_streamed_agent_is_compressed_the_same_way() -> None:
+    reports: list[CompressionReport] = []
+    with ProviderServer(tool_replies()) as server:
+        model = ChatOpenAI(
+            model="gpt-4o", base_url=server.openai_url, api_key="test", streaming=True
+        )
+        agent = create_agent(
+            model,
+            [read_file_tool],
+            middleware=[CompressionMiddleware(policy(), on_report=reports.append)],
+        )
+        chunks = [
+            c
+            async for c in agent.astream(
+                {"messages": [{"role": "user", "content": TASK}]}, stream_mode="messages"
+            )
+        ]
+        requests = server.requests
+    assert chunks
+    assert all(r.stream for r in requests) and len(requests) == len(reports) == STEPS + 1
+    assert_all_valid(requests)
+    hits = fired(reports)
+    assert hits and 0 < hits[0] < STEPS

@@ -190,3 +190,20 @@ async def test_the_filter_keeps_mcp_approvals_and_reasoning_with_their_calls() -
             assert out.input[k + 1]["type"] == "function_call"
         if item.get("type") == "function_call":
             assert out.input[k - 1]["type"] == "reasoning"
+
+
+async def test_a_streamed_run_is_compressed_the_same_way() -> None:
+    reports: list[CompressionReport] = []
+    with ProviderServer(tool_replies()) as server:
+        async with _client(server) as client:
+            run = Runner.run_streamed(
+                _agent(client, "responses"), TASK, run_config=_config(reports)
+            )
+            async for _ in run.stream_events():
+                pass
+        requests = server.requests
+    assert run.final_output == FINAL
+    assert all(r.stream for r in requests) and len(requests) == len(reports) == STEPS + 1
+    assert_all_valid(requests)
+    hits = fired(reports)
+    assert hits and 0 < hits[0] < STEPS
