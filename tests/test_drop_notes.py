@@ -168,3 +168,114 @@ def test_cut_long_messages_never_cuts_the_task() -> None:
     assert out[0] is not task
     with pytest.raises(ConfigError, match="keep_first must be an int >= 0"):
         CutLongMessages(keep_first=-1)
+
+
+# ---------------------------------------------------------------- regressions (a new user's repros)
+
+
+def _chat_round(i: int, lines: int) -> list[dict[str, object]]:
+    call = {
+        "id": f"c{i}",
+        "type": "function",
+        "function": {"name": "bash", "arguments": f'{{"cmd": "cat src/m{i}.py"}}'},
+    }
+    body = "\n".join(f"src/m{i}.py:{j}: x = {j}" for j in range(lines))
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"c{i}", "content": body},
+    ]
+
+
+def _note_texts(texts: list[str]) -> list[str]:
+    return [t for t in texts if "earlier messages removed" in t]
+
+
+def test_a_pass_that_cannot_reach_the_target_keeps_its_note() -> None:
+    # the first pass dropped rounds 0-5, could not reach the target and left no note; the
+    # second pass reached it by shrinking a newest result: src/m0..m5.py were named nowhere
+    msgs: list[dict[str, object]] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Fix src/app.py"},
+    ]
+    for i in range(6):
+        msgs += _chat_round(i, 10)
+    for i in range(6, 9):
+        msgs += _chat_round(i, 200)
+    out, report = compress_for_sync(
+        msgs, CompressionPolicy(threshold_tokens=2500, target_tokens=2500)
+    )
+    assert report.reached_target
+    (note,) = _note_texts([str(o["content"] or "") for o in out])
+    assert note.startswith("[12 earlier messages removed")
+    assert all(f"src/m{i}.py" in note for i in range(6))
+
+
+def test_one_note_counts_every_message_of_the_run_across_passes() -> None:
+    # Gemini: the first pass dropped 14 messages without a note, the second 2 with a note of
+    # "2 earlier messages"; now the second folds the first's note
+    contents: list[dict[str, object]] = [{"role": "user", "parts": [{"text": "Fix src/app.py"}]}]
+    for i in range(10):
+        out_text = "\n".join(f"src/m{i}.py:{j}: y={j}" for j in range(80))
+        contents += [
+            {
+                "role": "model",
+                "parts": [
+                    {
+                        "function_call": {"name": "bash", "args": {"cmd": f"cat src/m{i}.py"}},
+                        "thought_signature": "U0lH",
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {"function_response": {"name": "bash", "response": {"output": out_text}}}
+                ],
+            },
+        ]
+    contents.append({"role": "user", "parts": [{"text": "Now run tests"}]})
+    out, report = compress_for_sync(
+        contents, CompressionPolicy(threshold_tokens=800, target_tokens=800), format="gemini"
+    )
+    texts = [str(p.get("text", "")) for o in out for p in o["parts"]]  # type: ignore[union-attr]
+    (note,) = _note_texts(texts)
+    assert note.startswith(f"[{report.messages_removed} earlier messages removed")
+    assert "src/m0.py" in note
+    assert check(out, "gemini") == []
+
+
+def test_rounds_dropped_inside_a_thinking_tool_loop_leave_a_note_before_its_opener() -> None:
+    natives: list[dict[str, object]] = [{"role": "user", "content": "Fix the bug in src/app.py"}]
+    for i in range(10):
+        natives.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"t{i}",
+                        "name": "bash",
+                        "input": {"cmd": f"cat src/m{i}.py"},
+                    }
+                ],
+            }
+        )
+        body = "\n".join(f"src/m{i}.py:{j}: y={j}" for j in range(80))
+        natives.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": body}],
+            }
+        )
+    natives[1]["content"].insert(
+        0, {"type": "thinking", "thinking": "Plan " * 50, "signature": "S"}
+    )  # type: ignore[attr-defined]
+    out, report = compress_for_sync(
+        natives, CompressionPolicy(threshold_tokens=2500, target_tokens=2500), format="anthropic"
+    )
+    assert report.reached_target and report.messages_added == 1
+    assert out[0] is natives[0] and out[2] is natives[1]  # the note between task and opener
+    assert "earlier messages removed" in str(out[1]["content"]) and "src/m1.py" in str(
+        out[1]["content"]
+    )
+    assert check(out, "anthropic", thinking=True) == []

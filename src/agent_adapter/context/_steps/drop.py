@@ -150,6 +150,8 @@ class RemoveOldMessages(BaseCompressionStep):
                 return out
             if taken >= len(candidates):
                 break
+        if not context.under_target(total):
+            return out  # over the target even without notes: they cost nothing that helps
         # nothing more to drop and the notes are what is over: shorter notes, bare ones, none
         slack = context.target_tokens - total
         for chars in (4 * slack - 80, 0):
@@ -167,18 +169,34 @@ class RemoveOldMessages(BaseCompressionStep):
         chars: int,
     ) -> list[Message]:
         """``messages`` without ``drop``, each run of dropped messages replaced by its note
-        (its names within ``chars`` characters)."""
+        (its names within ``chars`` characters). Runs after the current turn's thinking
+        opener share one note right before it: nothing may be added inside a turn that must
+        keep opening on its thinking block (see the guard's placement rule)."""
         kept = "\n".join(_text(m) for i, m in enumerate(messages) if i not in drop)
+        opener = next(
+            (
+                i
+                for i, m in enumerate(messages)
+                if context.protection.reason(m) == "thinking_opener"
+            ),
+            len(messages),
+        )
         out: list[Message] = []
         run: list[Message] = []
+        late: list[Message] = []  # dropped after the opener
+        at_opener = -1
         for i, m in enumerate(messages):
             if i in drop:
-                run.append(m)
+                (late if i > opener else run).append(m)
                 continue
             if run:
                 out.append(_note(run, kept, chars))
                 run = []
+            if i == opener:
+                at_opener = len(out)
             out.append(m)
         if run:
             out.append(_note(run, kept, chars))
+        if late:
+            out.insert(at_opener, _note(late, kept, chars))
         return out
