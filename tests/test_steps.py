@@ -70,7 +70,11 @@ async def test_remove_old_messages_keeps_edges_and_rounds() -> None:
         Message("assistant", "a3"),
     ]
     out, _ = await compress(msgs, _policy(10, RemoveOldMessages(keep_first=1, keep_last=2)))
-    assert out == [msgs[0], msgs[6], msgs[7]]
+    # the target is out of reach, so the run's note stays: [task, note, q3, a3]
+    assert [out[0], *out[2:]] == [msgs[0], msgs[6], msgs[7]]
+    assert out[1].text == "[5 earlier messages removed to fit the context window]"
+    silent, _ = await compress(msgs, _policy(10, RemoveOldMessages(keep_last=2, note=False)))
+    assert silent == [msgs[0], msgs[6], msgs[7]]
     assert pairing_problems(out) == []
 
 
