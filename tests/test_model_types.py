@@ -151,8 +151,8 @@ def test_model_profiles_know_todays_models() -> None:
         ("openai", "o4-mini"): 200_000,
         ("anthropic", "claude-sonnet-4-5-20250929"): 200_000,
         ("anthropic", "claude-3-5-haiku-latest"): 200_000,
-        ("gemini", "models/gemini-2.5-pro"): 1_048_576 + 65_536,
-        ("deepseek", "deepseek-chat"): 128_000,
+        ("gemini", "models/gemini-2.5-pro"): 1_048_576,
+        ("deepseek", "deepseek-chat"): 1_000_000,
         ("vllm", "meta-llama/Llama-3.3-70B-Instruct"): 131_072,
         ("ollama", "qwen2.5-coder:7b"): 32_768,
     }

@@ -1,10 +1,14 @@
 """The price table: ``provider:model`` -> USD per million input, output and cached tokens.
 
-Figures are the providers' list prices for standard (not batch, not priority) processing, as
-published on the pages cited next to each group; check them before relying on a bill. Tiered
-prices (Gemini 2.5 Pro above 200k input tokens) use the first tier. Add or override entries
-with :meth:`PriceTable.set` or by passing a mapping to :class:`PriceTable`; a
-:class:`~agent_adapter.RunContext` prices its ledger with its own table.
+Figures are the providers' list prices for standard (not batch, not priority, not flex)
+processing. Prices change and this table does not follow them: check them before relying on a
+bill, and override what differs with :meth:`PriceTable.set` or a mapping passed to
+:class:`PriceTable` (a :class:`~agent_adapter.RunContext` prices its ledger with its own table).
+Each group names the provider page that states its figures, as read in December 2026; an entry
+marked ``unverified`` was written from memory and no provider page reachable then stated it, so
+treat it as an estimate. Tiered prices (Gemini 2.5 Pro above 200k input tokens) use the first
+tier. Anthropic cache prices follow the page's multipliers (reads 0.1x, 5-minute writes 1.25x)
+except Claude Haiku 3, which the page lists at $0.03 reads and $0.30 writes.
 """
 
 from __future__ import annotations
@@ -72,19 +76,25 @@ def _anthropic(input: float, output: float) -> Price:
 
 
 DEFAULT_PRICES: Mapping[str, Price] = {
-    # https://platform.openai.com/docs/pricing (standard tier)
-    "openai:gpt-4o": Price(2.50, 10.00, 1.25),
-    "openai:gpt-4o-mini": Price(0.15, 0.60, 0.075),
-    "openai:gpt-4.1": Price(2.00, 8.00, 0.50),
-    "openai:gpt-4.1-mini": Price(0.40, 1.60, 0.10),
+    # https://developers.openai.com/api/docs/models/<model> (standard "Text tokens" rows);
+    # verified there: gpt-4.1-nano, gpt-5-mini, gpt-5-nano. The rest: unverified (no OpenAI
+    # page reachable stated them; third-party copies of the pricing page agree).
+    "openai:gpt-4o": Price(2.50, 10.00, 1.25),  # unverified
+    "openai:gpt-4o-mini": Price(0.15, 0.60, 0.075),  # unverified
+    "openai:gpt-4.1": Price(2.00, 8.00, 0.50),  # unverified
+    "openai:gpt-4.1-mini": Price(0.40, 1.60, 0.10),  # unverified
     "openai:gpt-4.1-nano": Price(0.10, 0.40, 0.025),
-    "openai:gpt-5": Price(1.25, 10.00, 0.125),
+    "openai:gpt-5": Price(1.25, 10.00, 0.125),  # unverified
     "openai:gpt-5-mini": Price(0.25, 2.00, 0.025),
     "openai:gpt-5-nano": Price(0.05, 0.40, 0.005),
-    "openai:o3": Price(2.00, 8.00, 0.50),
-    "openai:o3-mini": Price(1.10, 4.40, 0.55),
-    "openai:o4-mini": Price(1.10, 4.40, 0.275),
-    # https://docs.anthropic.com/en/docs/about-claude/pricing
+    "openai:o3": Price(2.00, 8.00, 0.50),  # unverified
+    "openai:o3-mini": Price(1.10, 4.40, 0.55),  # unverified
+    "openai:o4-mini": Price(1.10, 4.40, 0.275),  # unverified
+    # https://platform.claude.com/docs/en/about-claude/pricing (was docs.anthropic.com/en/docs/
+    # about-claude/pricing; model table with cache columns: Opus 4.5, 4.1, 4, Sonnet 4, 3.7,
+    # 3.5, Haiku 3.5, Haiku 3);
+    # https://platform.claude.com/docs/en/models/<model>/overview (Sonnet 4.5, Haiku 4.5:
+    # input and output; cache prices by the page's multipliers)
     "anthropic:claude-opus-4-5": _anthropic(5.00, 25.00),
     "anthropic:claude-opus-4-1": _anthropic(15.00, 75.00),
     "anthropic:claude-opus-4": _anthropic(15.00, 75.00),
@@ -94,16 +104,20 @@ DEFAULT_PRICES: Mapping[str, Price] = {
     "anthropic:claude-3-5-sonnet": _anthropic(3.00, 15.00),
     "anthropic:claude-haiku-4-5": _anthropic(1.00, 5.00),
     "anthropic:claude-3-5-haiku": _anthropic(0.80, 4.00),
-    "anthropic:claude-3-haiku": _anthropic(0.25, 1.25),
-    # https://ai.google.dev/gemini-api/docs/pricing (paid tier, prompts <= 200k tokens)
-    "gemini:gemini-2.5-pro": Price(1.25, 10.00, 0.125),
-    "gemini:gemini-2.5-flash": Price(0.30, 2.50, 0.03),
-    "gemini:gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),
-    "gemini:gemini-2.0-flash": Price(0.10, 0.40, 0.025),
-    "gemini:gemini-2.0-flash-lite": Price(0.075, 0.30),
-    # https://api-docs.deepseek.com/quick_start/pricing (DeepSeek-V3.2, both modes)
-    "deepseek:deepseek-chat": Price(0.28, 0.42, 0.028),
-    "deepseek:deepseek-reasoner": Price(0.28, 0.42, 0.028),
+    "anthropic:claude-3-haiku": Price(0.25, 1.25, cached_input=0.03, cache_write=0.30),
+    # https://ai.google.dev/gemini-api/docs/pricing (paid tier, prompts <= 200k tokens);
+    # stated there: 2.5 Pro input, 2.5 Flash input, 2.5 Flash-Lite output. The rest:
+    # unverified. Gemini 2.0 Flash and Flash-Lite are shut down (their model pages say so).
+    "gemini:gemini-2.5-pro": Price(1.25, 10.00, 0.125),  # output, cached: unverified
+    "gemini:gemini-2.5-flash": Price(0.30, 2.50, 0.03),  # output, cached: unverified
+    "gemini:gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),  # input, cached: unverified
+    "gemini:gemini-2.0-flash": Price(0.10, 0.40, 0.025),  # unverified
+    "gemini:gemini-2.0-flash-lite": Price(0.075, 0.30),  # unverified
+    # https://api-docs.deepseek.com/quick_start/pricing: both names are the non-thinking and
+    # thinking modes of deepseek-v4-flash ($0.14 cache miss, $0.28 output; cache hits cut to
+    # 1/10 of the $0.028 launch price from 2026-04-26). The page marks both names deprecated.
+    "deepseek:deepseek-chat": Price(0.14, 0.28, 0.0028),
+    "deepseek:deepseek-reasoner": Price(0.14, 0.28, 0.0028),
 }
 
 #: A dated snapshot name (``gpt-4o-2024-08-06``, ``claude-sonnet-4-5-20250929``,

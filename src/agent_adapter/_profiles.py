@@ -1,8 +1,11 @@
 """Model profiles: the context window and output limit of the models users run today.
 
 ``CompressingModel`` learns a window here when its policy gives none, and the Anthropic
-adapter its default ``max_tokens``. Each figure comes from the provider's model page cited
-next to it. Override or add one with :func:`register_model_profile`, or give the port a
+adapter its default ``max_tokens``. The window is the figure the provider calls the context
+window (for Gemini the input token limit, per https://ai.google.dev/gemini-api/docs/tokens).
+Each group names the provider page that states its figures, as read in December 2026; a figure
+marked ``unverified`` was written from memory and no provider page reachable then stated it.
+Limits change: override or add one with :func:`register_model_profile`, or give the port a
 ``context_window`` attribute; self-hosted models (Llama, Qwen behind vLLM, Ollama, llama.cpp)
 get the window the server was started with, so set it there when it is smaller.
 """
@@ -23,7 +26,8 @@ class ModelProfile:
     """What a model can take and give.
 
     Attributes:
-        context_window: input plus output tokens the model accepts in one call.
+        context_window: the tokens the model accepts in one call, as the provider states its
+            context window (input plus output; for Gemini the input token limit).
         max_output_tokens: the most tokens one reply may have.
         source: where the figures come from.
 
@@ -44,8 +48,9 @@ class ModelProfile:
             raise ConfigError("ModelProfile.max_output_tokens exceeds context_window")
 
 
-_OPENAI = "https://platform.openai.com/docs/models"
-_ANTHROPIC = "https://docs.anthropic.com/en/docs/about-claude/models/overview"
+_OPENAI = "https://developers.openai.com/api/docs/models"
+_ANTHROPIC = "https://platform.claude.com/docs/en/models"
+_CLAUDE = f"{_ANTHROPIC}/overview"
 _GEMINI = "https://ai.google.dev/gemini-api/docs/models"
 _DEEPSEEK = "https://api-docs.deepseek.com/quick_start/pricing"
 _LLAMA31 = "https://www.llama.com/docs/model-cards-and-prompt-formats/llama3_1/"
@@ -54,47 +59,52 @@ _QWEN25 = "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct"
 _QWEN3 = "https://huggingface.co/Qwen/Qwen3-8B"
 
 _PROFILES: dict[str, ModelProfile] = {
-    # OpenAI model pages (context window / max output tokens)
-    "openai:gpt-4o": ModelProfile(128_000, 16_384, f"{_OPENAI}/gpt-4o"),
-    "openai:gpt-4o-mini": ModelProfile(128_000, 16_384, f"{_OPENAI}/gpt-4o-mini"),
-    "openai:gpt-4.1": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1"),
-    "openai:gpt-4.1-mini": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1-mini"),
+    # OpenAI model pages ("context window" / "max output tokens"); the GPT-5 pages add
+    # "Maximum input tokens: 272,000" inside the 400,000 window
+    "openai:gpt-4o": ModelProfile(128_000, 16_384, f"{_OPENAI}/gpt-4o"),  # unverified
+    "openai:gpt-4o-mini": ModelProfile(128_000, 16_384, f"{_OPENAI}/gpt-4o-mini"),  # unverified
+    "openai:gpt-4.1": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1"),  # unverified
+    "openai:gpt-4.1-mini": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1-mini"),  # unverified
     "openai:gpt-4.1-nano": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1-nano"),
-    "openai:gpt-5": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5"),
+    "openai:gpt-5": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5"),  # unverified
     "openai:gpt-5-mini": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5-mini"),
     "openai:gpt-5-nano": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5-nano"),
-    "openai:o3": ModelProfile(200_000, 100_000, f"{_OPENAI}/o3"),
-    "openai:o3-mini": ModelProfile(200_000, 100_000, f"{_OPENAI}/o3-mini"),
-    "openai:o4-mini": ModelProfile(200_000, 100_000, f"{_OPENAI}/o4-mini"),
-    # Anthropic models overview (200k window; the 1M-token window is a beta header)
-    "anthropic:claude-opus-4-5": ModelProfile(200_000, 64_000, _ANTHROPIC),
-    "anthropic:claude-opus-4-1": ModelProfile(200_000, 32_000, _ANTHROPIC),
-    "anthropic:claude-opus-4": ModelProfile(200_000, 32_000, _ANTHROPIC),
-    "anthropic:claude-sonnet-4-5": ModelProfile(200_000, 64_000, _ANTHROPIC),
-    "anthropic:claude-sonnet-4": ModelProfile(200_000, 64_000, _ANTHROPIC),
-    "anthropic:claude-3-7-sonnet": ModelProfile(200_000, 64_000, _ANTHROPIC),
-    "anthropic:claude-3-5-sonnet": ModelProfile(200_000, 8_192, _ANTHROPIC),
-    "anthropic:claude-haiku-4-5": ModelProfile(200_000, 64_000, _ANTHROPIC),
-    "anthropic:claude-3-5-haiku": ModelProfile(200_000, 8_192, _ANTHROPIC),
-    "anthropic:claude-3-haiku": ModelProfile(200_000, 4_096, _ANTHROPIC),
-    # Gemini models page (input token limit + output token limit)
-    "gemini:gemini-2.5-pro": ModelProfile(1_048_576 + 65_536, 65_536, f"{_GEMINI}#gemini-2.5-pro"),
-    "gemini:gemini-2.5-flash": ModelProfile(
-        1_048_576 + 65_536, 65_536, f"{_GEMINI}#gemini-2.5-flash"
+    "openai:o3": ModelProfile(200_000, 100_000, f"{_OPENAI}/o3"),  # unverified
+    "openai:o3-mini": ModelProfile(200_000, 100_000, f"{_OPENAI}/o3-mini"),  # unverified
+    "openai:o4-mini": ModelProfile(200_000, 100_000, f"{_OPENAI}/o4-mini"),  # unverified
+    # Anthropic model pages (200k window; the 1M-token window is a beta header)
+    "anthropic:claude-opus-4-5": ModelProfile(200_000, 64_000, f"{_ANTHROPIC}/opus-4-5/overview"),
+    "anthropic:claude-opus-4-1": ModelProfile(200_000, 32_000, _CLAUDE),  # unverified
+    "anthropic:claude-opus-4": ModelProfile(200_000, 32_000, _CLAUDE),  # unverified
+    "anthropic:claude-sonnet-4-5": ModelProfile(
+        200_000, 64_000, f"{_ANTHROPIC}/sonnet-4-5/overview"
     ),
+    "anthropic:claude-sonnet-4": ModelProfile(200_000, 64_000, _CLAUDE),  # unverified
+    "anthropic:claude-3-7-sonnet": ModelProfile(200_000, 64_000, _CLAUDE),  # unverified
+    "anthropic:claude-3-5-sonnet": ModelProfile(200_000, 8_192, _CLAUDE),  # unverified
+    "anthropic:claude-haiku-4-5": ModelProfile(200_000, 64_000, f"{_ANTHROPIC}/haiku-4-5/overview"),
+    "anthropic:claude-3-5-haiku": ModelProfile(200_000, 8_192, _CLAUDE),  # unverified
+    "anthropic:claude-3-haiku": ModelProfile(200_000, 4_096, _CLAUDE),  # unverified
+    # Gemini model pages (input token limit, output token limit). 2.5: unverified on
+    # ai.google.dev; Google's Vertex AI pages give 1,048,576 in and 65,535 (Pro) or 65,536 out.
+    "gemini:gemini-2.5-pro": ModelProfile(1_048_576, 65_536, f"{_GEMINI}/gemini-2.5-pro"),
+    "gemini:gemini-2.5-flash": ModelProfile(1_048_576, 65_536, f"{_GEMINI}/gemini-2.5-flash"),
     "gemini:gemini-2.5-flash-lite": ModelProfile(
-        1_048_576 + 65_536, 65_536, f"{_GEMINI}#gemini-2.5-flash-lite"
+        1_048_576, 65_536, f"{_GEMINI}/gemini-2.5-flash-lite"
     ),
-    "gemini:gemini-2.0-flash": ModelProfile(
-        1_048_576 + 8_192, 8_192, f"{_GEMINI}#gemini-2.0-flash"
-    ),
+    "gemini:gemini-2.0-flash": ModelProfile(1_048_576, 8_192, f"{_GEMINI}/gemini-2.0-flash"),
     "gemini:gemini-2.0-flash-lite": ModelProfile(
-        1_048_576 + 8_192, 8_192, f"{_GEMINI}#gemini-2.0-flash-lite"
+        1_048_576, 8_192, f"{_GEMINI}/gemini-2.0-flash-lite"
     ),
-    # DeepSeek API (128K context; output max 8K for chat, 64K for reasoner)
-    "deepseek:deepseek-chat": ModelProfile(128_000, 8_000, _DEEPSEEK),
-    "deepseek:deepseek-reasoner": ModelProfile(128_000, 64_000, _DEEPSEEK),
-    # open-weight models as their cards give them (any provider name serving them)
+    # DeepSeek: both names are modes of deepseek-v4-flash ("CONTEXT LENGTH 1M", "MAX OUTPUT
+    # MAXIMUM: 384K"; read as decimal, the smaller reading)
+    "deepseek:deepseek-chat": ModelProfile(1_000_000, 384_000, _DEEPSEEK),
+    "deepseek:deepseek-reasoner": ModelProfile(1_000_000, 384_000, _DEEPSEEK),
+    # open-weight models as their cards give them (any provider name serving them); all
+    # unverified on the cards themselves: Llama 3.x 128K (131,072 in the GGUF metadata), output
+    # limit = window (no card states one); Llama 4 Scout 10M, Maverick 1M (Meta's launch
+    # figures); Qwen2.5 generates up to 8,192 (its card), 32,768 is its default config window
+    # (131,072 with YaRN); Qwen3 32,768 natively (131,072 with YaRN)
     "*:llama-3.1": ModelProfile(131_072, 131_072, _LLAMA31),
     "*:llama-3.2": ModelProfile(131_072, 131_072, _LLAMA31),
     "*:llama-3.3": ModelProfile(131_072, 131_072, _LLAMA31),
