@@ -279,3 +279,44 @@ def test_rounds_dropped_inside_a_thinking_tool_loop_leave_a_note_before_its_open
         out[1]["content"]
     )
     assert check(out, "anthropic", thinking=True) == []
+
+
+def test_a_text_cut_again_keeps_one_whole_marker_counting_every_character() -> None:
+    # a shrunk result shrunk again (a growing conversation) used to get a new marker counting
+    # only the second cut, and a cut inside an image-holding result cut into the marker itself
+    import re
+
+    from agent_adapter.context import ShrinkToolResults
+
+    big = "\n".join(f"src/a{j}.py: line {j}" for j in range(600))
+    msgs: list[dict[str, object]] = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "task"},
+    ]
+    msgs += _chat_round(0, 0)
+    msgs[-1]["content"] = big
+    for i in range(1, 5):
+        msgs += _chat_round(i, 1)
+    policy = CompressionPolicy(
+        threshold_tokens=3300, target_tokens=3000, steps=[ShrinkToolResults()]
+    )
+    for i in range(6):
+        msgs, _ = compress_for_sync(msgs, policy)
+        text = str(msgs[3]["content"])
+        markers = re.findall(r"\[\.\.\. (\d+) characters cut", text)
+        assert len(markers) <= 1 and text.count("[...") == len(markers)
+        if markers:
+            kept = len(re.sub(r"\n?\[\.\.\. .*? \.\.\.\]\n?", "", text, flags=re.S))
+            assert abs(int(markers[0]) - (len(big) - kept)) <= 4  # every character that went
+        msgs = msgs + [dict(m) for m in _chat_round(10 + i, 1)]
+        msgs[-1]["content"] = "x" * 600
+    assert markers
+
+
+def test_cuts_fall_between_words() -> None:
+    from agent_adapter.context._text import cut_text
+
+    text = " ".join(f"/home/user/projects/spotter/deps/m{j}/mix.exs" for j in range(300))
+    out = cut_text(text, 1000, "both")
+    head, tail = out.split("\n[...")[0], out.rsplit("...]\n", 1)[1]
+    assert head.rstrip().endswith(".exs") and tail.lstrip().startswith("/home/")

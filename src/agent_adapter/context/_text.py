@@ -130,14 +130,60 @@ def cut_text(text: str, keep_chars: int, keep: Keep = "start", *, note: str = ""
         return text
     text = _valid_unicode(text)
     names, (a, b) = _cut_names(text, keep_chars, keep)
+    a, b = _whole_words(text, a, b)
+    a, b, earlier = _around_markers(text, a, b)
     if b <= a:
         return text
-    marker = f"[... {b - a} characters cut{names}{'; ' + note if note else ''} ...]"
+    count = b - a + earlier
+    marker = f"[... {count} characters cut{names}{'; ' + note if note else ''} ...]"
     if keep == "start":
         return f"{text[:a]}\n{marker}"
     if keep == "end":
         return f"{marker}\n{text[b:]}"
     return f"{text[:a]}\n{marker}\n{text[b:]}"
+
+
+#: An earlier cut's marker (its count, then its names and note).
+_MARKER = regex.compile(r"\[\.\.\. (\d+) characters cut[^\n]*? \.\.\.\]")
+#: How far a cut moves to fall between words (a path cut in two is no name).
+_WORD_SLACK = 40
+
+
+def _whole_words(text: str, a: int, b: int) -> tuple[int, int]:
+    """The removed span ``[a, b)`` widened to whole words at both ends: the kept head ends
+    after a space and the kept tail starts at one, when one is within ``_WORD_SLACK``
+    characters (else the grapheme boundary stays)."""
+    if 0 < a < len(text) and not text[a].isspace() and not text[a - 1].isspace():
+        space = max(text.rfind(" ", a - _WORD_SLACK, a), text.rfind("\n", a - _WORD_SLACK, a))
+        if space > 0:
+            a = space + 1
+    if a < b < len(text) and not text[b].isspace() and not text[b - 1].isspace():
+        found = [
+            i
+            for i in (text.find(" ", b, b + _WORD_SLACK), text.find("\n", b, b + _WORD_SLACK))
+            if i >= 0
+        ]
+        if found:
+            b = min(found)
+    return a, b
+
+
+def _around_markers(text: str, a: int, b: int) -> tuple[int, int, int]:
+    """``(a, b, earlier)``: the removed span widened so no earlier cut's marker is cut in
+    two, and what the markers inside it stood for beyond their own length (a text cut
+    again counts every character that went, the first cut's included)."""
+    if "characters cut" not in text:
+        return a, b, 0
+    earlier = 0
+    for m in _MARKER.finditer(text):
+        start, end = m.span()
+        if start < a < end:
+            a = start
+        if start < b < end:
+            b = end
+        if a <= start and end <= b:
+            earlier += int(m[1]) - (end - start)
+    return a, b, max(0, earlier)
 
 
 def fit_message(
