@@ -68,9 +68,13 @@ async def compress_for(
     :mod:`~agent_adapter.context.formats._memo`), so at or under the threshold a grown list
     costs its new natives: nothing else is detected, converted, counted or validated again.
     ``pinned`` is called only when the list is compressed (as compress() calls it). A list
-    over the threshold is converted in full, as without the memo. Natives are taken as fixed
-    once sent (as the provider SDKs take a sent history): a field set anew is seen, an edit
-    inside a nested value is not.
+    over the threshold is converted in full, as without the memo. What the memo assumes: the
+    last few natives of a list (the newest turn an agent builds in place: tool results
+    appended to the last user turn, the assistant turn while it streams) are always read
+    again, so any edit to them is seen; older natives are taken as fixed once sent (as the
+    provider SDKs take a sent history): a field set anew (``msg["content"] = ...``) is seen,
+    an in-place edit inside a nested value of an older native may not be. Replace such a
+    native (a new dict or object) instead of editing it.
 
     Raises:
         ConfigError: as compress and convert.

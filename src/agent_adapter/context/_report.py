@@ -51,6 +51,13 @@ class CompressionReport:
         threshold_tokens / target_tokens: the limits used.
         messages_before / messages_after: list lengths.
         messages_removed / messages_changed / messages_added: against the input.
+            All five ``messages_*`` counts are of the library's
+            :class:`~agent_adapter.Message` s, not of the caller's natives (for
+            ``compress_for`` on a provider format): one native
+            may load as several messages (an Anthropic user turn holding tool results and
+            text, a Responses message with calls). With
+            ``AnthropicConverter(strict_alternation=True)`` they are the counts before
+            adjacent same-role turns are merged into one.
         protected_tokens: tokens of the messages no step may touch; when it is over the
             target, no step can reach it.
         skipped: why nothing ran ("" when steps ran).

@@ -22,13 +22,20 @@ reused by another object while it is remembered):
   extension (the compressed list an agent kept, plus new rounds) loads only the natives not
   seen before.
 
-**Mutation.** A native changed in place between calls is read again when the change is at its
-top level: a field set to a new value, added or removed (``msg["content"] = ...``,
-``msg.content = ...``). An edit *inside* a nested value (``msg["content"][0]["text"] = ...``,
-``msg["content"].append(...)``) is not seen: like the OpenAI and Anthropic SDKs, which take a
-list of sent messages as the history, this treats a message as fixed once sent. To change
-one, assign the field anew or send a new dict. Only the library's own converters (exactly
-their classes) are memoized; any other converter loads the whole list every time.
+**Mutation.** The last :data:`_TAIL` natives of a list are always loaded again (and their
+messages reused only when equal to the remembered ones), so any in-place edit of the newest
+natives is seen, nested or not: agents build the newest turn in place (the tool results of
+the last user turn appended block by block, ``msg["content"].append(...)``; the assistant
+turn while it streams). The natives of the remembered prefix cost O(1) and are read again
+when changed at their top level: a field set to a new value, added or removed
+(``msg["content"] = ...``, ``msg.content = ...``); a native looked up on its own (not in a
+remembered prefix) is also read again when a top-level list value changed length
+(``msg["content"].append(...)``). Any other edit *inside* a nested value of an older native
+(``msg["content"][0]["text"] = ...``) is not seen: like the OpenAI and Anthropic SDKs, which
+take a list of sent messages as the history, this treats a message as fixed once it is
+older than the last few. To change one, assign the field anew or send a new dict. Only the
+library's own converters (exactly their classes) are memoized; any other converter loads the
+whole list every time.
 
 Loading through the memo gives exactly the messages a full load gives (equal messages; the
 same objects where remembered), so the threshold check, the counts and the pairing validation
@@ -73,6 +80,8 @@ _LIST_MAX = 20_000
 _NATIVES = 4096
 #: Shortest list worth remembering (shorter ones cost less to load than to look up).
 _MIN = 4
+#: The newest natives of a list, loaded again on every call (edited in place: see above).
+_TAIL = 2
 
 _enabled = True
 _lock = threading.Lock()
@@ -140,11 +149,13 @@ def snapshot(natives: Sequence[Any]) -> Snap | None:
 
 
 def _shape(native: Any) -> tuple[Any, ...] | None:
-    """One native's fingerprint (its fields' values), ``None`` when it has none."""
+    """One native's fingerprint (its fields' values and the lengths of those that are lists:
+    a content list grown in place), ``None`` when it has none."""
     try:
-        return tuple((native if type(native) is dict else vars(native)).values())
+        values = tuple((native if type(native) is dict else vars(native)).values())
     except TypeError:
         return None
+    return values, tuple([len(v) for v in values if type(v) is list])
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
@@ -282,7 +293,8 @@ class _Natives:
 @dataclass(frozen=True, slots=True)
 class _Loaded:
     """A list loaded: its messages, where each native's messages start (``len(natives) + 1``
-    offsets) and what loading the rest needs (flavours seen; gemini's open calls)."""
+    offsets) and what loading the rest needs (flavours seen; gemini's open calls before the
+    last :data:`_TAIL` natives, where the next load starts again)."""
 
     mode: str
     messages: tuple[Message, ...]
@@ -317,15 +329,18 @@ class _Each:
     def load(
         self, natives: Sequence[Any], start: int, before: _Loaded | None
     ) -> tuple[list[Message], list[int], frozenset[str]]:
-        out: list[Message] = list(before.messages) if before else []
-        starts: list[int] = list(before.starts[:-1]) if before else []
+        out: list[Message] = list(before.messages[: before.starts[start]]) if before else []
+        starts: list[int] = list(before.starts[:start]) if before else []
+        # the flavours of the natives loaded again stay in: a list that seems to mix APIs
+        # is converted the usual way, which decides
         seen: set[str] = set(before.state) if before else set()
         memo, load = self.natives, self.converter.load
+        tail = len(natives) - _TAIL
         for i in range(start, len(natives)):
             native = natives[i]
             shape = _shape(native)
             entry = memo.get(native, i, shape) if shape is not None else None
-            if entry is None:
+            if entry is None or i >= tail:  # the newest natives: always loaded again
                 flavour = _flavour(native) if self.flavours else None
                 if flavour == "responses":
                     raise _Fallback  # not a Chat list after all: the caller reloads it
@@ -333,15 +348,25 @@ class _Each:
                     messages = tuple(load(native, i))
                 except ConfigError:
                     raise _Fallback from None
-                entry = _Entry(native, shape or (), i, self._anywhere(messages), messages, flavour)
-                if shape is not None:
-                    memo.put(entry)
+                if entry is None or entry.messages != messages or entry.flavour != flavour:
+                    anywhere = self._anywhere(messages)
+                    entry = _Entry(native, shape or (), i, anywhere, messages, flavour)
+                    if shape is not None:
+                        memo.put(entry)
             starts.append(len(out))
             out.extend(entry.messages)
             if entry.flavour is not None:
                 seen.add(entry.flavour)
         starts.append(len(out))
         return out, starts, frozenset(seen)
+
+
+def _reuse(out: list[Message], old: Sequence[Message], lo: int) -> None:
+    """Put back in ``out[lo:]`` the remembered messages equal to the ones loaded again (the
+    same objects: their token counts and validation stay remembered)."""
+    for j in range(lo, min(len(out), len(old))):
+        if out[j] is not old[j] and out[j] == old[j]:
+            out[j] = old[j]
 
 
 _CHAT = ChatConverter()
@@ -376,6 +401,8 @@ def _responses(
     except ConfigError:
         raise _Fallback from None
     out = [*head, *loaded]
+    if before is not None:
+        _reuse(out, before.messages, len(head))
     starts = [*(before.starts[:r] if before else ()), *(len(head) + a for a, _ in ranges)]
     starts.append(len(out))
     seen = set(before.state if before else ())
@@ -391,19 +418,25 @@ def _gemini(
     index, which a prefix keeps)."""
     converter = GeminiConverter()
     calls = Calls()
-    out: list[Message] = list(before.messages) if before else []
-    starts: list[int] = list(before.starts[:-1]) if before else []
-    if before is not None:
+    out: list[Message] = list(before.messages[: before.starts[start]]) if before else []
+    starts: list[int] = list(before.starts[:start]) if before else []
+    if before is not None:  # the open calls before ``start`` (the last call's tail)
         ids, pending = before.state
         calls.ids, calls.pending = set(ids), list(pending)
+    tail = max(0, len(natives) - _TAIL)  # where the next call starts again
+    state: tuple[frozenset[str], tuple[Any, ...]] = (frozenset(), ())
     for i in range(start, len(natives)):
+        if i == tail:
+            state = (frozenset(calls.ids), tuple(calls.pending))
         starts.append(len(out))
         try:
             out.extend(converter._load(natives[i], i, calls))
         except ConfigError:
             raise _Fallback from None
     starts.append(len(out))
-    return out, starts, (frozenset(calls.ids), tuple(calls.pending))
+    if before is not None:
+        _reuse(out, before.messages, before.starts[start])
+    return out, starts, state
 
 
 _ANTHROPIC_EACH = _Each(AnthropicConverter(), flavours=False)
@@ -456,7 +489,8 @@ def load_messages(
     before = _LISTS_MEMO.find(key, snap) if snap is not None else None
     loaded: _Loaded | None = before.result if before is not None else None
     mode = loaded.mode if loaded is not None else ("chat" if kind == "openai" else kind)
-    start = len(before.snap.natives) if before is not None else 0
+    # the remembered list's last natives are loaded again (edited in place: the module doc)
+    start = max(0, len(before.snap.natives) - _TAIL) if before is not None else 0
     try:
         try:
             messages, starts, state = _run(mode, natives, start, loaded)
@@ -469,6 +503,6 @@ def load_messages(
         return None
     if mode in ("chat", "responses") and {"chat", "responses"} <= state:
         return None  # both APIs in one list: the usual conversion raises
-    if snap is not None and (before is None or start < len(natives)):
+    if snap is not None:
         _LISTS_MEMO.remember(key, snap, _Loaded(mode, tuple(messages), tuple(starts), state))
     return messages
