@@ -105,17 +105,20 @@ DEFAULT_PRICES: Mapping[str, Price] = {
     "anthropic:claude-haiku-4-5": _anthropic(1.00, 5.00),
     "anthropic:claude-3-5-haiku": _anthropic(0.80, 4.00),
     "anthropic:claude-3-haiku": Price(0.25, 1.25, cached_input=0.03, cache_write=0.30),
-    # https://ai.google.dev/gemini-api/docs/pricing (paid tier, prompts <= 200k tokens);
-    # stated there: 2.5 Pro input, 2.5 Flash input, 2.5 Flash-Lite output. The rest:
-    # unverified. Gemini 2.0 Flash and Flash-Lite are shut down (their model pages say so).
+    # https://ai.google.dev/gemini-api/docs/pricing (paid tier, prompts <= 200k tokens), read
+    # through a verbatim transcript of 2026-09-20: 2.5 Pro input, 2.5 Flash input, 2.5
+    # Flash-Lite output. The rest: unverified. Gemini 2.0 Flash and Flash-Lite are shut down
+    # (their model pages say so).
     "gemini:gemini-2.5-pro": Price(1.25, 10.00, 0.125),  # output, cached: unverified
     "gemini:gemini-2.5-flash": Price(0.30, 2.50, 0.03),  # output, cached: unverified
     "gemini:gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),  # input, cached: unverified
     "gemini:gemini-2.0-flash": Price(0.10, 0.40, 0.025),  # unverified
     "gemini:gemini-2.0-flash-lite": Price(0.075, 0.30),  # unverified
     # https://api-docs.deepseek.com/quick_start/pricing: both names are the non-thinking and
-    # thinking modes of deepseek-v4-flash ($0.14 cache miss, $0.28 output; cache hits cut to
-    # 1/10 of the $0.028 launch price from 2026-04-26). The page marks both names deprecated.
+    # thinking modes of deepseek-v4-flash ($0.14 cache miss, $0.28 output; the page's footnote
+    # cuts cache hits to 1/10 of the $0.028 launch price from 2026-04-26). The page marks both
+    # names for deprecation in favour of deepseek-v4-flash.
+    "deepseek:deepseek-v4-flash": Price(0.14, 0.28, 0.0028),
     "deepseek:deepseek-chat": Price(0.14, 0.28, 0.0028),
     "deepseek:deepseek-reasoner": Price(0.14, 0.28, 0.0028),
 }

@@ -98,6 +98,7 @@ _PROFILES: dict[str, ModelProfile] = {
     ),
     # DeepSeek: both names are modes of deepseek-v4-flash ("CONTEXT LENGTH 1M", "MAX OUTPUT
     # MAXIMUM: 384K"; read as decimal, the smaller reading)
+    "deepseek:deepseek-v4-flash": ModelProfile(1_000_000, 384_000, _DEEPSEEK),
     "deepseek:deepseek-chat": ModelProfile(1_000_000, 384_000, _DEEPSEEK),
     "deepseek:deepseek-reasoner": ModelProfile(1_000_000, 384_000, _DEEPSEEK),
     # open-weight models as their cards give them (any provider name serving them); all
