@@ -320,3 +320,56 @@ def test_cuts_fall_between_words() -> None:
     out = cut_text(text, 1000, "both")
     head, tail = out.split("\n[...")[0], out.rsplit("...]\n", 1)[1]
     assert head.rstrip().endswith(".exs") and tail.lstrip().startswith("/home/")
+
+
+def test_claude_code_plan_approval_round_is_kept_as_approval_state() -> None:
+    natives: list[dict[str, object]] = [{"role": "user", "content": "Plan the refactor"}]
+    natives += [
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "p1",
+                    "name": "ExitPlanMode",
+                    "input": {"plan": "1. split"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "p1",
+                    "content": "User has approved exiting plan mode. You can now proceed.",
+                }
+            ],
+        },
+    ]
+    for i in range(6):
+        natives += [
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"t{i}",
+                        "name": "Read",
+                        "input": {"file_path": f"src/m{i}.py"},
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": f"t{i}", "content": "x = 1\n" * 200}
+                ],
+            },
+        ]
+    natives.append({"role": "user", "content": "go on"})
+    out, report = compress_for_sync(
+        natives, CompressionPolicy(threshold_tokens=1500, target_tokens=1500), format="anthropic"
+    )
+    assert report.messages_removed > 0
+    assert natives[1] in out and natives[2] in out  # the approved plan stays

@@ -28,8 +28,11 @@ __all__ = [
 ]
 
 # Tool names that ask a human to confirm (Google ADK's adk_request_confirmation, LangGraph
-# HITL "request_confirmation", generic approve/permission tools).
-_CONFIRM_NAME = re.compile(r"request[_-]?confirmation|approv|permission", re.IGNORECASE)
+# HITL "request_confirmation", Claude Code's ExitPlanMode, whose result records that the user
+# approved the plan, generic approve/permission tools).
+_CONFIRM_NAME = re.compile(
+    r"request[_-]?confirmation|approv|permission|exit_?plan_?mode", re.IGNORECASE
+)
 _MAX_DEPTH = 8
 _HITL_REJECTION = "User rejected the tool call for `"
 
@@ -73,7 +76,8 @@ def _marker(value: Any, depth: int) -> bool:
 def carries_approval_state(message: Message) -> bool:
     """True for a tool result recording an approval or policy decision, or approval raw items.
 
-    That is: a ``tool`` message whose ``name`` is a confirmation or approval tool, an error
+    That is: a ``tool`` message whose ``name`` is a confirmation or approval tool (a call
+    message making such a call, e.g. Claude Code's ``ExitPlanMode``, too), an error
     result recording a human rejection (LangChain ``HumanInTheLoopMiddleware`` writes
     ``"User rejected the tool call for `<name>` ..."``), or any
     message whose ``extras`` or opaque parts hold an approval marker
