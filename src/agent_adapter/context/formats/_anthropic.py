@@ -350,7 +350,10 @@ class AnthropicConverter(Converter[dict[str, Any]]):
     Args:
         strict_alternation: merge adjacent same-role messages after compression (for
             gateways that reject them, such as Bedrock's Converse API); by default they are
-            left adjacent, which the Messages API accepts and combines itself.
+            left adjacent, which the Messages API accepts and combines itself. Only what a
+            compression writes back is merged: a list sent back untouched (under the
+            threshold, or nothing removable) is the caller's own, adjacent turns included;
+            check it with ``check(messages, "anthropic", strict_alternation=True)``.
     """
 
     name = "anthropic"
