@@ -198,8 +198,8 @@ def test_detection_scans_only_new_items(
         got = detect_format(natives)
         assert got == want
         found.add(got)
-        if before >= SHORT:
-            assert counting.calls == len(natives) - before
+        if before >= SHORT:  # the new items and the remembered list's last TAIL again
+            assert counting.calls == len(natives) - before + TAIL
         before = len(natives)
     assert "anthropic" in found
 
@@ -512,3 +512,15 @@ async def test_an_older_native_whose_content_list_grew_is_read_again_on_its_own(
     counting = Counting(monkeypatch, AnthropicConverter, "load")
     assert (await _as_fresh(kept, "anthropic")).tokens_before > 800
     assert counting.calls >= 1
+
+
+def test_a_format_made_sure_in_place_by_the_newest_native_is_detected() -> None:
+    natives: list[Any] = []
+    for i in range(4):  # plain text turns: Chat and Anthropic alike (detected as openai)
+        natives += [{"role": "user", "content": f"q {i}"}, {"role": "assistant", "content": "a"}]
+    natives[-1]["content"] = [{"type": "text", "text": "I will run it"}]  # still both
+    assert detect_format(natives) == "openai"
+    natives[-1]["content"].append({"type": "tool_use", "id": "t1", "name": "ls", "input": {}})
+    with disabled():
+        want = detect_format(natives)
+    assert detect_format(natives) == want == "anthropic"

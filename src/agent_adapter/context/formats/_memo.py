@@ -228,21 +228,21 @@ def scan(
 ) -> set[str]:
     """``kinds(items, 0)`` (the formats each item is sure to be; raising for an item of none),
     reusing the result for a remembered prefix: ``kinds(tail, offset)`` scans only the items
-    after it (``offset``: the tail's index in ``items``, for errors). ``snap``: ``items``'
-    :func:`snapshot` when the caller has it."""
+    after it and the last :data:`_TAIL` items of the remembered list (edited in place: the
+    module docstring), whose result is remembered without them (``offset``: the tail's index
+    in ``items``, for errors). ``snap``: ``items``' :func:`snapshot` when the caller has it."""
     snap = snap or snapshot(items)
     if snap is None:
         return kinds(items, 0)
     seen = _LISTS_MEMO.find("detect", snap)
+    cut = len(items) - _TAIL  # snapshots are of lists longer than _TAIL
     if seen is None:
-        sure = kinds(items, 0)
+        head = kinds(items[:cut], 0)
     else:
-        k = len(seen.snap.natives)
-        sure = set(seen.result) | (kinds(items[k:], k) if k < len(items) else set())
-        if k == len(items):
-            return sure
-    _LISTS_MEMO.remember("detect", snap, frozenset(sure))
-    return sure
+        k = len(seen.snap.natives) - _TAIL
+        head = set(seen.result) | (kinds(items[k:cut], k) if k < cut else set())
+    _LISTS_MEMO.remember("detect", snap, frozenset(head))
+    return head | kinds(items[cut:], cut)
 
 
 # ----------------------------------------------------------------------------- natives
