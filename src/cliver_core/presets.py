@@ -63,14 +63,14 @@ def _key(api_key: str | None, vendor: str) -> str:
 
 def _llm(
     vendor: str,
-    *,
+    default_url: str,
+    protocol: str,
     model: str,
     api_key: str | None,
     base_url: str,
-    default_url: str,
-    protocol: str,
     params: dict[str, Any],
 ) -> ModelBinding:
+    """The one body of every preset: ``vendor``'s binding at ``base_url or default_url``."""
     return ModelBinding.llm(
         model=model,
         api_key=_key(api_key, vendor),
@@ -89,15 +89,7 @@ def deepseek(
     **params: Any,
 ) -> ModelBinding:
     """DeepSeek over its OpenAI-compatible endpoint (key ``DEEPSEEK_API_KEY``)."""
-    return _llm(
-        "deepseek",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="https://api.deepseek.com",
-        protocol="openai",
-        params=params,
-    )
+    return _llm("deepseek", "https://api.deepseek.com", "openai", model, api_key, base_url, params)
 
 
 def deepseek_anthropic(
@@ -110,12 +102,12 @@ def deepseek_anthropic(
     """DeepSeek over its Anthropic-compatible endpoint (key ``DEEPSEEK_API_KEY``)."""
     return _llm(
         "deepseek",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="https://api.deepseek.com/anthropic",
-        protocol="anthropic",
-        params=params,
+        "https://api.deepseek.com/anthropic",
+        "anthropic",
+        model,
+        api_key,
+        base_url,
+        params,
     )
 
 
@@ -130,13 +122,7 @@ def openai(
     """OpenAI Chat Completions, or the Responses API with ``responses=True``
     (key ``OPENAI_API_KEY``)."""
     return _llm(
-        "openai",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="",
-        protocol="responses" if responses else "openai",
-        params=params,
+        "openai", "", "responses" if responses else "openai", model, api_key, base_url, params
     )
 
 
@@ -148,15 +134,7 @@ def anthropic(
     **params: Any,
 ) -> ModelBinding:
     """Anthropic Messages (key ``ANTHROPIC_API_KEY``)."""
-    return _llm(
-        "anthropic",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="",
-        protocol="anthropic",
-        params=params,
-    )
+    return _llm("anthropic", "", "anthropic", model, api_key, base_url, params)
 
 
 def gemini(
@@ -167,15 +145,7 @@ def gemini(
     **params: Any,
 ) -> ModelBinding:
     """The Gemini API (key ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``)."""
-    return _llm(
-        "gemini",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="",
-        protocol="gemini",
-        params=params,
-    )
+    return _llm("gemini", "", "gemini", model, api_key, base_url, params)
 
 
 def glm(
@@ -183,13 +153,7 @@ def glm(
 ) -> ModelBinding:
     """Zhipu GLM over its OpenAI-compatible endpoint (``GLM_API_KEY`` / ``ZHIPUAI_API_KEY``)."""
     return _llm(
-        "glm",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="https://open.bigmodel.cn/api/paas/v4",
-        protocol="openai",
-        params=params,
+        "glm", "https://open.bigmodel.cn/api/paas/v4", "openai", model, api_key, base_url, params
     )
 
 
@@ -199,12 +163,12 @@ def glm_anthropic(
     """Zhipu GLM over its Anthropic-compatible endpoint."""
     return _llm(
         "glm",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="https://open.bigmodel.cn/api/anthropic",
-        protocol="anthropic",
-        params=params,
+        "https://open.bigmodel.cn/api/anthropic",
+        "anthropic",
+        model,
+        api_key,
+        base_url,
+        params,
     )
 
 
@@ -214,12 +178,12 @@ def minimax_anthropic(
     """MiniMax chat over its Anthropic-compatible endpoint (key ``MINIMAX_API_KEY``)."""
     return _llm(
         "minimax",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="https://api.minimaxi.com/anthropic",
-        protocol="anthropic",
-        params=params,
+        "https://api.minimaxi.com/anthropic",
+        "anthropic",
+        model,
+        api_key,
+        base_url,
+        params,
     )
 
 
@@ -227,28 +191,12 @@ def ollama(
     *, model: str, base_url: str = "", api_key: str = "ollama", **params: Any
 ) -> ModelBinding:
     """A model served by Ollama on this machine (its OpenAI-compatible endpoint)."""
-    return _llm(
-        "ollama",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="http://localhost:11434/v1",
-        protocol="openai",
-        params=params,
-    )
+    return _llm("ollama", "http://localhost:11434/v1", "openai", model, api_key, base_url, params)
 
 
 def vllm(*, model: str, base_url: str = "", api_key: str = "EMPTY", **params: Any) -> ModelBinding:
     """A model served by vLLM's OpenAI-compatible server (default port 8000)."""
-    return _llm(
-        "vllm",
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="http://localhost:8000/v1",
-        protocol="openai",
-        params=params,
-    )
+    return _llm("vllm", "http://localhost:8000/v1", "openai", model, api_key, base_url, params)
 
 
 def openai_compatible(
@@ -267,12 +215,4 @@ def openai_compatible(
     """
     if not base_url:
         raise ConfigError("presets.openai_compatible: base_url is required")
-    return _llm(
-        provider_name,
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        default_url="",
-        protocol="openai",
-        params=params,
-    )
+    return _llm(provider_name, "", "openai", model, api_key, base_url, params)
