@@ -18,7 +18,6 @@ from typing import Any
 
 from agent_adapter._errors import (
     ConfigError,
-    MissingDependency,
     ModelError,
     ModelOutputInvalid,
     ModelTimeout,
@@ -42,6 +41,8 @@ from agent_adapter.providers._base import (
     StreamState,
     call_parameters,
     checked_options,
+    import_sdk,
+    sdk_options,
     split_system,
 )
 from agent_adapter.providers._overflow import overflow_or_error
@@ -90,16 +91,8 @@ class AnthropicModel(ProviderModel):
     default_provider = "anthropic"
 
     def _make_client(self, api_key: str | None) -> Any:
-        try:
-            anthropic = importlib.import_module("anthropic")
-        except ImportError as e:
-            raise MissingDependency("anthropic", "anthropic", type(self).__name__) from e
-        return anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=self.base_url,
-            timeout=self.timeout_s,
-            max_retries=self.max_retries,
-        )
+        anthropic = import_sdk("anthropic", "anthropic", "anthropic", type(self).__name__)
+        return anthropic.AsyncAnthropic(**sdk_options(self, api_key))
 
     def _request(self, request: ModelRequest) -> dict[str, Any]:
         if request.seed is not None:

@@ -12,6 +12,7 @@ never leak; each becomes a :class:`~agent_adapter.ModelError` raised ``from`` it
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import time
 from abc import ABC, abstractmethod
@@ -21,6 +22,7 @@ from typing import Any, Self
 
 from agent_adapter._errors import (
     ConfigError,
+    MissingDependency,
     ModelError,
     ModelOutputInvalid,
     ModelTimeout,
@@ -43,6 +45,8 @@ __all__ = [
     "StreamState",
     "call_parameters",
     "checked_options",
+    "import_sdk",
+    "sdk_options",
     "split_system",
     "tool_arguments",
 ]
@@ -351,6 +355,25 @@ def call_parameters(method: Any) -> frozenset[str]:
     import inspect
 
     return frozenset(inspect.signature(method).parameters)
+
+
+def import_sdk(module: str, package: str, extra: str, purpose: str) -> Any:
+    """The SDK ``module``; MissingDependency naming ``package`` and its ``extra`` when absent."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise MissingDependency(package, extra, purpose) from e
+
+
+def sdk_options(model: ProviderModel, api_key: str | None) -> dict[str, Any]:
+    """The client settings the ``openai`` and ``anthropic`` SDKs share (``api_key``,
+    ``base_url``, ``timeout``, ``max_retries``), from ``model``'s."""
+    return {
+        "api_key": api_key,
+        "base_url": model.base_url,
+        "timeout": model.timeout_s,
+        "max_retries": model.max_retries,
+    }
 
 
 def split_system(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:

@@ -22,7 +22,6 @@ from typing import Any
 
 from agent_adapter._errors import (
     ConfigError,
-    MissingDependency,
     ModelError,
     ModelOutputInvalid,
     ModelTimeout,
@@ -45,6 +44,7 @@ from agent_adapter.providers._base import (
     ProviderModel,
     StreamState,
     checked_options,
+    import_sdk,
     split_system,
 )
 from agent_adapter.providers._overflow import overflow_or_error
@@ -56,10 +56,7 @@ _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", 
 
 
 def _import(purpose: str) -> Any:
-    try:
-        return importlib.import_module("google.genai")
-    except ImportError as e:
-        raise MissingDependency("google-genai", "gemini", purpose) from e
+    return import_sdk("google.genai", "google-genai", "gemini", purpose)
 
 
 def _enum(value: Any) -> str:

@@ -35,7 +35,7 @@ from agent_adapter.providers._base import (
     call_parameters,
     checked_options,
 )
-from agent_adapter.providers._openai_errors import import_openai, openai_error
+from agent_adapter.providers._openai_errors import import_openai, openai_client, openai_error
 
 __all__ = ["OpenAIChatModel"]
 
@@ -138,24 +138,16 @@ class OpenAIChatModel(ProviderModel):
         self.max_tokens_field = max_tokens_field
 
     def _make_client(self, api_key: str | None) -> Any:
-        openai = import_openai(type(self).__name__)
         if api_key is None and self.api_key_env is not None:
             import os
 
+            import_openai(type(self).__name__)
             api_key = os.environ.get(self.api_key_env)
             if api_key is None:
                 raise ConfigError(
                     f"{type(self).__name__}: no API key: pass api_key= or set {self.api_key_env}"
                 )
-        try:
-            return openai.AsyncOpenAI(
-                api_key=api_key,
-                base_url=self.base_url,
-                timeout=self.timeout_s,
-                max_retries=self.max_retries,
-            )
-        except openai.OpenAIError as e:
-            raise ConfigError(f"{type(self).__name__}: {e}") from e
+        return openai_client(self, api_key)
 
     def _request(self, request: ModelRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = {

@@ -1,4 +1,5 @@
-"""OpenAI SDK exceptions as library errors (shared by Chat Completions and Responses)."""
+"""The OpenAI SDK client, and its exceptions as library errors (shared by Chat Completions and
+Responses)."""
 
 from __future__ import annotations
 
@@ -6,22 +7,30 @@ import importlib
 from typing import Any
 
 from agent_adapter._errors import (
-    MissingDependency,
+    ConfigError,
     ModelError,
     ModelOutputInvalid,
     ModelTimeout,
 )
+from agent_adapter.providers._base import ProviderModel, import_sdk, sdk_options
 from agent_adapter.providers._overflow import overflow_or_error
 
-__all__ = ["import_openai", "openai_error"]
+__all__ = ["import_openai", "openai_client", "openai_error"]
 
 
 def import_openai(purpose: str) -> Any:
     """The ``openai`` module; MissingDependency naming the ``openai`` extra when absent."""
+    return import_sdk("openai", "openai", "openai", purpose)
+
+
+def openai_client(model: ProviderModel, api_key: str | None) -> Any:
+    """An ``AsyncOpenAI`` client with ``model``'s settings; the SDK's refusal (no key) as
+    ConfigError naming the model class."""
+    openai = import_openai(type(model).__name__)
     try:
-        return importlib.import_module("openai")
-    except ImportError as e:
-        raise MissingDependency("openai", "openai", purpose) from e
+        return openai.AsyncOpenAI(**sdk_options(model, api_key))
+    except openai.OpenAIError as e:
+        raise ConfigError(f"{type(model).__name__}: {e}") from e
 
 
 def openai_error(e: BaseException, *, provider: str, model: str) -> ModelError | None:

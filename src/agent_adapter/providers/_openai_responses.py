@@ -35,7 +35,7 @@ from agent_adapter.providers._base import (
     call_parameters,
     checked_options,
 )
-from agent_adapter.providers._openai_errors import import_openai, openai_error
+from agent_adapter.providers._openai_errors import openai_client, openai_error
 from agent_adapter.providers._overflow import overflow_or_error
 
 __all__ = ["OpenAIResponsesModel"]
@@ -145,16 +145,7 @@ class OpenAIResponsesModel(ProviderModel):
     default_provider = "openai"
 
     def _make_client(self, api_key: str | None) -> Any:
-        openai = import_openai(type(self).__name__)
-        try:
-            return openai.AsyncOpenAI(
-                api_key=api_key,
-                base_url=self.base_url,
-                timeout=self.timeout_s,
-                max_retries=self.max_retries,
-            )
-        except openai.OpenAIError as e:
-            raise ConfigError(f"{type(self).__name__}: {e}") from e
+        return openai_client(self, api_key)
 
     def _request(self, request: ModelRequest) -> dict[str, Any]:
         if request.stop:
