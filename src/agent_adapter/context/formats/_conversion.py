@@ -132,15 +132,15 @@ class Conversion(Generic[T]):
             for g in range(start + 1, stop):  # added inside a native's span go after it
                 out.extend(conv.dump_all(added.pop(g, ())))
         out.extend(conv.dump_all(added.pop(len(self.messages), ())))
-        inputs = {id(n) for n in self._natives}
-        return self._same_objects(conv.finish(out, new=lambda n: id(n) not in inputs))
+        pos = {id(n): i for i, n in enumerate(self._natives)}  # input natives by identity
+        return self._same_objects(conv.finish(out, new=lambda n: id(n) not in pos), pos)
 
-    def _same_objects(self, out: list[T]) -> list[T]:
+    def _same_objects(self, out: list[T], pos: dict[int, int]) -> list[T]:
         """``out`` with every rebuilt or merged native that equals an input native replaced by
         that very input object (a merge can rebuild an original, e.g. when a dropped message
         sat between two halves of it). Only input natives between the kept neighbours are
-        compared, so the cost stays proportional to what changed."""
-        pos = {id(n): i for i, n in enumerate(self._natives)}
+        compared, so the cost stays proportional to what changed. ``pos``: each input
+        native's index, by ``id``."""
         if all(id(x) in pos for x in out):
             return out
         nxt = _next_known(out, pos, len(self._natives))
