@@ -381,14 +381,17 @@ def names_in(
 
 def drop_shown(names: list[Name], kept: Sequence[str]) -> list[Name]:
     """``names`` less those that ``kept`` shows (for a cut that kept more than it scanned)."""
-    return [name for name in names if name[3] or not _shown(name[2], kept)]
+    shown = shown_by(kept)
+    return [name for name in names if not shown(name)]
 
 
-def shown_by(kept: str) -> Callable[[Name], bool]:
-    """``hidden`` for :func:`join_names`: whether ``kept`` shows a name (never the given exit
-    status). One search a name: a path's keys are its tails (:func:`_spellings`), each a
-    tail of the longer ones, so the shortest is in ``kept`` whenever any is."""
-    return lambda name: not name[3] and bool(name[2]) and min(name[2], key=len) in kept
+def shown_by(kept: str | Sequence[str]) -> Callable[[Name], bool]:
+    """``hidden`` for :func:`join_names`: whether ``kept`` (one text or several) shows a name
+    (never the given exit status). One search a name and text: a path's keys are its tails
+    (:func:`_spellings`), each a tail of the longer ones, so the shortest is in a text
+    whenever any is."""
+    parts: Sequence[str] = (kept,) if isinstance(kept, str) else kept
+    return lambda name: not name[3] and bool(name[2]) and _shown((min(name[2], key=len),), parts)
 
 
 def join_names(
