@@ -130,6 +130,15 @@ class RemoveOldMessages(BaseCompressionStep):
             and not any(i in first or i in last for i in range(unit.start, unit.stop))
         ]
         drop: set[int] = set()
+        chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
+        opener = next(
+            (
+                i
+                for i, m in enumerate(messages)
+                if context.protection.reason(m) == "thinking_opener"
+            ),
+            len(messages),
+        )
         reserve = 0  # what the notes cost, once known
         taken = 0
         out = list(messages)
@@ -143,8 +152,7 @@ class RemoveOldMessages(BaseCompressionStep):
                 return out
             if not self.note:
                 return [m for i, m in enumerate(messages) if i not in drop]
-            chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
-            out = self._with_notes(messages, drop, context, chars)
+            out = self._with_notes(messages, drop, chars, opener)
             reserve = context.tokens(out) - total
             if context.under_target(total + reserve):
                 return out
@@ -154,33 +162,23 @@ class RemoveOldMessages(BaseCompressionStep):
             return out  # over the target even without notes: they cost nothing that helps
         # nothing more to drop and the notes are what is over: shorter notes, bare ones, none
         slack = context.target_tokens - total
-        for chars in (4 * slack - 80, 0):
-            if chars >= 0:
-                out = self._with_notes(messages, drop, context, chars)
+        for short in (4 * slack - 80, 0):
+            if short >= 0:
+                out = self._with_notes(messages, drop, short, opener)
                 if context.under_target(context.tokens(out)):
                     return out
         return [m for i, m in enumerate(messages) if i not in drop]
 
     @staticmethod
     def _with_notes(
-        messages: list[Message],
-        drop: set[int],
-        context: StepContext,
-        chars: int,
+        messages: list[Message], drop: set[int], chars: int, opener: int
     ) -> list[Message]:
         """``messages`` without ``drop``, each run of dropped messages replaced by its note
         (its names within ``chars`` characters). Runs after the current turn's thinking
-        opener share one note right before it: nothing may be added inside a turn that must
-        keep opening on its thinking block (see the guard's placement rule)."""
+        opener (``messages[opener]``; ``len(messages)`` when there is none) share one note
+        right before it: nothing may be added inside a turn that must keep opening on its
+        thinking block (see the guard's placement rule)."""
         kept = "\n".join(_text(m) for i, m in enumerate(messages) if i not in drop)
-        opener = next(
-            (
-                i
-                for i, m in enumerate(messages)
-                if context.protection.reason(m) == "thinking_opener"
-            ),
-            len(messages),
-        )
         out: list[Message] = []
         run: list[Message] = []
         late: list[Message] = []  # dropped after the opener
