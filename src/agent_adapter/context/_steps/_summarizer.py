@@ -9,9 +9,11 @@
 * The reply is JSON of :class:`ContextSummary` (structured output); anything else is an
   invalid reply (``None``: the caller skips), so error text never becomes a summary.
 * Fidelity: probes drawn deterministically from the span (its extractive summary's file
-  paths, identifiers, error lines and open task) are looked up in the model's summary; what
-  is missing is added from the extractive summary (or asked for once more first, with
-  ``on_missing="retry"``). The coverage goes out as a ``context.summary`` event.
+  paths, identifiers, error lines, task and open task) are looked up in the model's summary;
+  a path the span does not hold verbatim is dropped (made up); what is missing is added from
+  the extractive summary (the task replaced by the user's words), or asked for once more
+  first (``on_missing="retry"``). The coverage goes to the report (``summary_probes`` /
+  ``summary_probes_found``) and out as a ``context.summary`` event.
 * Cost: each call's ``cost_usd`` goes to ``StepContext.add_summary_cost``; the port writes its
   own ledger entry under ``stage="summary"``.
 """
@@ -33,7 +35,12 @@ from agent_adapter._model import JsonSchema, LLMPort, ModelRequest, ModelRespons
 from agent_adapter._profiles import model_profile
 from agent_adapter._run import emit_event
 from agent_adapter.context._steps._base import StepContext
-from agent_adapter.context._steps._summary_text import ContextSummary, render, transcript
+from agent_adapter.context._steps._summary_text import (
+    LIST_FIELDS,
+    ContextSummary,
+    render,
+    transcript,
+)
 
 __all__ = [
     "PROMPT",
@@ -41,6 +48,7 @@ __all__ = [
     "OnMissing",
     "add_missing",
     "checked_summary",
+    "drop_ungrounded",
     "fidelity",
     "summarizer_window",
 ]
@@ -93,6 +101,10 @@ def _parse(text: str) -> ContextSummary | None:
         summary = ContextSummary.model_validate(data)
     except (ValueError, ValidationError):
         return None
+    # a small model may repeat an item (SmolLM2 fills a list with one): each item once
+    for name in LIST_FIELDS:
+        items: list[str] = getattr(summary, name)
+        items[:] = [item for item in dict.fromkeys(i.strip() for i in items) if item]
     return None if summary.is_empty() else summary
 
 
@@ -279,18 +291,44 @@ def fidelity(summary: ContextSummary, extract: ContextSummary) -> tuple[int, lis
         probes += [(field, p, p.lower() in text) for p in getattr(extract, field)[:20]]
     probes += [("identifiers", n, n.lower() in text) for n in extract.identifiers[:10]]
     probes += [("errors", e, e[:40].lower() in text) for e in extract.errors[:8]]
-    if extract.open_tasks:
-        task = extract.open_tasks[0]
-        words = _words(task)
-        have = _words(" ".join(summary.open_tasks))
-        probes.append(("open_tasks", task, not words or len(words & have) * 2 >= len(words)))
+    for field, have in (("task", summary.task), ("open_tasks", " ".join(summary.open_tasks))):
+        wanted = extract.task if field == "task" else next(iter(extract.open_tasks), "")
+        if wanted:
+            words = _words(wanted)
+            ok = not words or len(words & _words(have)) * 2 >= len(words)
+            probes.append((field, wanted, ok))
     return len(probes), [(f, item) for f, item, ok in probes if not ok]
 
 
+#: The fields that name files: an item the span does not hold verbatim was made up.
+_PATH_FIELDS = ("working_directory", "files_read", "files_changed")
+
+
+def drop_ungrounded(summary: ContextSummary, source: str) -> tuple[ContextSummary, int]:
+    """``summary`` without the paths that ``source`` (the span's transcript) does not hold
+    verbatim, and how many went: a path a model made up is worse than none (the agent would
+    open it). Other fields are prose and are not checked so."""
+    out = summary.model_copy(deep=True)
+    dropped = 0
+    if out.working_directory and out.working_directory not in source:
+        out.working_directory = ""
+        dropped += 1
+    for field in _PATH_FIELDS[1:]:
+        items: list[str] = getattr(out, field)
+        kept = [item for item in items if item in source]
+        dropped += len(items) - len(kept)
+        items[:] = kept
+    return out, dropped
+
+
 def add_missing(summary: ContextSummary, missing: Sequence[tuple[str, str]]) -> ContextSummary:
-    """``summary`` with each missing ``(field, item)`` appended to its field."""
+    """``summary`` with each missing ``(field, item)`` appended to its field (the task, a
+    single text, is replaced: the user's own words)."""
     out = summary.model_copy(deep=True)
     for field, item in missing:
+        if field == "task":
+            out.task = item
+            continue
         items: list[str] = getattr(out, field)
         if item not in items:
             items.append(item)
@@ -304,9 +342,11 @@ async def checked_summary(
     extract: ContextSummary,
     context: StepContext,
     on_missing: OnMissing,
+    source: str,
 ) -> ContextSummary | None:
-    """The model's summary of ``span`` after the fidelity check; ``None`` on an invalid
-    reply. Emits ``context.summary`` with the probe coverage."""
+    """The model's summary of ``span`` after the fidelity check (``source``: the transcript
+    of the whole span, earlier summaries included, that its paths must come from); ``None``
+    on an invalid reply. Emits ``context.summary`` with the probe coverage."""
     summary = await summarizer.summarize(span, previous, context)
     if summary is None:
         return None
@@ -321,8 +361,11 @@ async def checked_summary(
         if again is not None:
             summary = again
             _, missing = fidelity(summary, extract)
+            found = probes - len(missing)
+    summary, made_up = drop_ungrounded(summary, source)
     if missing:
         summary = add_missing(summary, missing)
+    context.add_summary_probes(probes, found)
     await emit_event(
         context.ctx,
         "context.summary",
@@ -331,6 +374,7 @@ async def checked_summary(
         coverage=found / probes if probes else 1.0,
         added=len(missing),
         retried=retried,
+        dropped=made_up,
         calls=summarizer.calls,
         messages=len(span),
     )

