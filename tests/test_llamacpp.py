@@ -18,15 +18,17 @@ import pytest_asyncio
 
 from agent_adapter import (
     ConfigError,
+    JsonSchema,
     Message,
     MissingDependency,
     ModelContextOverflow,
     ModelError,
     ModelRequest,
     RunContext,
+    StreamEnd,
+    TextDelta,
     ToolCall,
 )
-from agent_adapter._model import JsonSchema
 from agent_adapter.context import (
     CompressionPolicy,
     ContextSummary,
@@ -102,6 +104,21 @@ async def test_a_reply_goes_through_the_ledger_with_the_servers_token_counts(
     assert (entry.provider, entry.model) == ("llamacpp", "SmolLM2-135M-Instruct.Q4_1")
     assert entry.usage == reply.usage and entry.cost_usd is None  # no price: a local model
     assert model.context_window == 4096
+    assert "base_url" not in model.cache_key_fields()  # its port changes every start
+    assert model.cache_key_fields()["model_path"] == str(model.model_path)
+
+
+@_module_loop
+async def test_a_stream_is_the_reply_in_pieces_with_the_servers_usage(
+    model: LlamaCppModel,
+) -> None:
+    request = ModelRequest(messages=[Message("user", "Say hi.")], max_output_tokens=12)
+    events = [e async for e in model.stream(request)]
+    end = events[-1]
+    assert isinstance(end, StreamEnd)
+    pieces = [e.text for e in events if isinstance(e, TextDelta)]
+    assert len(pieces) > 1 and "".join(pieces) == end.response.message.text
+    assert 0 < end.response.usage.output_tokens <= 12 and end.response.usage.input_tokens > 0
 
 
 @_module_loop

@@ -419,3 +419,49 @@ async def test_stored_text_never_reaches_logs_or_reports(
     entry = StoreEntry("s", id_, secret, None)
     for text in (caplog.text, repr(report), report.explain(), repr(entry), repr(store)):
         assert "SECRET" not in text
+
+
+def test_sqlite_first_use_waits_for_a_writer_elsewhere(tmp_path: Path) -> None:
+    """Regression: switching the journal mode to WAL does not wait on the busy handler, so a
+    store's first connection failed at once ("database is locked") while another connection
+    (another thread's first one, under load, or another process) held a write transaction."""
+    path = tmp_path / "f"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    timer = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    timer.start()
+    try:
+        with SQLiteStore(path, timeout_s=5.0) as s:
+            id_ = s.save_sync("t", "text", ttl_seconds=None)
+            assert s.load_sync("t", id_) == "text"
+            mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+            assert mode == "wal"
+    finally:
+        timer.join()
+        other.close()
+
+
+def _first_use_errors(store: SQLiteStore, threads: int) -> list[BaseException]:
+    """Each of ``threads`` saves one text, all starting at once on the fresh store."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(threads)
+
+    def work(n: int) -> None:
+        try:
+            start.wait()
+            store.save_sync(f"t{n}", "x", ttl_seconds=None)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work, args=(n,)) for n in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    return errors
+
+
+def test_sqlite_first_use_from_many_threads_at_once(tmp_path: Path) -> None:
+    for k in range(20):
+        with SQLiteStore(tmp_path / f"f{k}", max_connections=8) as s:
+            assert _first_use_errors(s, 8) == [] and len(s) == 8

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,10 @@ class LlamaCppModel(OpenAIChatModel):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.model_path)!r}, n_ctx={self.n_ctx})"
+
+    def cache_key_fields(self) -> Mapping[str, Any]:
+        """Provider, model name and the GGUF file: not the port, which changes every start."""
+        return {"provider": self.provider, "model": self.model, "model_path": str(self.model_path)}
 
     def _request(self, request: ModelRequest) -> dict[str, Any]:
         kwargs = super()._request(request)

@@ -80,6 +80,7 @@ class SQLiteStore(SaveOne):
         self._slots = threading.BoundedSemaphore(max_connections)
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._setup_lock = threading.Lock()
         self._ready = False
         self._closed = False
         self._purged = 0.0
@@ -214,11 +215,30 @@ class SQLiteStore(SaveOne):
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
             conn.execute("PRAGMA synchronous = NORMAL")
             if not self._ready:
-                conn.execute("PRAGMA journal_mode = WAL")
-                for sql in _SCHEMA:
-                    conn.execute(sql)
-                self._ready = True
+                with self._setup_lock:  # one thread sets the file up; the others wait
+                    if not self._ready:
+                        self._set_up(conn)
+                        self._ready = True
         except BaseException:
             conn.close()
             raise
         return conn
+
+    def _set_up(self, conn: sqlite3.Connection) -> None:
+        """WAL mode and the table, retried until ``timeout_s``: switching the journal mode
+        does not wait on the busy handler, so a write transaction open elsewhere (another
+        process's store) makes it fail at once with "database is locked"."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                for sql in _SCHEMA:
+                    conn.execute(sql)
+                return
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
