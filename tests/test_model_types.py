@@ -9,6 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from agent_adapter import (
+    CallableModel,
     ConfigError,
     Event,
     FunctionTool,
@@ -26,7 +27,7 @@ from agent_adapter import (
     register_model_profile,
 )
 from agent_adapter._run import emit_event, record_call
-from agent_adapter.context import CompressionPolicy, RerankResult
+from agent_adapter.context import CompressingModel, CompressionPolicy, RerankResult
 
 
 async def _echo(args: dict[str, object], ctx: object = None) -> str:
@@ -162,6 +163,23 @@ def test_model_profiles_know_todays_models() -> None:
         assert profile.context_window == window, model
         assert profile.source.startswith("https://"), model
     assert model_profile("acme", "unknown-model") is None
+
+
+def test_a_request_is_budgeted_against_the_input_limit_not_the_window() -> None:
+    """GPT-5's window is 400,000 tokens, but a request over 272,000 input tokens is a 400
+    ("Maximum input tokens: 272,000" on its model page): compression budgets against 272k."""
+    gpt5 = model_profile("openai", "gpt-5")
+    assert gpt5 is not None and (gpt5.context_window, gpt5.input_limit) == (400_000, 272_000)
+    policy = CompressionPolicy(threshold_percent=80)
+    model = CompressingModel(
+        CallableModel(lambda r: "ok", provider="openai", model="gpt-5"), policy
+    )
+    assert model.context_window == 272_000
+    assert model_profile("openai", "gpt-4o").input_limit == 128_000  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match="max_input_tokens"):
+        ModelProfile(1_000, 100, max_input_tokens=2_000)
+    with pytest.raises(ConfigError, match="max_input_tokens"):
+        ModelProfile(1_000, 100, max_input_tokens=0)
 
 
 def test_model_profiles_are_overridable() -> None:

@@ -30,22 +30,37 @@ class ModelProfile:
             context window (input plus output; for Gemini the input token limit).
         max_output_tokens: the most tokens one reply may have.
         source: where the figures come from.
+        max_input_tokens: the most tokens a request may have, when the provider caps the
+            input below the window (GPT-5: "Maximum input tokens: 272,000" in a 400,000
+            window); ``None``: the window.
 
     Raises:
-        ConfigError: a limit is not an int > 0, or the output limit exceeds the window.
+        ConfigError: a limit is not an int > 0, or the output or input limit exceeds the
+            window.
     """
 
     context_window: int
     max_output_tokens: int
     source: str = ""
+    max_input_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("context_window", "max_output_tokens"):
+        for name in ("context_window", "max_output_tokens", "max_input_tokens"):
             v = getattr(self, name)
+            if v is None and name == "max_input_tokens":
+                continue
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise ConfigError(f"ModelProfile.{name} must be an int > 0, got {v!r}")
         if self.max_output_tokens > self.context_window:
             raise ConfigError("ModelProfile.max_output_tokens exceeds context_window")
+        if self.max_input_tokens is not None and self.max_input_tokens > self.context_window:
+            raise ConfigError("ModelProfile.max_input_tokens exceeds context_window")
+
+    @property
+    def input_limit(self) -> int:
+        """The most tokens a request may carry: ``max_input_tokens``, else the window. What
+        compression budgets against (a request over it is a provider 400)."""
+        return self.context_window if self.max_input_tokens is None else self.max_input_tokens
 
 
 _OPENAI = "https://developers.openai.com/api/docs/models"
@@ -66,9 +81,9 @@ _PROFILES: dict[str, ModelProfile] = {
     "openai:gpt-4.1": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1"),  # unverified
     "openai:gpt-4.1-mini": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1-mini"),  # unverified
     "openai:gpt-4.1-nano": ModelProfile(1_047_576, 32_768, f"{_OPENAI}/gpt-4.1-nano"),
-    "openai:gpt-5": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5"),  # unverified
-    "openai:gpt-5-mini": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5-mini"),
-    "openai:gpt-5-nano": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5-nano"),
+    "openai:gpt-5": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5", 272_000),  # unverified
+    "openai:gpt-5-mini": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5-mini", 272_000),
+    "openai:gpt-5-nano": ModelProfile(400_000, 128_000, f"{_OPENAI}/gpt-5-nano", 272_000),
     "openai:o3": ModelProfile(200_000, 100_000, f"{_OPENAI}/o3"),  # unverified
     "openai:o3-mini": ModelProfile(200_000, 100_000, f"{_OPENAI}/o3-mini"),  # unverified
     "openai:o4-mini": ModelProfile(200_000, 100_000, f"{_OPENAI}/o4-mini"),  # unverified

@@ -160,7 +160,7 @@ class CompressingModel:
         if isinstance(own, int) and not isinstance(own, bool) and own > 0:
             return own
         profile = model_profile(self.provider, self.model)
-        return profile.context_window if profile is not None else None
+        return profile.input_limit if profile is not None else None
 
     def _limits_of(self, policy: CompressionPolicy) -> CompressionLimits:
         window = self._window(policy) if policy is not self.policy else self.context_window

@@ -90,7 +90,7 @@ def summarizer_window(model: LLMPort, given: int | None) -> int | None:
     if isinstance(own, int) and not isinstance(own, bool) and own > 0:
         return own
     profile = model_profile(str(getattr(model, "provider", "")), str(getattr(model, "model", "")))
-    return profile.context_window if profile is not None else None
+    return profile.input_limit if profile is not None else None
 
 
 def _parse(text: str) -> ContextSummary | None:
