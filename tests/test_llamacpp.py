@@ -6,9 +6,11 @@ quality of its prose."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import os
+import re
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -137,7 +139,9 @@ async def test_structured_output_ends_inside_its_bounds(model: LlamaCppModel) ->
     summary = ContextSummary.model_validate_json(reply.message.text)
     bound = bounded_schema(schema, 600, model.max_string_chars)
     items = bound["properties"]["commands"]["maxItems"]
-    assert items == 600 // 8 // 24  # eight lists share the 600 tokens
+    slot = model.max_string_chars // 3 + 4  # a string's tokens, quotes and separators
+    assert items == (600 - 2 * slot) // (8 * slot)  # eight lists share what two strings leave
+    assert 2 * slot + 8 * items * slot <= 600  # so the longest reply the grammar allows fits
     for name in ("commands", "errors", "identifiers", "open_tasks", "files_read"):
         assert len(getattr(summary, name)) <= items
     assert len(summary.task) <= model.max_string_chars
@@ -183,6 +187,34 @@ async def test_after_aclose_a_call_is_a_model_error() -> None:
         await m.generate(ModelRequest(messages=[Message("user", "hi")], max_output_tokens=4))
 
 
+def _predicted(model: LlamaCppModel) -> float:
+    text = model._server.handle_metrics()
+    found = re.search(r"^llamacpp:tokens_predicted_total (\S+)$", text, re.M)
+    assert found, text[:300]
+    return float(found.group(1))
+
+
+@_module_loop
+async def test_a_cancelled_call_frees_the_server() -> None:
+    """Regression: a plain request whose caller timed out kept llama.cpp's one slot busy
+    for the rest of its reply, so the next call (the summarizer's retry, the agent's next
+    turn) waited for it. generate reads a stream, whose closed connection stops the slot."""
+    m = LlamaCppModel(_gguf(), n_ctx=2048, seed=0, max_retries=0, metrics=True)
+    try:
+        long = ModelRequest(
+            messages=[Message("user", "Tell a long story.")],
+            max_output_tokens=2000,
+            options={"extra_body": {"ignore_eos": True}},  # llama.cpp: no early stop
+        )
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(m.generate(long), 1.5)
+        short = ModelRequest(messages=[Message("user", "Hi.")], max_output_tokens=4)
+        await m.generate(short)  # served once the slot is free
+        assert _predicted(m) < 2000  # the cancelled reply did not run on to its end
+    finally:
+        await m.aclose()
+
+
 def test_bad_settings_are_config_errors_naming_the_argument(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="model_path"):
         LlamaCppModel(tmp_path / "missing.gguf")
@@ -196,6 +228,12 @@ def test_bad_settings_are_config_errors_naming_the_argument(tmp_path: Path) -> N
         LlamaCppModel(weights)  # llama.cpp refuses a file that is not a GGUF
     with pytest.raises(ConfigError, match="no installed package"):
         packaged_gguf("no_such_package_here")
+    with pytest.raises(ConfigError, match="no installed package"):
+        packaged_gguf("no_such_package_here.sub")  # find_spec raised ModuleNotFoundError
+    with pytest.raises(ConfigError, match="model_path must be a path"):
+        LlamaCppModel(123)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="slots"):
+        LlamaCppModel(weights, n_ctx=256, n_parallel=4)
 
 
 def test_without_xllamacpp_the_error_names_the_extra(
@@ -223,4 +261,11 @@ def test_bounded_schema_bounds_only_what_has_no_bound() -> None:
     assert out["properties"]["b"]["items"]["maxLength"] == 5
     assert "maxLength" not in out["properties"]["kind"]
     assert bounded_schema(schema, 10, 50)["properties"]["b"]["maxItems"] == 1
+    # the helper's repro: a name, an age and tags at 200 tokens ran out mid-string before
+    person = {"type": "object", "properties": {
+        "name": {"type": "string"}, "age": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    }}  # fmt: skip
+    tags = bounded_schema(person, 200, 120)["properties"]["tags"]["maxItems"]
+    assert (1 + tags) * (120 // 3 + 4) <= 200
     assert "maxItems" not in schema["properties"]["b"]  # a new dict; the input is untouched

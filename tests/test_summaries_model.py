@@ -134,6 +134,20 @@ async def test_an_invalid_reply_skips_the_step_and_never_becomes_a_summary(text:
     out, report = await compress(messages, _policy(step))
     assert not report.failures
     assert all(a is b for a, b in zip(out, messages, strict=True))
+    # visible in the report: explain() gives the cause, not the steps' keep limits
+    assert report.summary_invalid_replies == 1
+    assert "no usable summary 1 time " in report.explain()
+    assert "keep_first" not in report.explain()
+
+
+async def test_explain_names_the_step_that_failed() -> None:
+    async def fn(request: ModelRequest) -> str:
+        await asyncio.sleep(5)
+        return _good(request)
+
+    step = Summarize(model=CallableModel(fn), keep_recent_messages=2, timeout_s=0.05)
+    _, report = await compress(_conversation(), _policy(step))
+    assert "Steps that failed and were skipped: summarize (ModelTimeout)." in report.explain()
 
 
 async def test_a_205k_token_history_against_a_200k_summarizer_window() -> None:
@@ -318,6 +332,7 @@ async def test_a_made_up_task_and_made_up_paths_never_reach_the_summary() -> Non
             working_directory="1.1.1.2.3.4.5.6",
             files_read=["src/m3.py", "src/made_up.py"],
             files_changed=["lib/nowhere.py"],
+            identifiers=["`test_index.py::test_index`", "#42", "parse_config/2", "Reading()"],
         )
 
     step = Summarize(model=CallableModel(fn), keep_recent_messages=2)
@@ -326,5 +341,7 @@ async def test_a_made_up_task_and_made_up_paths_never_reach_the_summary() -> Non
     assert "Task: Fix issue #42." in summary and "[Task:" not in summary
     assert "1.1.1.2" not in summary and "made_up" not in summary and "nowhere" not in summary
     assert "src/m3.py" in summary
+    assert "test_index" not in summary and "parse_config" not in summary
+    assert "#42" in summary and "Reading()" in summary  # in the span: "Reading src/m0.py."
     (event,) = [e for e in events if e.name == "context.summary"]
-    assert event.data["dropped"] == 3
+    assert event.data["dropped"] == 5

@@ -336,4 +336,5 @@ async def _compress(
         seconds=time.perf_counter() - started,
         summary_probes=context.summary_probes,
         summary_probes_found=context.summary_probes_found,
+        summary_invalid_replies=context.summary_invalid_replies,
     )

@@ -70,6 +70,9 @@ class CompressionReport:
             model summaries replaced (file paths, identifiers, error lines, the open task),
             and how many the model's own reply named (before the missing ones were added
             from the extractive summary); 0 / 0 when no model summary was made.
+        summary_invalid_replies: summarizer replies that were no usable summary (not JSON
+            of the schema, cut off at the token limit): each skipped its step, as the spec
+            has it, and :meth:`explain` says so.
     """
 
     tokens_before: int
@@ -90,6 +93,7 @@ class CompressionReport:
     seconds: float = 0.0
     summary_probes: int = 0
     summary_probes_found: int = 0
+    summary_invalid_replies: int = 0
 
     @property
     def summary_coverage(self) -> float | None:
@@ -129,11 +133,13 @@ class CompressionReport:
         if self.reached_target:
             return (
                 f"Compressed {self.tokens_before} -> {self.tokens_after} tokens "
-                f"(target {self.target_tokens})."
+                f"(target {self.target_tokens}).{self._troubles()}"
             )
         rest = self.tokens_after - self.protected_tokens
         kept = (
-            f"the steps kept {rest} tokens of unprotected history (their own limits: "
+            f"the steps kept {rest} tokens of unprotected history"
+            if self.failures or self.summary_invalid_replies  # said below, with the cause
+            else f"the steps kept {rest} tokens of unprotected history (their own limits: "
             "keep_first / keep_last, older_than_turns, tool rounds they may not split)"
         )
         if self.protected_tokens > self.target_tokens:
@@ -153,5 +159,20 @@ class CompressionReport:
             action = f" if_still_too_long ran {self.if_still_too_long[5:]}."
         return (
             f"Target {self.target_tokens} NOT reached: {self.tokens_after} tokens left, because "
-            f"{why}.{action}"
+            f"{why}.{action}{self._troubles()}"
         )
+
+    def _troubles(self) -> str:
+        """What went wrong in the steps, for :meth:`explain` (``""`` when nothing did)."""
+        out = ""
+        if self.failures:
+            failed = ", ".join(f"{f.step} ({f.error_type})" for f in self.failures)
+            out += f" Steps that failed and were skipped: {failed}."
+        if self.summary_invalid_replies:
+            n = self.summary_invalid_replies
+            out += (
+                f" The summarizer's reply was no usable summary {n} time{'s' * (n != 1)} "
+                "(not JSON of the schema, or cut off at its token limit): those steps were "
+                "skipped."
+            )
+        return out

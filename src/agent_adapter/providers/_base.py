@@ -12,11 +12,14 @@ never leak; each becomes a :class:`~agent_adapter.ModelError` raised ``from`` it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
+import threading
 import time
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -54,6 +57,27 @@ __all__ = [
 #: Exceptions that mean the reply could not be read (bad JSON, missing fields, a message that
 #: fails validation): ``ModelOutputInvalid``.
 _UNUSABLE = (ValueError, KeyError, IndexError, AttributeError, TypeError)
+
+
+def _closed_at_loop_end(
+    close: Callable[[Any], Awaitable[None]], client: Any
+) -> AsyncGenerator[None, None]:
+    """An async generator, started here and left at its ``yield``, whose ``finally`` closes
+    ``client``. Started inside the running loop, the loop's async-generator hooks register
+    it, and ``asyncio.run`` (``loop.shutdown_asyncgens()``) closes it before the loop ends:
+    so a loop's SDK client closes its connections in its own loop, not later from another
+    one, where its finalizer would fail ("Event loop is closed")."""
+
+    async def closer() -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            await close(client)
+
+    gen = closer()
+    with contextlib.suppress(StopIteration):  # runs to the yield: nothing awaits before it
+        gen.asend(None).send(None)
+    return gen
 
 
 @dataclass
@@ -136,17 +160,62 @@ class ProviderModel(ABC):
         self.timeout_s = float(timeout_s)
         self.max_retries = max_retries
         self.context_window = context_window
-        self._owns_client = client is None
-        self._client = client if client is not None else self._make_client(api_key)
+        self._given_client = client
+        self._api_key = api_key
+        # made now, so a missing key or SDK fails at construction; the first loop takes it
+        self._first_client = client if client is not None else self._make_client(api_key)
+        self._first_taken = False
+        self._loop_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[Any, AsyncGenerator[None, None]]
+        ] = weakref.WeakKeyDictionary()
+        self._clients_lock = threading.Lock()
+
+    @property
+    def _client(self) -> Any:
+        """The SDK client of the running event loop.
+
+        The SDKs' async clients keep pooled connections tied to the loop that opened them:
+        reused from a second ``asyncio.run`` (as ``compress_for_sync`` does on every call)
+        or another thread's loop, a call fails with "Event loop is closed" or a connection
+        error. So each loop gets a client of its own, closed inside that loop when it shuts
+        down (see :func:`_closed_at_loop_end`); a client given as ``client`` is always used
+        as is (keeping it to one loop is then the caller's)."""
+        if self._given_client is not None:
+            return self._given_client
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # outside a loop: introspection only (call_parameters)
+            return self._first_client
+        with self._clients_lock:
+            entry = self._loop_clients.get(loop)
+            if entry is None:
+                if self._first_taken:
+                    client = self._make_client(self._api_key)
+                else:
+                    client, self._first_taken = self._first_client, True
+                entry = (client, _closed_at_loop_end(self._close, client))
+                self._loop_clients[loop] = entry
+            return entry[0]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, provider={self.provider!r})"
 
     async def aclose(self) -> None:
-        """Close the SDK client's connections (a client given as ``client`` is the caller's
-        to close and is left open)."""
-        if self._owns_client:
-            await self._close(self._client)
+        """Close the SDK client's connections in this event loop (a client given as
+        ``client`` is the caller's to close and is left open); clients of loops that have
+        ended were dropped with them. The model stays usable: a later call opens a new
+        client."""
+        if self._given_client is not None:
+            return
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            entry = self._loop_clients.pop(loop, None)
+            unused = None if self._first_taken else self._first_client
+            self._first_taken = True
+        if entry is not None:
+            await entry[1].aclose()  # its finally closes the client
+        if unused is not None:
+            await self._close(unused)
 
     async def __aenter__(self) -> Self:
         return self

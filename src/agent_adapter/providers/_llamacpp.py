@@ -24,46 +24,53 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agent_adapter._errors import ConfigError
-from agent_adapter._model import JsonSchema, ModelRequest
+from agent_adapter._errors import ConfigError, ModelOutputInvalid
+from agent_adapter._model import JsonSchema, ModelRequest, ModelResponse, StreamEnd
 from agent_adapter.providers._base import import_sdk
 from agent_adapter.providers._openai_chat import OpenAIChatModel
 
 __all__ = ["LlamaCppModel", "bounded_schema", "packaged_gguf"]
 
-#: Tokens an array item is given when the items of a schema share ``max_output_tokens``.
-_ITEM_TOKENS = 24
 _MAX_ITEMS = 12
 
 
-def _arrays(schema: Any) -> int:
-    if isinstance(schema, dict):
-        own = 1 if schema.get("type") == "array" else 0
-        return own + sum(_arrays(v) for v in schema.values())
+def _count(schema: Any, in_array: bool = False) -> tuple[int, int]:
+    """``(strings outside arrays, arrays)`` in ``schema``."""
     if isinstance(schema, list):
-        return sum(_arrays(v) for v in schema)
-    return 0
+        pairs = [_count(v, in_array) for v in schema]
+        return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+    if not isinstance(schema, dict):
+        return 0, 0
+    kind = schema.get("type")
+    strings = 1 if kind == "string" and not in_array else 0
+    arrays = 1 if kind == "array" else 0
+    for key, value in schema.items():
+        s, a = _count(value, in_array or (kind == "array" and key == "items"))
+        strings, arrays = strings + s, arrays + a
+    return strings, arrays
 
 
 def bounded_schema(
     schema: dict[str, Any], max_tokens: int | None, max_chars: int
 ) -> dict[str, Any]:
     """``schema`` (a new dict) with ``maxLength`` on strings and ``maxItems`` on arrays that
-    have none.
+    have none, so that the whole reply fits ``max_tokens``.
 
     llama.cpp compiles both into its grammar (``json-schema-to-grammar``), so the reply
-    stops growing where they say. Strings get ``max_chars``; each array gets an equal share of
-    ``max_tokens`` at 24 tokens an item, from 1 to 12 items (12 when ``max_tokens`` is
-    ``None``): ContextSummary's eight lists get 3 items each at 600 tokens, 10 at 2,000.
-    Only the local server gets these bounds: OpenAI's strict mode and Anthropic's structured
-    outputs accept only a subset of JSON Schema, so the shared schema carries none.
+    stops growing where they say. Each string gets ``max_chars`` characters, counted as
+    ``max_chars // 3 + 4`` tokens with its quotes and separators (3 characters a token is
+    denser than English, for paths and code); the arrays share what the strings outside them
+    leave, equally, from 1 to 12 items (12 when ``max_tokens`` is ``None``). ContextSummary at
+    120 characters: 1 item a list at 600 tokens, 5 at 2,000. Only the local server gets these
+    bounds: OpenAI's strict mode and Anthropic's structured outputs accept only a subset of
+    JSON Schema, so the shared schema carries none.
     """
-    arrays = max(1, _arrays(schema))
-    items = (
-        _MAX_ITEMS
-        if max_tokens is None
-        else max(1, min(_MAX_ITEMS, max_tokens // arrays // _ITEM_TOKENS))
-    )
+    strings, arrays = _count(schema)
+    slot = max_chars // 3 + 4
+    if max_tokens is None or not arrays:
+        items = _MAX_ITEMS
+    else:
+        items = max(1, min(_MAX_ITEMS, (max_tokens - strings * slot) // (arrays * slot)))
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -90,7 +97,10 @@ def packaged_gguf(package: str) -> Path:
     Raises:
         ConfigError: the package is not installed, or holds no ``.gguf`` file.
     """
-    spec = importlib.util.find_spec(package)
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):  # "a.b" whose parent "a" is not installed
+        spec = None
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError(f"packaged_gguf: no installed package {package!r}")
     for folder in spec.submodule_search_locations:
@@ -110,11 +120,14 @@ class LlamaCppModel(OpenAIChatModel):
         ...
         await model.aclose()                                   # or: async with model:
 
-    Loading takes about a second a few hundred MB; the server lives until :meth:`aclose` /
-    :meth:`close` (or the object is collected). Each call is an HTTP request to it, so a
-    model may be shared by tasks and threads (``n_parallel`` slots answer at once, the rest
-    queue). The ledger names it ``llamacpp:<file stem>``; the price table has no such entry,
-    so its calls cost nothing.
+    Loading is quick (SmolLM2-135M's 93 MB file: about a second on 2 cores); the server
+    lives until :meth:`aclose` / :meth:`close` (or the object is collected). Each call is an
+    HTTP request to it, so a model may be shared by tasks and threads (``n_parallel`` slots
+    answer at once, the rest queue). The ledger names it ``llamacpp:<file stem>``; the price
+    table has no such entry, so its calls cost nothing.
+    Tools reach the model only when its chat template renders them (llama.cpp applies the
+    GGUF's own Jinja template): SmolLM2's does not, and the server then answers in text
+    without a word, ``tool_choice="required"`` included.
 
     Args:
         model_path: the ``.gguf`` file.
@@ -132,6 +145,8 @@ class LlamaCppModel(OpenAIChatModel):
             llama.cpp's grammar ends its JSON instead of running into ``max_tokens`` mid-way
             (SmolLM2-135M fills an array with one item until the limit).
         max_string_chars: the ``maxLength`` given to strings that have none.
+        metrics: serve llama.cpp's Prometheus ``/metrics`` (tokens predicted, requests
+            processing) next to ``/v1``.
         **kwargs: as :class:`OpenAIChatModel` (``max_retries``, ``provider``); ``client``,
             ``api_key``, ``base_url`` and ``context_window`` are set here.
 
@@ -153,13 +168,16 @@ class LlamaCppModel(OpenAIChatModel):
         timeout_s: float = 1800.0,
         verbosity: int = 0,
         bound_json: bool = True,
-        max_string_chars: int = 200,
+        max_string_chars: int = 120,
+        metrics: bool = False,
         **kwargs: Any,
     ) -> None:
         name = type(self).__name__
         for arg in ("client", "api_key", "base_url", "context_window"):
             if arg in kwargs:
                 raise ConfigError(f"{name}: {arg} is set by the local server; do not pass it")
+        if not isinstance(model_path, str | os.PathLike):
+            raise ConfigError(f"{name}: model_path must be a path, got {type(model_path).__name__}")
         path = Path(model_path)
         if not path.is_file():
             raise ConfigError(f"{name}: model_path {str(path)!r} is not a file")
@@ -170,6 +188,11 @@ class LlamaCppModel(OpenAIChatModel):
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ConfigError(f"{name}: {arg} must be an int >= {least}, got {value!r}")
+        if n_ctx // n_parallel < 256:
+            raise ConfigError(
+                f"{name}: n_ctx={n_ctx} leaves {n_ctx // n_parallel} tokens to each of "
+                f"n_parallel={n_parallel} slots; give each at least 256"
+            )
         if n_threads is not None and (
             isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1
         ):
@@ -187,6 +210,7 @@ class LlamaCppModel(OpenAIChatModel):
         params.port = 0  # llama.cpp binds a free port
         params.api_keys = [key]
         params.verbosity = verbosity
+        params.endpoint_metrics = bool(metrics)
         if n_threads is not None:
             params.cpuparams.n_threads = n_threads
             params.cpuparams_batch.n_threads = n_threads
@@ -212,6 +236,24 @@ class LlamaCppModel(OpenAIChatModel):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.model_path)!r}, n_ctx={self.n_ctx})"
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        """The model's reply to ``request``, read as a stream.
+
+        llama.cpp's server stops generating when a stream's connection closes, but finishes a
+        plain request whose caller has gone: a timed-out summary (``Summarize(timeout_s=)``)
+        kept the one slot busy for the rest of its reply, and the next call waited for it
+        (33.5 s instead of 0.7 s). Read as a stream, a cancelled call frees the slot at once.
+
+        Raises:
+            As :meth:`OpenAIChatModel.generate`.
+        """
+        async for event in self.stream(request):
+            if isinstance(event, StreamEnd):
+                return event.response
+        raise ModelOutputInvalid(
+            "the llama.cpp stream ended without a reply", provider=self.provider, model=self.model
+        )
 
     def cache_key_fields(self) -> Mapping[str, Any]:
         """Provider, model name and the GGUF file: not the port, which changes every start."""

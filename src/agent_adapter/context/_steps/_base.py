@@ -30,6 +30,7 @@ class StepContext:
         summary_cost_usd: what model calls made by steps cost so far, in USD.
         summary_probes / summary_probes_found: fidelity probes of the model summaries made
             so far, and how many the model named (the report's).
+        summary_invalid_replies: summarizer replies that were no usable summary.
     """
 
     target_tokens: int
@@ -40,6 +41,7 @@ class StepContext:
     summary_cost_usd: float = field(default=0.0)
     summary_probes: int = field(default=0)
     summary_probes_found: int = field(default=0)
+    summary_invalid_replies: int = field(default=0)
 
     def add_summary_cost(self, usd: float) -> None:
         """Record what a model call made by a step cost, in USD.
@@ -69,6 +71,11 @@ class StepContext:
             raise ConfigError(f"add_summary_probes: found={found} is over probes={probes}")
         self.summary_probes += probes
         self.summary_probes_found += found
+
+    def add_invalid_summary(self) -> None:
+        """Record a summarizer reply that was no usable summary (not JSON of the schema, cut
+        off at its token limit, empty): the step skipped it."""
+        self.summary_invalid_replies += 1
 
     def is_protected(self, message: Message) -> bool:
         """True when the step must not change or remove ``message``."""

@@ -304,18 +304,32 @@ def fidelity(summary: ContextSummary, extract: ContextSummary) -> tuple[int, lis
 _PATH_FIELDS = ("working_directory", "files_read", "files_changed")
 
 
+#: How a model may spell a name the span holds: in backticks, called, with an arity.
+_NAME_DRESS = re.compile(r"\A`?(.*?)`?(?:\(\))?(?:/\d+)?\Z")
+
+
+def _bare(name: str) -> str:
+    found = _NAME_DRESS.match(name.strip())
+    return found.group(1) if found else name.strip()
+
+
 def drop_ungrounded(summary: ContextSummary, source: str) -> tuple[ContextSummary, int]:
-    """``summary`` without the paths that ``source`` (the span's transcript) does not hold
-    verbatim, and how many went: a path a model made up is worse than none (the agent would
-    open it). Other fields are prose and are not checked so."""
+    """``summary`` without the names that ``source`` (the span's transcript) does not hold
+    verbatim, and how many went: a file path (working directory, files read and changed) or
+    an identifier a model made up is worse than none (the agent would open it, call it).
+    Identifiers count without backticks, ``()`` and an arity (``foo/2`` as ``foo``). The
+    other fields are prose and are not checked so."""
     out = summary.model_copy(deep=True)
     dropped = 0
     if out.working_directory and out.working_directory not in source:
         out.working_directory = ""
         dropped += 1
-    for field in _PATH_FIELDS[1:]:
+    for field in (*_PATH_FIELDS[1:], "identifiers"):
         items: list[str] = getattr(out, field)
-        kept = [item for item in items if item in source]
+        if field == "identifiers":
+            kept = [item for item in items if _bare(item) and _bare(item) in source]
+        else:
+            kept = [item for item in items if item in source]
         dropped += len(items) - len(kept)
         items[:] = kept
     return out, dropped

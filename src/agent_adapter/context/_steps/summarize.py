@@ -183,6 +183,7 @@ class Summarize(BaseCompressionStep):
                 continue  # the same span is never summarized twice
             summary = await self._summary(span, context)
             if summary is None:
+                context.add_invalid_summary()
                 return messages  # an invalid reply skips the step
             message = self._message(summary, span, context)
             if message is None:
@@ -390,6 +391,7 @@ class SummarizeLongMessage(BaseCompressionStep):
         )
         reply = await summarizer.shorten(text, context)
         if reply is None:
+            context.add_invalid_summary()
             return None
         reply = reply if len(reply) <= bound else reply[: bound - 4].rstrip() + " ..."
         return f"[Summary of a {len(text)}-character text]\n{reply}"
