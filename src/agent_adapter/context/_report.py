@@ -136,12 +136,12 @@ class CompressionReport:
                 f"(target {self.target_tokens}).{self._troubles()}"
             )
         rest = self.tokens_after - self.protected_tokens
-        kept = (
-            f"the steps kept {rest} tokens of unprotected history"
-            if self.failures or self.summary_invalid_replies  # said below, with the cause
-            else f"the steps kept {rest} tokens of unprotected history (their own limits: "
-            "keep_first / keep_last, older_than_turns, tool rounds they may not split)"
-        )
+        kept = f"the steps kept {rest} tokens of unprotected history"
+        if not (self.failures or self.summary_invalid_replies):  # else _troubles says why
+            kept += (
+                " (their own limits: keep_first / keep_last, older_than_turns, tool rounds "
+                "they may not split)"
+            )
         if self.protected_tokens > self.target_tokens:
             why = (
                 f"the protected messages (system prompt, latest user message, newest turn) "

@@ -205,6 +205,8 @@ class LlamaCppModel(OpenAIChatModel):
             ("n_ctx", n_ctx, 256),
             ("n_parallel", n_parallel, 1),
             ("max_string_chars", max_string_chars, 8),
+            ("n_threads", 1 if n_threads is None else n_threads, 1),
+            ("seed", 0 if seed is None else seed, 0),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ConfigError(f"{name}: {arg} must be an int >= {least}, got {value!r}")
@@ -213,12 +215,6 @@ class LlamaCppModel(OpenAIChatModel):
                 f"{name}: n_ctx={n_ctx} leaves {n_ctx // n_parallel} tokens to each of "
                 f"n_parallel={n_parallel} slots; give each at least 256"
             )
-        if n_threads is not None and (
-            isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1
-        ):
-            raise ConfigError(f"{name}: n_threads must be an int >= 1, got {n_threads!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise ConfigError(f"{name}: seed must be an int >= 0, got {seed!r}")
         xllamacpp = import_sdk("xllamacpp", "xllamacpp", "local", f"{name} (a local GGUF model)")
         key = secrets.token_urlsafe(24)
         params = xllamacpp.CommonParams()

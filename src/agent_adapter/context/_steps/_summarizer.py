@@ -291,8 +291,10 @@ def fidelity(summary: ContextSummary, extract: ContextSummary) -> tuple[int, lis
         probes += [(field, p, p.lower() in text) for p in getattr(extract, field)[:20]]
     probes += [("identifiers", n, n.lower() in text) for n in extract.identifiers[:10]]
     probes += [("errors", e, e[:40].lower() in text) for e in extract.errors[:8]]
-    for field, have in (("task", summary.task), ("open_tasks", " ".join(summary.open_tasks))):
-        wanted = extract.task if field == "task" else next(iter(extract.open_tasks), "")
+    for field, wanted, have in (
+        ("task", extract.task, summary.task),
+        ("open_tasks", next(iter(extract.open_tasks), ""), " ".join(summary.open_tasks)),
+    ):
         if wanted:
             words = _words(wanted)
             ok = not words or len(words & _words(have)) * 2 >= len(words)
@@ -300,8 +302,8 @@ def fidelity(summary: ContextSummary, extract: ContextSummary) -> tuple[int, lis
     return len(probes), [(f, item) for f, item, ok in probes if not ok]
 
 
-#: The fields that name files: an item the span does not hold verbatim was made up.
-_PATH_FIELDS = ("working_directory", "files_read", "files_changed")
+#: The lists that name files: an item the span does not hold verbatim was made up.
+_FILE_FIELDS = ("files_read", "files_changed")
 
 
 #: How a model may spell a name the span holds: in backticks, called, with an arity.
@@ -324,10 +326,10 @@ def drop_ungrounded(summary: ContextSummary, source: str) -> tuple[ContextSummar
     if out.working_directory and out.working_directory not in source:
         out.working_directory = ""
         dropped += 1
-    for field in (*_PATH_FIELDS[1:], "identifiers"):
+    for field in (*_FILE_FIELDS, "identifiers"):
         items: list[str] = getattr(out, field)
         if field == "identifiers":
-            kept = [item for item in items if _bare(item) and _bare(item) in source]
+            kept = [item for item in items if (bare := _bare(item)) and bare in source]
         else:
             kept = [item for item in items if item in source]
         dropped += len(items) - len(kept)
