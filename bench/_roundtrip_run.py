@@ -268,7 +268,7 @@ async def _compressions(
             policy = CompressionPolicy(target_tokens=goal, steps=steps)
             result.compressions += 1
             try:
-                out, _ = await compress_for(natives, policy, format=fmt)
+                out, _ = await compress_for(natives, policy, format=fmt, states=False)
             except Exception as exc:
                 result.errors.append(("compress_for", where, f"{type(exc).__name__}: {exc}"))
                 continue

@@ -91,7 +91,7 @@ async def measure(case: Case, repeat: int) -> Row:
 
     policy = CompressionPolicy(target_tokens=case.target)
     seconds, (out, report) = await _timed_async(
-        lambda: compress_for(natives, policy, format=fmt), repeat
+        lambda: compress_for(natives, policy, format=fmt, states=False), repeat
     )
     row.ours_ms, row.report = seconds * 1e3, report
     row.ours_valid = pairing_problem(fmt, out)
@@ -105,7 +105,7 @@ async def measure(case: Case, repeat: int) -> Row:
 
     idle = CompressionPolicy(threshold_tokens=tokens_before + 1)
     seconds, (same, idle_report) = await _timed_async(
-        lambda: compress_for(natives, idle, format=fmt), max(repeat * 4, 20)
+        lambda: compress_for(natives, idle, format=fmt, states=False), max(repeat * 4, 20)
     )
     row.noop_us = seconds * 1e6
     if same is not natives or idle_report.skipped != "under_threshold":
@@ -130,7 +130,7 @@ async def peak_memory(case: Case) -> tuple[int, int]:
     lc_messages = to_langchain(case.trace)
     gc.collect()
     tracemalloc.start()
-    out = await compress_for(natives, policy, format=fmt)
+    out = await compress_for(natives, policy, format=fmt, states=False)
     ours = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     del out

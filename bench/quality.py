@@ -343,7 +343,8 @@ def measure(case: Case, repeat: int) -> Result:
         policy = CompressionPolicy(target_tokens=target, threshold_tokens=target)
 
         ms, (out, report) = _timed(
-            lambda policy=policy: compress_for_sync(natives, policy, format=fmt), repeat
+            lambda policy=policy: compress_for_sync(natives, policy, format=fmt, states=False),
+            repeat,
         )
         out_messages = convert(strip_reserved(out), fmt).messages
         after = _estimate_tokens(out_messages)

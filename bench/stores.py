@@ -161,7 +161,7 @@ async def shrink_latency(
         step = ShrinkToolResults(save_to=store, bigger_than_tokens=200, older_than_turns=2)
         t0 = time.perf_counter()
         _, report = await compress_for(
-            natives, CompressionPolicy(target_tokens=20_000, steps=[step])
+            natives, CompressionPolicy(target_tokens=20_000, steps=[step]), states=False
         )
         return time.perf_counter() - t0, report.messages_changed
 

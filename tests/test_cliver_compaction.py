@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
+import _prefix_cases as pc
 from _cliver_helpers import binding, calls, read_file, wire_messages
+from agent_adapter import ConfigError
+from agent_adapter.context import CompactionStates, CompressionReport
 from agent_adapter.testing import ProviderServer, Reply
 from cliver_core import (
     SUMMARY_PREFIX,
@@ -22,9 +25,11 @@ from cliver_core import (
     CompactionPlan,
     LlmCompactor,
     ModelBindings,
+    PolicyCompactor,
     RunTimeout,
     ToolCall,
     UsageInfo,
+    tool,
 )
 
 SUMMARY_USAGE = UsageInfo(input_tokens=333, output_tokens=44)
@@ -278,3 +283,104 @@ async def test_llm_compactor_empty_summary_leaves_history_and_records_usage() ->
         assert len(cheap.requests) == 1
         assert len(wire_messages(main, 1)) == len(wire_messages(main, 0)) + 2  # unchanged
     assert response.usage_total == UsageInfo(input_tokens=141_011, output_tokens=2)
+
+
+# -- PolicyCompactor: compact once, then append (issue 20) ------------------------------------
+
+
+@tool(name="read_file", description="Read one file of the project.", safety="safe")
+def _read_lines(path: str) -> str:
+    """Read one file of the project.
+
+    Args:
+        path: the file's path.
+    """
+    return pc.read_file(path)
+
+
+def _chat_reply(turn: int) -> Reply:
+    """A long answer (about 330 tokens) a chat front end keeps in its transcript."""
+    return Reply(text=f"answer {turn}: " + " ".join(f"point {turn}.{i} holds." for i in range(60)))
+
+
+async def _tool_run(states: Any) -> tuple[list[Any], list[CompressionReport]]:
+    """One run of 2 * ROUNDS tool rounds: past the threshold within the run."""
+    reports: list[CompressionReport] = []
+    compactor = PolicyCompactor(pc.policy(), states=states, on_report=reports.append)
+    async with ProviderServer(pc.one_long_turn()) as server:
+        async with AgentCore(
+            ModelBindings(llm=binding(server, model="main")),
+            [_read_lines],
+            builtin_system_prompt=pc.INSTRUCTIONS,
+            context_compactor=compactor,
+        ) as agent:
+            response = await agent.chat(pc.TURNS[0], max_iterations=2 * pc.ROUNDS + 2)
+        assert response.message.content == pc.FINAL
+        requests = server.requests
+    return requests, reports
+
+
+async def test_policy_compactor_appends_between_compactions_within_a_run() -> None:
+    requests, reports = await _tool_run(CompactionStates())
+    assert len(requests) == len(reports) == 2 * pc.ROUNDS + 1
+    assert pc.measure(requests, reports).compactions >= 2
+    assert pc.assert_appends(requests, reports, keeps_sent=True) >= len(requests) // 2
+    # core keeps the compactor's history: within a run it appends with or without the state
+    before = pc.measure(*await _tool_run(False))
+    after = pc.measure(requests, reports)
+    print(f"\n{before.line('cliver_core run before (states=False)')}")
+    print(after.line("cliver_core run after"))
+    assert after.shared == before.shared
+
+
+async def _chat_runs(
+    states: Any, conversation: str | None, runs: int = 16
+) -> tuple[list[Any], list[CompressionReport]]:
+    """``runs`` chat turns without tools, each given the caller's own full transcript (not
+    ``response.messages``, which holds the compactions)."""
+    reports: list[CompressionReport] = []
+    compactor = PolicyCompactor(
+        pc.policy(), conversation=conversation, states=states, on_report=reports.append
+    )
+    transcript: list[CLIverMessage] = []
+    async with ProviderServer([_chat_reply(t) for t in range(runs)]) as server:
+        async with AgentCore(
+            ModelBindings(llm=binding(server, model="main")),
+            builtin_system_prompt=pc.INSTRUCTIONS,
+            context_compactor=compactor,
+        ) as agent:
+            for turn in range(runs):
+                text = f"question {turn}: and what about part {turn}?"
+                response = await agent.chat(text, conversation=transcript)
+                # what this run added, from its own user message on (the newest turn is
+                # never compacted away)
+                start = max(i for i, m in enumerate(response.messages) if m.content == text)
+                transcript = [*transcript, *response.messages[start:]]
+        requests = server.requests
+    return requests, reports
+
+
+async def test_a_conversation_key_carries_the_state_across_runs() -> None:
+    """A chat front end passing its own full transcript each turn: keyed by the
+    conversation, a run goes on from the request the last one sent."""
+    states = CompactionStates()
+    requests, reports = await _chat_runs(states, "chat-1")
+    assert len(requests) == len(reports) == 16
+    assert pc.measure(requests, reports).compactions >= 2
+    assert pc.assert_appends(requests, reports) >= len(requests) // 2
+    assert len(states) == 1
+    assert all(r.tokens_after <= r.threshold_tokens for r in reports)
+    before = pc.measure(*await _chat_runs(False, "chat-1"))
+    pc.assert_better("cliver_core chat runs", pc.measure(requests, reports), before)
+    # keyed by the run (no conversation given), every run over the threshold starts afresh
+    per_run = pc.measure(*await _chat_runs(CompactionStates(), None))
+    assert per_run.compactions == before.compactions
+
+
+def test_policy_compactor_checks_its_options() -> None:
+    with pytest.raises(ConfigError, match="conversation must be a non-empty str"):
+        PolicyCompactor(pc.policy(), conversation="")
+    with pytest.raises(ConfigError, match="states must be a CompactionStates"):
+        PolicyCompactor(pc.policy(), states=True)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="on_report must be callable"):
+        PolicyCompactor(pc.policy(), on_report="print")  # type: ignore[arg-type]

@@ -102,12 +102,13 @@ def test_register_format_and_use_it(monkeypatch: pytest.MonkeyPatch) -> None:
     assert registered_names() == ["toy"]
     natives = [
         "system: be brief",
-        "user: " + "long question " * 100,
-        "assistant: ok",
+        "user: task",
+        "assistant: " + "long answer " * 100,
+        *(f"{role}: {n}" for n in range(3) for role in ("user", "assistant")),
         "user: latest",
     ]
     assert detect_format(natives) == "toy"
-    out, report = compress_for_sync(natives, CompressionPolicy(target_tokens=30))
+    out, report = compress_for_sync(natives, CompressionPolicy(target_tokens=60))
     assert out[0] is natives[0] and out[-1] is natives[-1]
     assert report.messages_removed + report.messages_changed > 0
     register_format("toy", _Upper())  # the same class again (a module reload) replaces it

@@ -19,9 +19,11 @@ pytest.importorskip("google.adk")
 from google.adk.agents import LlmAgent
 from google.adk.models import Gemini
 from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 
+import _prefix_cases as pc
 from _integration_cases import (
     FINAL,
     STEPS,
@@ -33,7 +35,8 @@ from _integration_cases import (
     request_tokens,
     tool_replies,
 )
-from agent_adapter.context import CompressionReport
+from agent_adapter import ConfigError
+from agent_adapter.context import CompactionStates, CompressionReport
 from agent_adapter.integrations.google_adk import compression_callback
 from agent_adapter.testing import ProviderServer, Reply
 
@@ -62,9 +65,16 @@ def _replies(**kw: Any) -> list[Reply]:
 
 
 def _runner(
-    server: ProviderServer, service: Any, reports: list[CompressionReport] | None
+    server: ProviderServer,
+    service: Any,
+    reports: list[CompressionReport] | None,
+    states: CompactionStates | None = None,
 ) -> Runner:
-    callback = None if reports is None else compression_callback(policy(), on_report=reports.append)
+    callback = (
+        None
+        if reports is None
+        else compression_callback(policy(), on_report=reports.append, states=states)
+    )
     agent = LlmAgent(
         name="reader",
         model=Gemini(model="gemini-2.5-flash", base_url=server.url),
@@ -102,10 +112,11 @@ async def test_runner_compresses_mid_loop_and_resumes_from_the_session_db(tmp_pa
         session = await service.create_session(app_name=APP, user_id=USER)
         assert await _run(_runner(server, service, reports), session.id, TASK) == FINAL
         first = server.requests
-        # a new process: a new service on the same file, a new runner
+        # a new process: a new service on the same file, a new runner, no compaction state
         server.add(*_replies(start=STEPS)[-3:])
         resumed = SqliteSessionService(db)
-        assert await _run(_runner(server, resumed, reports), session.id, "Two more?") == FINAL
+        runner = _runner(server, resumed, reports, CompactionStates())
+        assert await _run(runner, session.id, "Two more?") == FINAL
         requests = server.requests
         stored = await resumed.get_session(app_name=APP, user_id=USER, session_id=session.id)
     assert len(first) == STEPS + 1 and len(requests) == len(reports) == STEPS + 4
@@ -114,7 +125,9 @@ async def test_runner_compresses_mid_loop_and_resumes_from_the_session_db(tmp_pa
     hits = fired(reports)
     assert hits and 0 < hits[0] < STEPS
     assert all(r.tokens_after <= r.threshold_tokens for r in reports)
-    assert all(not r.skipped for r in reports[STEPS + 1 :])  # the resumed run: compressed again
+    # the resumed run: compressed again from the session's full record
+    assert not reports[STEPS + 1].skipped and reports[STEPS + 1].prefix_tokens == 0
+    assert reports[STEPS + 1].messages_before >= 2 * STEPS + 3
     # every call went out with its signed thought (Gemini 3 rejects a call without one)
     for r in requests:
         for content in history(r):
@@ -141,3 +154,65 @@ async def test_without_the_callback_every_request_carries_the_whole_history(
             sizes[name] = [request_tokens(r) for r in server.requests]
     assert sizes["compressed"][0] == sizes["plain"][0]
     assert sizes["compressed"][-1] < sizes["plain"][-1] * 0.7
+
+
+# -- compact once, then append (issue 20): the session is the conversation --------------------
+
+
+async def _session_run(
+    states: Any, session_id: str = "prefix", user: str = USER
+) -> tuple[list[Any], list[CompressionReport]]:
+    """Two user turns of one session, ROUNDS tool rounds each: past the threshold."""
+    reports: list[CompressionReport] = []
+    with ProviderServer(pc.turn_replies(0, with_ids=False, signed=True)) as server:
+        service = InMemorySessionService()
+        await service.create_session(app_name=APP, user_id=user, session_id=session_id)
+        agent = LlmAgent(
+            name="reader",
+            model=Gemini(model="gemini-2.5-flash", base_url=server.url),
+            instruction=pc.INSTRUCTIONS,
+            tools=[pc.read_file],
+            before_model_callback=compression_callback(
+                pc.policy(), on_report=reports.append, states=states
+            ),
+        )
+        runner = Runner(agent=agent, app_name=APP, session_service=service)
+        for turn, text in enumerate(pc.TURNS):
+            if turn:
+                server.add(*pc.turn_replies(turn, with_ids=False, signed=True))
+            message = types.Content(role="user", parts=[types.Part(text=text)])
+            async for _ in runner.run_async(
+                user_id=user, session_id=session_id, new_message=message
+            ):
+                pass
+        requests = server.requests
+    return requests, reports
+
+
+async def test_each_call_sends_the_previous_request_plus_the_new_contents() -> None:
+    requests, reports = await _session_run(CompactionStates())
+    assert len(requests) == len(reports) == 2 * (pc.ROUNDS + 1)
+    assert_all_valid(requests)
+    assert pc.measure(requests, reports).compactions >= 2
+    assert pc.assert_appends(requests, reports) >= len(requests) // 2
+    assert all(r.tokens_after <= r.threshold_tokens for r in reports)
+    before = pc.measure(*await _session_run(False))
+    pc.assert_better("Google ADK", pc.measure(requests, reports), before)
+
+
+async def test_the_session_is_the_conversation_key() -> None:
+    """One state a session (the first contents' fingerprint changes while the history is
+    shorter than them); another session id, or another user's session of the same id,
+    another state."""
+    states = CompactionStates()
+    await _session_run(states, "s1")
+    assert len(states) == 1
+    await _session_run(states, "s2")
+    assert len(states) == 2
+    await _session_run(states, "s1", user="u2")
+    assert len(states) == 3
+
+
+def test_states_must_be_compaction_states() -> None:
+    with pytest.raises(ConfigError, match="states must be a CompactionStates"):
+        compression_callback(policy(), states=[])  # type: ignore[arg-type]

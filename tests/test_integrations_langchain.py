@@ -19,6 +19,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
+import _prefix_cases as pc
 from _integration_cases import (
     FINAL,
     STEPS,
@@ -29,10 +30,11 @@ from _integration_cases import (
     request_tokens,
     tool_replies,
 )
-from agent_adapter.context import CompressionReport
+from agent_adapter import ConfigError
+from agent_adapter.context import CompactionStates, CompressionReport
 from agent_adapter.integrations.langchain import CompressionMiddleware
 from agent_adapter.integrations.langgraph import compression_hook
-from agent_adapter.testing import ProviderServer
+from agent_adapter.testing import ProviderServer, RecordedRequest
 
 TASK = "Read src/mod_0.py to src/mod_5.py one at a time and tell me the retries setting."
 read_file_tool = tool(read_file)
@@ -42,16 +44,24 @@ def _model(server: ProviderServer) -> ChatOpenAI:
     return ChatOpenAI(model="gpt-4o", base_url=server.openai_url, api_key="test", max_retries=0)
 
 
-def _agent(server: ProviderServer, reports: list[CompressionReport] | None) -> Any:
+def _agent(
+    server: ProviderServer,
+    reports: list[CompressionReport] | None,
+    *,
+    saver: InMemorySaver | None = None,
+    states: CompactionStates | None = None,
+) -> Any:
     middleware = (
-        [] if reports is None else [CompressionMiddleware(policy(), on_report=reports.append)]
+        []
+        if reports is None
+        else [CompressionMiddleware(policy(), on_report=reports.append, states=states)]
     )
     return create_agent(
         _model(server),
         [read_file_tool],
         system_prompt="You are a careful code reader.",
         middleware=middleware,
-        checkpointer=InMemorySaver(),
+        checkpointer=saver or InMemorySaver(),
     )
 
 
@@ -91,24 +101,34 @@ def test_create_agent_compresses_mid_loop_and_keeps_the_checkpoint_whole() -> No
 async def test_create_agent_async_resumes_from_the_checkpoint() -> None:
     reports: list[CompressionReport] = []
     config = {"configurable": {"thread_id": "t2"}}
+    saver = InMemorySaver()
     with ProviderServer(tool_replies()) as server:
-        agent = _agent(server, reports)
+        agent = _agent(server, reports, saver=saver)
         await agent.ainvoke({"messages": [{"role": "user", "content": TASK}]}, config)
         first = len(server.requests)
         server.add(*tool_replies(start=STEPS)[-3:])  # two more rounds, then the answer
-        state = await agent.ainvoke(
+        await agent.ainvoke(
             {"messages": [{"role": "user", "content": "And the two after those?"}]}, config
         )
+        second = len(server.requests)
+        # a restarted process: the same checkpoints, no compaction state
+        server.add(*tool_replies(start=STEPS + 2)[-3:])
+        restarted = _agent(server, reports, saver=saver, states=CompactionStates())
+        state = await restarted.ainvoke(
+            {"messages": [{"role": "user", "content": "And two more?"}]}, config
+        )
         requests = server.requests
-    assert first == STEPS + 1 and len(requests) == STEPS + 4
+    assert first == STEPS + 1 and second == STEPS + 4 and len(requests) == STEPS + 7
     assert_all_valid(requests)
-    # the resumed thread starts from the full checkpoint and is compressed again
-    resumed = reports[first:]
-    assert all(r.messages_before >= 2 * STEPS + 3 for r in resumed)
-    assert all(not r.skipped and r.tokens_after <= r.threshold_tokens for r in resumed)
+    assert all(r.tokens_after <= r.threshold_tokens for r in reports)
+    # the same process: the thread goes on from the request it sent last
+    assert reports[first].prefix_tokens > 0
+    # restarted: compressed again from the full checkpoint
+    assert reports[second].prefix_tokens == 0 and not reports[second].skipped
+    assert reports[second].messages_before >= 2 * STEPS + 3 + 4 + 3
     messages = state["messages"]
-    assert len(messages) == (2 + 2 * STEPS) + (1 + 2 * 2 + 1)
-    assert sum(isinstance(m, ToolMessage) for m in messages) == STEPS + 2
+    assert len(messages) == (2 + 2 * STEPS) + 2 * (1 + 2 * 2 + 1)
+    assert sum(isinstance(m, ToolMessage) for m in messages) == STEPS + 4
 
 
 def test_without_the_middleware_every_request_carries_the_whole_history() -> None:
@@ -194,3 +214,168 @@ async def test_a_streamed_agent_is_compressed_the_same_way() -> None:
     assert_all_valid(requests)
     hits = fired(reports)
     assert hits and 0 < hits[0] < STEPS
+
+
+# -- compact once, then append (issue 20): the thread is the conversation ---------------------
+
+
+def _prefix_middleware(reports: list[CompressionReport], states: Any) -> CompressionMiddleware:
+    return CompressionMiddleware(pc.policy(), on_report=reports.append, states=states)
+
+
+async def _two_turns(
+    agent: Any, server: ProviderServer, config: dict[str, Any] | None
+) -> list[RecordedRequest]:
+    """The growing conversation: two user turns of ROUNDS tool rounds each on one thread."""
+    for turn, text in enumerate(pc.TURNS):
+        if turn:
+            server.add(*pc.turn_replies(turn))
+        await agent.ainvoke({"messages": [{"role": "user", "content": text}]}, config)
+    return server.requests
+
+
+async def _create_agent_run(
+    states: Any, thread: str = "prefix"
+) -> tuple[list[RecordedRequest], list[CompressionReport]]:
+    reports: list[CompressionReport] = []
+    with ProviderServer(pc.turn_replies(0)) as server:
+        agent = create_agent(
+            _model(server),
+            [tool(pc.read_file)],
+            system_prompt=pc.INSTRUCTIONS,
+            middleware=[_prefix_middleware(reports, states)],
+            checkpointer=InMemorySaver(),
+        )
+        requests = await _two_turns(agent, server, {"configurable": {"thread_id": thread}})
+    return requests, reports
+
+
+async def test_create_agent_sends_the_previous_request_plus_the_new_messages() -> None:
+    requests, reports = await _create_agent_run(CompactionStates())
+    assert len(requests) == len(reports) == 2 * (pc.ROUNDS + 1)
+    assert_all_valid(requests)
+    assert pc.measure(requests, reports).compactions >= 2
+    assert pc.assert_appends(requests, reports) >= len(requests) // 2
+    assert all(r.tokens_after <= r.threshold_tokens for r in reports)
+    before = pc.measure(*await _create_agent_run(False))
+    pc.assert_better("LangChain create_agent", pc.measure(requests, reports), before)
+
+
+def _react_agent(server: ProviderServer, reports: list[CompressionReport], states: Any) -> Any:
+    from langgraph.prebuilt import create_react_agent
+
+    hook = compression_hook(pc.policy(), on_report=reports.append, states=states)
+    with warnings.catch_warnings():  # deprecated in LangGraph 1.x in favour of create_agent
+        warnings.simplefilter("ignore")
+        return create_react_agent(
+            _model(server), [tool(pc.read_file)], pre_model_hook=hook, checkpointer=InMemorySaver()
+        )
+
+
+async def _react_run(states: Any) -> tuple[list[RecordedRequest], list[CompressionReport]]:
+    reports: list[CompressionReport] = []
+    with ProviderServer(pc.turn_replies(0)) as server:
+        agent = _react_agent(server, reports, states)
+        requests = await _two_turns(agent, server, {"configurable": {"thread_id": "prefix"}})
+    return requests, reports
+
+
+async def test_langgraph_hook_sends_the_previous_request_plus_the_new_messages() -> None:
+    requests, reports = await _react_run(CompactionStates())
+    assert len(requests) == len(reports) == 2 * (pc.ROUNDS + 1)
+    assert_all_valid(requests)
+    assert pc.measure(requests, reports).compactions >= 2
+    assert pc.assert_appends(requests, reports) >= len(requests) // 2
+    before = pc.measure(*await _react_run(False))
+    pc.assert_better("LangGraph create_react_agent", pc.measure(requests, reports), before)
+
+
+async def test_the_thread_is_the_conversation_key() -> None:
+    """One state a thread, whatever its messages (a fingerprint of the first messages would
+    change while the thread is shorter than them); without a thread id, the fingerprint."""
+    states = CompactionStates()
+    await _create_agent_run(states, "a")
+    assert len(states) == 1
+    await _create_agent_run(states, "b")
+    assert len(states) == 2
+    await _create_agent_run(states, "b")  # another conversation under b's id replaces it
+    assert len(states) == 2
+    loose = CompactionStates()
+    reports: list[CompressionReport] = []
+    with ProviderServer(pc.one_long_turn()) as server:
+        agent = create_agent(
+            _model(server), [tool(pc.read_file)], middleware=[_prefix_middleware(reports, loose)]
+        )
+        await agent.ainvoke({"messages": [{"role": "user", "content": pc.TURNS[0]}]})
+        requests = server.requests
+    assert any(pc.compacted(r) for r in reports)
+    assert pc.assert_appends(requests, reports, keyed=False) >= len(requests) // 2
+    assert len(loose) >= 1
+
+
+def test_two_agents_of_one_thread_keep_states_of_their_own() -> None:
+    """Agents run inside a parent graph's nodes share its thread id; the key adds the
+    subgraph's path, so each goes on from its own previous request."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class Task(TypedDict, total=False):
+        task: str
+        answers: list[str]
+
+    states = CompactionStates()
+    reports: dict[str, list[CompressionReport]] = {"reader_a": [], "reader_b": []}
+    with ProviderServer([*pc.one_long_turn(), *pc.one_long_turn()]) as server:
+
+        def node(name: str) -> Any:
+            agent = create_agent(
+                _model(server),
+                [tool(pc.read_file)],
+                middleware=[_prefix_middleware(reports[name], states)],
+            )
+
+            def run(state: Task) -> Task:
+                text = f"{name}: {state['task']}"
+                out = agent.invoke({"messages": [{"role": "user", "content": text}]})
+                return {"answers": [*state.get("answers", []), out["messages"][-1].content]}
+
+            return run
+
+        graph = StateGraph(Task)
+        graph.add_node("reader_a", node("reader_a"))
+        graph.add_node("reader_b", node("reader_b"))
+        graph.add_edge(START, "reader_a")
+        graph.add_edge("reader_a", "reader_b")
+        graph.add_edge("reader_b", END)
+        app = graph.compile(checkpointer=InMemorySaver())
+        app.invoke({"task": pc.TURNS[0]}, {"configurable": {"thread_id": "parent"}})
+        requests = server.requests
+    n = 2 * pc.ROUNDS + 1
+    assert len(requests) == 2 * n
+    assert len(states) == 2
+    for k, name in enumerate(reports):
+        assert any(pc.compacted(r) for r in reports[name])
+        assert pc.assert_appends(requests[k * n : (k + 1) * n], reports[name]) >= n // 2
+
+
+def test_the_sync_hook_keys_the_state_by_the_thread() -> None:
+    states = CompactionStates()
+    for thread in ("s1", "s2"):
+        reports: list[CompressionReport] = []
+        with ProviderServer(pc.one_long_turn()) as server:
+            agent = _react_agent(server, reports, states)
+            agent.invoke(
+                {"messages": [{"role": "user", "content": pc.TURNS[0]}]},
+                {"configurable": {"thread_id": thread}},
+            )
+            assert pc.assert_appends(server.requests, reports) >= len(reports) // 2
+        assert any(pc.compacted(r) for r in reports)
+    assert len(states) == 2
+
+
+def test_states_must_be_compaction_states() -> None:
+    with pytest.raises(ConfigError, match="states must be a CompactionStates"):
+        CompressionMiddleware(policy(), states={})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="states must be a CompactionStates"):
+        compression_hook(policy(), states=True)  # type: ignore[arg-type]

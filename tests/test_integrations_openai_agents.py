@@ -21,6 +21,7 @@ from agents import (
 )
 from openai import AsyncOpenAI
 
+import _prefix_cases as pc
 from _integration_cases import (
     FINAL,
     STEPS,
@@ -32,8 +33,8 @@ from _integration_cases import (
     request_tokens,
     tool_replies,
 )
-from agent_adapter import ToolCall
-from agent_adapter.context import CompressionReport
+from agent_adapter import ConfigError, ToolCall
+from agent_adapter.context import CompactionStates, CompressionReport
 from agent_adapter.context.formats import check
 from agent_adapter.integrations.openai_agents import compression_filter
 from agent_adapter.testing import ProviderServer, Reply
@@ -57,12 +58,12 @@ def _agent(client: AsyncOpenAI, api: str) -> Agent[Any]:
     )
 
 
-def _config(reports: list[CompressionReport] | None) -> RunConfig:
+def _config(reports: list[CompressionReport] | None, **kw: Any) -> RunConfig:
     if reports is None:
         return RunConfig(tracing_disabled=True)
     return RunConfig(
         tracing_disabled=True,
-        call_model_input_filter=compression_filter(policy(), on_report=reports.append),
+        call_model_input_filter=compression_filter(policy(), on_report=reports.append, **kw),
     )
 
 
@@ -119,21 +120,27 @@ async def test_resume_from_a_session_is_compressed_again() -> None:
     with ProviderServer(tool_replies()) as server:
         async with _client(server) as client:
             agent = _agent(client, "responses")
-            await Runner.run(agent, TASK, run_config=_config(reports), session=session)
+            config = _config(reports, session=session)
+            await Runner.run(agent, TASK, run_config=config, session=session)
             first = len(server.requests)
             server.add(
                 Reply(tool_calls=[ToolCall("call_9", "read_file", '{"path": "src/mod_9.py"}')]),
                 Reply(text="mod_9 sets retries=3 too."),
             )
+            # another process: the same session, no compaction state
+            config = _config(reports, session=session, states=CompactionStates())
             result = await Runner.run(
-                agent, "And src/mod_9.py?", run_config=_config(reports), session=session
+                agent, "And src/mod_9.py?", run_config=config, session=session
             )
         requests = server.requests
     assert result.final_output == "mod_9 sets retries=3 too."
     assert first == STEPS + 1 and len(requests) == STEPS + 3
     assert_all_valid(requests)
     resumed = reports[first:]
-    assert all(not r.skipped and r.tokens_after <= r.threshold_tokens for r in resumed)
+    assert all(r.tokens_after <= r.threshold_tokens for r in resumed)
+    # compressed again from the session's full record
+    assert not resumed[0].skipped and resumed[0].prefix_tokens == 0
+    assert resumed[0].messages_before >= 2 * STEPS + 3
     stored = await session.get_items()
     outputs = [i for i in stored if i.get("type") == "function_call_output"]
     assert len(outputs) == STEPS + 1  # the session holds both runs whole
@@ -207,3 +214,92 @@ async def test_a_streamed_run_is_compressed_the_same_way() -> None:
     assert_all_valid(requests)
     hits = fired(reports)
     assert hits and 0 < hits[0] < STEPS
+
+
+# -- compact once, then append (issue 20): the session is the conversation --------------------
+
+
+async def _session_run(
+    api: str, states: Any, session_id: str = "prefix"
+) -> tuple[list[Any], list[CompressionReport]]:
+    """Two runs of one session, ROUNDS tool rounds each: a conversation past the threshold."""
+    reports: list[CompressionReport] = []
+    session = SQLiteSession(session_id)
+    with ProviderServer(pc.turn_replies(0)) as server:
+        async with _client(server) as client:
+            model: Any = (
+                OpenAIResponsesModel(model="gpt-4o", openai_client=client)
+                if api == "responses"
+                else OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client)
+            )
+            agent = Agent(
+                name="reader",
+                instructions=pc.INSTRUCTIONS,
+                model=model,
+                tools=[function_tool(pc.read_file)],
+            )
+            flt = compression_filter(
+                pc.policy(), on_report=reports.append, session=session, states=states
+            )
+            config = RunConfig(tracing_disabled=True, call_model_input_filter=flt)
+            for turn, text in enumerate(pc.TURNS):
+                if turn:
+                    server.add(*pc.turn_replies(turn))
+                result = await Runner.run(
+                    agent, text, run_config=config, session=session, max_turns=pc.ROUNDS + 2
+                )
+                assert result.final_output == pc.FINAL
+        requests = server.requests
+    return requests, reports
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+async def test_each_call_sends_the_previous_request_plus_the_new_items(api: str) -> None:
+    requests, reports = await _session_run(api, CompactionStates())
+    assert len(requests) == len(reports) == 2 * (pc.ROUNDS + 1)
+    assert_all_valid(requests)
+    assert pc.measure(requests, reports).compactions >= 2
+    assert pc.assert_appends(requests, reports) >= len(requests) // 2
+    assert all(r.tokens_after <= r.threshold_tokens for r in reports)
+    before = pc.measure(*await _session_run(api, False))
+    pc.assert_better(f"OpenAI Agents SDK ({api})", pc.measure(requests, reports), before)
+
+
+async def test_the_session_is_the_conversation_key() -> None:
+    """One state a session, whatever its items (the first items' fingerprint changes while
+    the history is shorter than them); two sessions, two states."""
+    states = CompactionStates()
+    await _session_run("responses", states, "k1")
+    assert len(states) == 1
+    await _session_run("responses", states, "k2")
+    assert len(states) == 2
+
+
+async def test_without_a_session_the_key_is_the_first_items() -> None:
+    reports: list[CompressionReport] = []
+    with ProviderServer(pc.one_long_turn()) as server:
+        async with _client(server) as client:
+            agent = Agent(
+                name="reader",
+                instructions=pc.INSTRUCTIONS,
+                model=OpenAIResponsesModel(model="gpt-4o", openai_client=client),
+                tools=[function_tool(pc.read_file)],
+            )
+            flt = compression_filter(
+                pc.policy(), on_report=reports.append, states=CompactionStates()
+            )
+            config = RunConfig(tracing_disabled=True, call_model_input_filter=flt)
+            await Runner.run(agent, pc.TURNS[0], run_config=config, max_turns=2 * pc.ROUNDS + 2)
+        requests = server.requests
+    assert any(pc.compacted(r) for r in reports)
+    assert pc.assert_appends(requests, reports, keyed=False) >= len(requests) // 2
+
+
+def test_a_session_must_have_an_id() -> None:
+    assert compression_filter(policy(), session="user-42")
+    with pytest.raises(ConfigError, match="session must be"):
+        compression_filter(policy(), session=object())
+    with pytest.raises(ConfigError, match="session must be"):
+        compression_filter(policy(), session="  ")
+    with pytest.raises(ConfigError, match="states must be a CompactionStates"):
+        compression_filter(policy(), states="yes")  # type: ignore[arg-type]

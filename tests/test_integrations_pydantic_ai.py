@@ -17,6 +17,7 @@ from pydantic_ai import messages as pm
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
+import _prefix_cases as pc
 from _integration_cases import (
     FINAL,
     STEPS,
@@ -28,11 +29,13 @@ from _integration_cases import (
     request_tokens,
     tool_replies,
 )
-from agent_adapter.context import CompressionReport
+from agent_adapter import ConfigError
+from agent_adapter.context import CompactionStates, CompressionReport
 from agent_adapter.context.formats import check, compress_for, convert, detect_format
 from agent_adapter.integrations.pydantic_ai import (
     PydanticAIConverter,
     compression_capability,
+    compression_processor,
 )
 from agent_adapter.testing import ProviderServer
 
@@ -230,3 +233,75 @@ async def test_a_changed_tool_return_keeps_every_field_but_its_text() -> None:
         assert dataclasses.replace(part, content=original.content) == original
         assert len(part.content) < len(big)
     PydanticAIConverter()  # public and constructible
+
+
+# -- compact once, then append (issue 20): the conversation id is the key ---------------------
+
+
+async def _conversation_run(
+    api: str, states: Any, conversation_id: str | None = None
+) -> tuple[list[Any], list[CompressionReport]]:
+    """Two runs of one conversation (the second given the first's messages), ROUNDS tool
+    rounds each: past the threshold."""
+    reports: list[CompressionReport] = []
+    with ProviderServer(pc.turn_replies(0)) as server:
+        async with _client(server) as client:
+            provider = OpenAIProvider(openai_client=client)
+            model: Any = (
+                OpenAIResponsesModel("gpt-4o", provider=provider)
+                if api == "responses"
+                else OpenAIChatModel("gpt-4o", provider=provider)
+            )
+            cap = compression_capability(pc.policy(), on_report=reports.append, states=states)
+            agent = Agent(
+                model, instructions=pc.INSTRUCTIONS, tools=[pc.read_file], capabilities=[cap]
+            )
+            first = await agent.run(pc.TURNS[0], conversation_id=conversation_id)
+            server.add(*pc.turn_replies(1))
+            result = await agent.run(pc.TURNS[1], message_history=first.all_messages())
+            assert result.output == pc.FINAL
+            assert check(result.all_messages(), "pydantic_ai") == []
+        requests = server.requests
+    return requests, reports
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+async def test_each_request_starts_with_the_previous_one_between_compactions(api: str) -> None:
+    requests, reports = await _conversation_run(api, CompactionStates())
+    assert len(requests) == len(reports) == 2 * (pc.ROUNDS + 1)
+    assert_all_valid(requests)
+    assert pc.measure(requests, reports).compactions >= 2
+    assert pc.assert_appends(requests, reports, keeps_sent=True) >= len(requests) // 2
+    before = pc.measure(*await _conversation_run(api, False))
+    after = pc.measure(requests, reports)
+    print(f"\n{before.line(f'pydantic-ai ({api}) before (states=False)')}")
+    print(after.line(f"pydantic-ai ({api}) after"))
+    # pydantic-ai keeps what the processor returns as the history: it appends either way
+    assert after.share >= before.share
+
+
+async def test_the_conversation_id_is_the_key() -> None:
+    """One state a conversation across its runs (the second inherits the id from the
+    history); another conversation id, another state."""
+    states = CompactionStates()
+    await _conversation_run("chat", states, "conv-1")
+    assert len(states) == 1
+    await _conversation_run("chat", states, "conv-2")
+    assert len(states) == 2
+
+
+async def test_the_bare_processor_takes_the_run_context() -> None:
+    from pydantic_ai.capabilities import ProcessHistory
+
+    reports: list[CompressionReport] = []
+    processor = compression_processor(pc.policy(), on_report=reports.append, states=False)
+    with ProviderServer(pc.one_long_turn()) as server:
+        async with _client(server) as client:
+            model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client))
+            agent = Agent(model, tools=[pc.read_file], capabilities=[ProcessHistory(processor)])
+            await agent.run(pc.TURNS[0])
+        requests = server.requests
+    assert len(reports) == len(requests) and any(pc.compacted(r) for r in reports)
+    assert all(r.prefix_tokens == 0 for r in reports)  # states=False: nothing remembered
+    with pytest.raises(ConfigError, match="states must be a CompactionStates"):
+        compression_capability(policy(), states=object())  # type: ignore[arg-type]

@@ -97,13 +97,16 @@ def test_cut_first_keeps_history_when_cutting_the_protected_result_is_enough(
     assert len(out) > 40, len(out)
 
 
-def test_keep_removes_nothing_when_the_protected_part_is_over_the_threshold(
+def test_keep_still_removes_old_rounds_when_the_protected_part_is_over_the_threshold(
     data_dir: Path,
 ) -> None:
+    # issue 19, item 5: "keep" used to remove nothing here (the 217k-token newest result is
+    # over the threshold), sending everything; old rounds go, the protected part is kept
     natives = _psf(data_dir)
     out, report = compress_for_sync(natives, CompressionPolicy(target_tokens=32_000))
-    assert out is natives and report.skipped == "nothing_to_compress"
-    assert "nothing removed" in report.explain()
+    assert report.tokens_after < report.tokens_before and not report.skipped
+    assert out[-1] is natives[-1] and out[0] is natives[0]
+    assert "alone are" in report.explain()
 
 
 def test_keep_still_compresses_when_a_step_may_shorten_the_system_prompt() -> None:

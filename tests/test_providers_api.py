@@ -18,7 +18,7 @@ PROVIDERS = {
     "OpenAIResponsesModel",
 }
 HELPERS = {"packaged_gguf"}
-TESTING = {"ProviderServer", "RecordedRequest", "Reply"}
+TESTING = {"CacheHit", "PromptCache", "ProviderServer", "RecordedRequest", "Reply", "prompt_tokens"}
 
 
 def test_exactly_the_pinned_names() -> None:

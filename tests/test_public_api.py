@@ -95,16 +95,17 @@ def test_error_hierarchy() -> None:
 
 
 def test_signatures_match_the_spec() -> None:
-    sig = inspect.signature(context.compress_for)
-    assert list(sig.parameters) == [
-        "messages",
-        "policy",
-        "format",
-        "pinned",
-        "model_max_tokens",
-        "ctx",
-    ]
-    assert sig.parameters["format"].default == "auto"
+    for fn in (context.compress_for, context.compress_for_sync):
+        sig = inspect.signature(fn)
+        spec = ["messages", "policy", "format", "pinned", "model_max_tokens", "ctx"]
+        # the spec's parameters first, in order; anything after is keyword-only with a
+        # default (the compaction state's conversation= and states=), so code written
+        # from the spec runs unchanged
+        assert list(sig.parameters)[: len(spec)] == spec
+        for extra in list(sig.parameters.values())[len(spec) :]:
+            assert extra.kind is inspect.Parameter.KEYWORD_ONLY, extra
+            assert extra.default is not inspect.Parameter.empty, extra
+        assert sig.parameters["format"].default == "auto"
     sig = inspect.signature(context.enforce_invariants)
     assert list(sig.parameters) == [
         "before",
@@ -169,6 +170,9 @@ PUBLIC = {
         *SPEC_CONTEXT_MODELS,
         *SPEC_CONTEXT_SUMMARIES,
         *SPEC_CONTEXT_RELEVANCE,
+        # issue 20: where conversations' compaction states live
+        "CompactionStates",
+        "default_states",
         # issue 11: the lexical default, rank fusion, the packaged embedding model
         "BM25Scorer",
         "HybridScorer",

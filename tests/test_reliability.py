@@ -299,8 +299,9 @@ async def test_store_unreachable_skip_drops_the_recall_notes(dead_store: Any) ->
     assert msgs == snapshot
     assert report.failures == (StepFailure("shrink_tool_results", "StoreError"),)
     assert _referenced(out) == set()  # no result names a text that was not saved
-    assert any("characters cut" in m.text for m in out)  # still shortened
-    assert report.reached_target and pairing_problems(out) == []
+    # a skipped step changed nothing: the results kept are the caller's own messages
+    assert all(any(m is o for o in msgs) for m in out if m.role == "tool")
+    assert pairing_problems(out) == []
 
 
 async def test_store_unreachable_raise(dead_store: Any) -> None:

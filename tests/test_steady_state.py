@@ -143,10 +143,10 @@ async def test_compress_for_reports_as_without_the_memo_under_and_over_the_thres
     middle = estimate_tokens(_fresh(lists[len(lists) // 2], fmt))
     policy = CompressionPolicy(threshold_tokens=middle)
     kinds = set()
-    for natives in lists:
-        out, report = await compress_for(natives, policy, format=_name(fmt))
+    for natives in lists:  # the memo alone: no compaction state (states=False)
+        out, report = await compress_for(natives, policy, format=_name(fmt), states=False)
         with disabled():
-            want_out, want = await compress_for(natives, policy, format=_name(fmt))
+            want_out, want = await compress_for(natives, policy, format=_name(fmt), states=False)
         assert out == want_out
         assert (out is natives) == (want_out is natives)
         assert report.skipped == want.skipped

@@ -185,8 +185,9 @@ def _saved_ids(store: Any) -> set[str]:
         with sqlite3.connect(store.path) as conn:
             return {r[0] for r in conn.execute("SELECT id FROM tool_results")}
     client = redis.Redis.from_url(store.url)
-    try:
-        return {k.decode().rsplit(":", 1)[1] for k in client.scan_iter(f"{store.prefix}*")}
+    try:  # the texts' keys, not the store's id key
+        keys = {k.decode() for k in client.scan_iter(f"{store.prefix}*")}
+        return {k.rsplit(":", 1)[1] for k in keys - {f"{store.prefix}id_key"}}
     finally:
         client.close()
 

@@ -4,15 +4,23 @@ One mechanism for every function-backed port: :func:`call_fn` runs the function 
 in a worker thread, with the caller's context variables), bounds it with ``timeout_s``, and
 translates what it raises: library errors pass through, anything else becomes a
 :class:`~agent_adapter.ModelError` with the original as ``__cause__``.
+
+``timeout_s`` bounds the caller's wall time, not only the await: a sync function runs on a
+daemon thread of its own (:func:`_in_thread`), never in the loop's default executor, whose
+shutdown (``asyncio.run``, ``compress_for_sync``) would join a thread that overran its
+timeout (a function that never returns would hang the call). A timed-out thread is
+abandoned: Python cannot stop it; it ends when the function returns, and its result is
+dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
-import functools
 import inspect
 import math
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
@@ -77,6 +85,38 @@ def fn_name(fn: Callable[..., Any]) -> str:
     return f"{module}.{name}"
 
 
+def _in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """``fn(*args)`` on a daemon thread of its own, with the caller's context variables: a
+    future of the running loop that the thread settles (through ``call_soon_threadsafe``).
+    Nothing joins the thread: a caller that stops waiting (a timeout, a cancel) leaves it to
+    end on its own, and its outcome is dropped (the loop may be closed by then)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():
+            return  # the caller stopped waiting
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def run() -> None:
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            value = context.run(fn, *args)
+        except BaseException as exc:  # handed to the awaiting caller
+            error = exc
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            loop.call_soon_threadsafe(settle, value, error)
+
+    name = f"agent-adapter-call-{getattr(fn, '__name__', type(fn).__name__)}"
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
+
+
 async def call_fn(
     fn: Callable[..., _T | Awaitable[_T]],
     *args: Any,
@@ -84,9 +124,10 @@ async def call_fn(
     provider: str,
     model: str,
 ) -> _T:
-    """``fn(*args)``, awaited when it is async, in a worker thread when it is sync.
+    """``fn(*args)``, awaited when it is async, on a daemon thread when it is sync.
 
-    A timed-out thread is abandoned, not stopped (Python cannot stop a thread).
+    ``timeout_s`` bounds the wall time: a timed-out thread is abandoned, not stopped (Python
+    cannot stop a thread) and not joined, so the caller returns at the timeout.
 
     Raises:
         ModelTimeout: it took longer than ``timeout_s``.
@@ -98,9 +139,7 @@ async def call_fn(
     ):
         work: Awaitable[Any] = fn(*args)  # type: ignore[assignment]
     else:
-        context = contextvars.copy_context()
-        loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(None, functools.partial(context.run, fn, *args))
+        work = _in_thread(fn, *args)
     try:
         result = await asyncio.wait_for(work, timeout_s) if timeout_s is not None else await work
         if inspect.isawaitable(result):  # a sync function returning an awaitable
@@ -125,10 +164,11 @@ class CallableModel:
     :class:`~agent_adapter.ModelResponse`, an assistant :class:`~agent_adapter.Message` or a
     ``str`` (the reply's text). For the last two the usage is estimated like pydantic-ai's
     ``FunctionModel`` does: the request's and the reply's chars/4 (``estimate_tokens``). A
-    sync ``fn`` runs in a worker thread; ``timeout_s`` bounds each call (a timed-out thread is
-    abandoned, not stopped). Each completed call adds a ledger entry priced as
-    ``provider:model`` and emits ``model.request`` / ``model.response`` (``model.error`` on
-    failure) on the request's ``ctx``.
+    sync ``fn`` runs in a worker thread (a daemon thread of its own); ``timeout_s`` bounds
+    each call's wall time (a timed-out thread is abandoned, not stopped nor joined). Each
+    completed call adds a ledger entry priced as ``provider:model`` and emits
+    ``model.request`` / ``model.response`` (``model.error`` on failure) on the request's
+    ``ctx``.
 
     ``stream(request)`` uses ``stream_fn(request)`` when given: an async or sync iterable of
     ``str`` chunks and stream events, assembled into the final response; without it, the

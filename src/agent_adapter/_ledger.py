@@ -3,6 +3,13 @@
 A :class:`~agent_adapter.RunContext` holds one :class:`Ledger`; every port that completes a
 call under that context adds its entry (failed calls add none: providers do not bill them;
 their events say what happened). Entries are frozen; the ledger only grows.
+
+An entry's cost is priced after the provider's prompt cache: of its ``input_tokens``, the
+``cache_read_tokens`` are priced at the price table's cached-input price and the
+``cache_write_tokens`` at its cache-write price, the rest at the input price (see
+:meth:`~agent_adapter.Price.cost`). The providers read both counts off their replies (OpenAI
+``cached_tokens``, Anthropic ``cache_read_input_tokens`` / ``cache_creation_input_tokens``,
+Gemini ``cached_content_token_count``, DeepSeek ``prompt_cache_hit_tokens``).
 """
 
 from __future__ import annotations
@@ -47,6 +54,16 @@ class LedgerEntry:
     def output_tokens(self) -> int:
         """Output tokens."""
         return self.usage.output_tokens
+
+    @property
+    def cache_read_tokens(self) -> int:
+        """The part of the input read from the provider's prompt cache."""
+        return self.usage.cache_read_tokens
+
+    @property
+    def cache_write_tokens(self) -> int:
+        """The part of the input written to the provider's prompt cache."""
+        return self.usage.cache_write_tokens
 
 
 class Ledger:

@@ -146,16 +146,110 @@ class ThinkingPart:
         object.__setattr__(self, "extras", _frozen_extras(self.extras, "ThinkingPart"))
 
 
+#: The deepest nesting of dicts, lists and tuples an :class:`OpaquePart`'s data may have, the
+#: limit the converters put on tool payloads (``formats._codec.MAX_DEPTH``): real provider
+#: items stay far below it, and it leaves room under Python's default recursion limit
+#: (1,000) for ``json``, ``repr``, ``copy.deepcopy`` and pickling of the message.
+OPAQUE_MAX_DEPTH = 200
+
+
+#: Leaves of provider data, skipped without a look inside, and the containers looked into.
+_LEAVES = (str, int, float, bytes, type(None))
+_CONTAINERS = (Mapping, list, tuple)
+
+
+def _nesting_over(value: Any, limit: int) -> bool:
+    """True when ``value`` nests dicts (mappings), lists and tuples more than ``limit`` deep.
+
+    Level by level (it never recurses); data where a container is met twice (shared, or a
+    cycle) goes to :func:`_shared_nesting_over`.
+    """
+    if isinstance(value, _LEAVES) or not isinstance(value, _CONTAINERS):
+        return False
+    level, seen, depth = [value], {id(value)}, 1
+    while True:
+        level = [
+            child
+            for item in level
+            for child in _children(item)
+            if not isinstance(child, _LEAVES) and isinstance(child, _CONTAINERS)
+        ]
+        if not level:
+            return False
+        depth += 1
+        known = len(seen)
+        seen.update(map(id, level))
+        if len(seen) - known != len(level):
+            return _shared_nesting_over(value, limit)
+        if depth > limit:
+            return True
+
+
+def _shared_nesting_over(value: Any, limit: int) -> bool:
+    """:func:`_nesting_over` for data with shared containers or cycles, depth first.
+
+    Iterative; a container already on the path (a cycle) adds no depth, as ``repr`` and
+    ``copy.deepcopy`` handle cycles, and a container met again elsewhere is measured once.
+    """
+    path: list[tuple[int, Any]] = [(id(value), iter(_children(value)))]
+    on_path = {id(value)}
+    height: dict[int, int] = {}  # containers done: how many levels they nest, themselves too
+    below = [0]  # per container on the path: the most levels under it seen so far
+    while path:
+        ident, items = path[-1]
+        for child in items:
+            if isinstance(child, _LEAVES) or not isinstance(child, _CONTAINERS):
+                continue
+            key = id(child)
+            if key in on_path:
+                continue
+            done = height.get(key)
+            if done is not None:
+                below[-1] = max(below[-1], done)
+                if len(path) + done > limit:
+                    return True
+                continue
+            if len(path) >= limit:
+                return True
+            path.append((key, iter(_children(child))))
+            on_path.add(key)
+            below.append(0)
+            break
+        else:
+            path.pop()
+            on_path.discard(ident)
+            height[ident] = levels = below.pop() + 1
+            if below:
+                below[-1] = max(below[-1], levels)
+    return False
+
+
+def _children(container: Any) -> Any:
+    return container.values() if isinstance(container, Mapping) else container
+
+
 @dataclass(frozen=True, slots=True)
 class OpaquePart:
     """A provider item with no slot here (audio, server tool results, ...), carried untouched.
 
-    ``data`` is the native item itself; it is never read or changed by compression.
+    ``data`` is the native item itself; it is never read or changed by compression. Its
+    dicts, lists and tuples may nest :data:`OPAQUE_MAX_DEPTH` (200) levels deep, no more.
+
+    Raises:
+        ConfigError: ``data`` nests deeper than :data:`OPAQUE_MAX_DEPTH` (serializing,
+            copying or comparing it would exceed Python's recursion limit).
     """
 
     provider: str
     data: Any
     kind: Literal["opaque"] = "opaque"
+
+    def __post_init__(self) -> None:
+        if _nesting_over(self.data, OPAQUE_MAX_DEPTH):
+            raise ConfigError(
+                f"OpaquePart.data is nested more than {OPAQUE_MAX_DEPTH} levels deep (the "
+                f"limit for provider items); flatten it"
+            )
 
 
 Part: TypeAlias = TextPart | ImagePart | FilePart | ThinkingPart | OpaquePart

@@ -68,8 +68,13 @@ class Usage:
     Attributes:
         input_tokens: every input token of the call, cached ones included.
         output_tokens: generated tokens (reasoning tokens included, as OpenAI bills them).
-        cache_read_tokens: the part of ``input_tokens`` read from the prompt cache.
-        cache_write_tokens: the part of ``input_tokens`` written to the prompt cache.
+        cache_read_tokens: the part of ``input_tokens`` read from the prompt cache (OpenAI
+            ``prompt_tokens_details.cached_tokens`` / ``input_tokens_details.cached_tokens``,
+            Anthropic ``cache_read_input_tokens``, Gemini ``cached_content_token_count``,
+            DeepSeek ``prompt_cache_hit_tokens``), priced at the cached-input price.
+        cache_write_tokens: the part of ``input_tokens`` written to the prompt cache
+            (Anthropic ``cache_creation_input_tokens``, OpenAI ``cache_write_tokens``), priced
+            at the cache-write price.
         units: billing units that are not tokens (a rerank search, an image), priced with
             :attr:`~agent_adapter.Price.per_unit`.
 

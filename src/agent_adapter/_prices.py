@@ -32,10 +32,12 @@ class Price:
     Args:
         input: uncached input tokens.
         output: output tokens.
-        cached_input: input tokens read from the prompt cache; ``None``: the input price.
+        cached_input: input tokens read from the prompt cache; ``None``: the input price
+            (a model with no cache discount).
         cache_write: input tokens written to the prompt cache; ``None``: the input price
-            (OpenAI and Gemini charge nothing extra; Anthropic charges 1.25x for 5-minute
-            writes).
+            (OpenAI before the GPT-5.6 family and Gemini's implicit cache charge nothing
+            extra; Anthropic charges 1.25x for 5-minute writes and 2x for 1-hour ones, which
+            :class:`~agent_adapter.Usage` does not tell apart: its writes are priced here).
         per_unit: USD per billing unit that is not a token (a rerank search, a request).
 
     Raises:
@@ -113,7 +115,7 @@ DEFAULT_PRICES: Mapping[str, Price] = {
     "gemini:gemini-2.5-flash": Price(0.30, 2.50, 0.03),  # output, cached: unverified
     "gemini:gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),  # input, cached: unverified
     "gemini:gemini-2.0-flash": Price(0.10, 0.40, 0.025),  # unverified
-    "gemini:gemini-2.0-flash-lite": Price(0.075, 0.30),  # unverified
+    "gemini:gemini-2.0-flash-lite": Price(0.075, 0.30),  # unverified; no cache price listed
     # https://api-docs.deepseek.com/quick_start/pricing: both names are the non-thinking and
     # thinking modes of deepseek-v4-flash ($0.14 cache miss, $0.28 output; the page's footnote
     # cuts cache hits to 1/10 of the $0.028 launch price from 2026-04-26). The page marks both

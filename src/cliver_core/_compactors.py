@@ -5,10 +5,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from agent_adapter import ConfigError, RunContext
-from agent_adapter.context import CompressionPolicy, compress_for
+from agent_adapter.context import (
+    CompactionStates,
+    CompressionPolicy,
+    CompressionReport,
+    compress_for,
+)
 from cliver_core._compaction import CompactionContext, CompactionPlan
 from cliver_core._messages import CLIverMessage, CLIverResponse, UsageInfo
 
@@ -112,16 +118,61 @@ class PolicyCompactor:
     is. Tool results recording a permission decision are approval state and stay. Model calls
     a policy step makes (a summarizing step) are recorded in the run's ``usage_total``.
 
+    **Compact once, then append.** Core replaces the run's history with what the compactor
+    returns, so within a run every request already starts with the one before, and so does the
+    next run given ``response.messages``. The compaction state of ``compress_for`` (see
+    :func:`~agent_adapter.context.compress_for`) is keyed by the run's ``run_id``, or by
+    ``conversation`` when given: then it spans the runs of that conversation, so a run given the
+    caller's own full transcript (which extends the history compressed last) is sent as the
+    history sent then plus the new messages, until that is over the threshold, instead of
+    being compressed afresh. With ``conversation`` the run context's ``thread_id`` is it too,
+    so results a step saves belong to the conversation.
+
     Args:
         policy: the policy (its threshold and target decide when and how far).
+        conversation: the id of the conversation this compactor's runs belong to (a session
+            or chat id); ``None``: each run is a conversation of its own.
+        states: where the compaction states live: ``None`` for the process-wide
+            :func:`~agent_adapter.context.default_states`, a
+            :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none (every
+            iteration compresses the history it is given).
+        on_report: called with each iteration's
+            :class:`~agent_adapter.context.CompressionReport` (also when nothing was
+            compressed; ``prefix_tokens`` counts what the history shares with the one sent
+            before).
+
+    Raises:
+        ConfigError: ``policy`` is not a CompressionPolicy, ``conversation`` not a non-empty
+            str, ``states`` none of the above, or ``on_report`` not callable.
     """
 
-    def __init__(self, policy: CompressionPolicy) -> None:
+    def __init__(
+        self,
+        policy: CompressionPolicy,
+        *,
+        conversation: str | None = None,
+        states: CompactionStates | Literal[False] | None = None,
+        on_report: Callable[[CompressionReport], None] | None = None,
+    ) -> None:
         if not isinstance(policy, CompressionPolicy):
             raise ConfigError(
                 f"PolicyCompactor: policy must be a CompressionPolicy, got {type(policy).__name__}"
             )
+        if conversation is not None and (not isinstance(conversation, str) or not conversation):
+            raise ConfigError(
+                f"PolicyCompactor: conversation must be a non-empty str, got {conversation!r}"
+            )
+        if states is not None and states is not False and not isinstance(states, CompactionStates):
+            raise ConfigError(
+                "PolicyCompactor: states must be a CompactionStates, False or None, got "
+                f"{type(states).__name__}"
+            )
+        if on_report is not None and not callable(on_report):
+            raise ConfigError("PolicyCompactor: on_report must be callable")
         self.policy = policy
+        self.conversation = conversation
+        self.states = states
+        self.on_report = on_report
 
     def __repr__(self) -> str:
         return f"PolicyCompactor({self.policy!r})"
@@ -129,8 +180,17 @@ class PolicyCompactor:
     async def __call__(self, context: CompactionContext) -> list[CLIverMessage] | None:
         """The compressed history, or ``None`` when nothing changed."""
         messages = context.messages
-        run = RunContext(run_id=context.run_id)
-        compressed, _report = await compress_for(messages, self.policy, format="cliver", ctx=run)
+        run = RunContext(run_id=context.run_id, thread_id=self.conversation)
+        compressed, report = await compress_for(
+            messages,
+            self.policy,
+            format="cliver",
+            ctx=run,
+            conversation=self.conversation or context.run_id or None,
+            states=self.states,
+        )
+        if self.on_report is not None:
+            self.on_report(report)
         if len(run.ledger):
             context.record_usage(UsageInfo.of(run.ledger.usage))
         out: list[Any] = list(compressed)

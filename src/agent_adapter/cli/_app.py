@@ -389,9 +389,16 @@ def run(argv: Sequence[str] | None = None) -> int:
         _error(str(exc))
         return 2
     except (AgentAdapterError, ValueError, OSError, ImportError) as exc:
-        # ConfigError, MissingDependency, load_trace's ValueError (bad file), JSON errors,
-        # unreadable or unwritable files.
+        # ConfigError, MissingDependency, load_trace's ValueError (bad file), JSON errors
+        # (nested too deep to read included), unreadable or unwritable files.
         _error(str(exc) or type(exc).__name__)
+        return 2
+    except RecursionError:
+        # input the loaders read but nested too deep for a later step to walk: bad input too
+        _error(
+            f"the input is nested too deep to process (past Python's recursion limit, "
+            f"{sys.getrecursionlimit():,}); flatten it"
+        )
         return 2
     except Exception as exc:
         format_message = getattr(exc, "format_message", None)

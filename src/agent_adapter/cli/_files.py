@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,21 @@ def _read_text(path: Path) -> str:
         raise ValueError(f"{path}: not UTF-8 text: {exc}") from exc
 
 
+def _too_deep(path: Path, where: str = "") -> ValueError:
+    """The error for JSON nested past what Python's parser reads: it recurses once a level
+    and raises ``RecursionError`` near the recursion limit (1,000 by default)."""
+    return ValueError(
+        f"{path}: {where}JSON nested too deep to read (more than about "
+        f"{sys.getrecursionlimit():,} levels of brackets)"
+    )
+
+
 def _parse_jsonl(path: Path, text: str) -> list[Any]:
     """The values of the non-blank lines of ``text``.
 
     Raises:
-        ValueError: a line is not JSON (naming the file and the line number).
+        ValueError: a line is not JSON or nested too deep to read (naming the file and the
+            line number).
     """
     records: list[Any] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -38,6 +49,8 @@ def _parse_jsonl(path: Path, text: str) -> list[Any]:
             records.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: line {lineno} is not valid JSON: {exc.msg}") from exc
+        except RecursionError:
+            raise _too_deep(path, f"line {lineno}: ") from None
     return records
 
 
@@ -48,7 +61,8 @@ def _parse_any(path: Path) -> tuple[Any, bool]:
         ``(data, is_jsonl)``: the JSON value, or the list of line values for JSONL.
 
     Raises:
-        ValueError: the file is empty, unreadable, or neither JSON nor JSONL.
+        ValueError: the file is empty, unreadable, neither JSON nor JSONL, or nested too deep
+            to read.
     """
     text = _read_text(path)
     if not text.strip():
@@ -58,6 +72,9 @@ def _parse_any(path: Path) -> tuple[Any, bool]:
     except json.JSONDecodeError as first_error:
         if len(text.strip().splitlines()) < 2:
             raise ValueError(f"{path}: not valid JSON: {first_error.msg}") from first_error
+    except RecursionError:
+        if len(text.strip().splitlines()) < 2:
+            raise _too_deep(path) from None
     return _parse_jsonl(path, text), True
 
 
@@ -65,7 +82,7 @@ def _load_json(path: Path) -> Any:
     """The file as one JSON document.
 
     Raises:
-        ValueError: the file is empty, unreadable or not JSON.
+        ValueError: the file is empty, unreadable, not JSON or nested too deep to read.
     """
     text = _read_text(path)
     if not text.strip():
@@ -74,6 +91,8 @@ def _load_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON: {exc.msg}") from exc
+    except RecursionError:
+        raise _too_deep(path) from None
 
 
 def _stem(path: Path) -> str:

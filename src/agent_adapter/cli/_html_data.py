@@ -178,7 +178,7 @@ MARKER_CHARS = 1_200
 def markers(m: Message, old: Message | None) -> list[str]:
     """The markers the steps left in ``m``: bracketed notes that its input did not hold.
 
-    A note of ``RemoveOldMessages`` (``[N earlier messages removed ...; they named: ...]``)
+    A note of ``RemoveOldMessages`` (``[N earlier messages removed ...; names quoted ...]``)
     and the cut markers of ``ShrinkToolResults`` / ``CutLongMessages`` (``[... N characters
     cut; names: ...]``) start a line with ``[`` and end with ``]``; each is returned whole
     (up to :data:`MARKER_CHARS`).

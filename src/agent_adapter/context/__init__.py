@@ -16,6 +16,7 @@ from agent_adapter.context._scorers import (
     RerankerScorer,
     Scorer,
 )
+from agent_adapter.context._state import CompactionStates, default_states
 from agent_adapter.context._steps import (
     BaseCompressionStep,
     CompressionStep,
@@ -58,6 +59,7 @@ __all__ = [
     "BM25Scorer",
     "BaseCompressionStep",
     "CallableReranker",
+    "CompactionStates",
     "CompressingModel",
     "CompressionLimits",
     "CompressionPolicy",
@@ -99,6 +101,7 @@ __all__ = [
     "compress",
     "compress_for",
     "compress_for_sync",
+    "default_states",
     "enforce_invariants",
     "estimate_tokens",
     "has_approval_marker",

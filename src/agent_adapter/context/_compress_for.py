@@ -9,8 +9,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import dataclasses
+import hashlib
+import json
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
@@ -18,13 +21,21 @@ from agent_adapter.context._engine import _compress, _WouldCompress, compress
 from agent_adapter.context._pairing import PairingError, describe
 from agent_adapter.context._policy import CompressionPolicy
 from agent_adapter.context._report import CompressionReport
+from agent_adapter.context._state import (
+    CompactionStates,
+    StateEntry,
+    conversation_key,
+    default_states,
+)
+from agent_adapter.context._steps._base import _json_safe
 from agent_adapter.context._stores._commit import use_sync_face
+from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._conversion import Conversion
-from agent_adapter.context.formats._memo import load_messages, snapshot
+from agent_adapter.context.formats._memo import load_messages, loaded_prefix, snapshot
 from agent_adapter.context.formats._registry import _CONVERTERS, _detect, convert
 
-__all__ = ["compress_for", "compress_for_sync"]
+__all__ = ["compress_for", "compress_for_sync", "stateful_compress"]
 
 _T = TypeVar("_T")
 
@@ -54,6 +65,8 @@ async def compress_for(
     pinned: Callable[[Any], bool] | None = None,
     model_max_tokens: int | None = None,
     ctx: Any = None,
+    conversation: str | None = None,
+    states: CompactionStates | Literal[False] | None = None,
 ) -> tuple[list[Any], CompressionReport]:
     """compress() for any message format: the compressed list in that format, and a report.
 
@@ -62,6 +75,18 @@ async def compress_for(
     natives no step may change or remove (for ``agent_adapter``, ``pinned(message)``).
     ``format`` is a format's name or a converter instance (see
     :func:`~agent_adapter.context.formats.convert`).
+
+    **Compact once, then append.** After a compression, the conversation's state is
+    remembered (see :mod:`~agent_adapter.context._state`): a later call whose history extends
+    the one compressed is sent as the request sent then plus the new messages, unchanged, as
+    long as that is at or under the threshold, so the provider's prompt cache keeps hitting;
+    over it, that request is compressed again (not the full history). The conversation is
+    ``conversation`` when given, else ``ctx``'s thread id, else the fingerprint of its first
+    messages (a history that does not extend the remembered one is compressed fresh).
+    ``states`` is where states live (:func:`~agent_adapter.context.default_states` when
+    ``None``); ``False`` turns this off: every call compresses the history it is given.
+    The report then counts the request built from the remembered one
+    (``prefix_tokens``: how much of it is the previous request's prefix).
 
     **Steady state.** An agent sends the same natives again plus a new round. The natives'
     messages are remembered (bounded, by identity and a shallow fingerprint: see
@@ -77,9 +102,52 @@ async def compress_for(
     native (a new dict or object) instead of editing it.
 
     Raises:
-        ConfigError: as compress and convert.
+        ConfigError: as compress and convert; ``states`` is not a CompactionStates.
         MissingDependency: as convert.
     """
+    return await stateful_compress(
+        messages,
+        policy,
+        format=format,
+        pinned=pinned,
+        model_max_tokens=model_max_tokens,
+        ctx=ctx,
+        conversation=conversation,
+        states=states,
+    )
+
+
+async def stateful_compress(
+    messages: Sequence[Any],
+    policy: CompressionPolicy,
+    *,
+    format: str | Converter[Any] = "auto",
+    pinned: Callable[[Any], bool] | None = None,
+    model_max_tokens: int | None = None,
+    ctx: Any = None,
+    conversation: str | None = None,
+    states: CompactionStates | Literal[False] | None = None,
+    force: bool = False,
+    turn_thinking: bool | None = None,
+) -> tuple[list[Any], CompressionReport]:
+    """:func:`compress_for`, and what ``CompressingModel`` needs besides: ``force`` (compress
+    even at or under the threshold, after a provider's overflow error) and ``turn_thinking``
+    (whether Anthropic's thinking rule applies to ``agent_adapter`` messages; ``None``: the
+    format's own, Anthropic's for ``agent_adapter``)."""
+    if states is False:
+        store = None
+    elif states is None:
+        store = default_states()
+    elif isinstance(states, CompactionStates):
+        store = states
+    else:
+        raise ConfigError(
+            f"compress_for: states must be a CompactionStates or False, got {type(states).__name__}"
+        )
+    if conversation is not None and (not isinstance(conversation, str) or not conversation):
+        raise ConfigError(
+            f"compress_for: conversation must be a non-empty str, got {conversation!r}"
+        )
     auto = isinstance(format, str) and format == "auto"
     if auto and isinstance(messages, list | tuple) and not messages:
         return await compress(messages, policy, model_max_tokens=model_max_tokens, ctx=ctx)
@@ -88,17 +156,220 @@ async def compress_for(
     )
     snap = snapshot(messages) if native else None
     name = _detect(messages, snap) if auto else format
+    fmt = _format_key(name)
+    opts = _Options(pinned, model_max_tokens, ctx, force, turn_thinking)
+    if store is None or not isinstance(messages, list | tuple) or not messages:
+        return await _compress_list(messages, policy, name, snap, opts)
+    key = conversation_key(messages, fmt, ctx, conversation)
+    key = f"{key}|{_policy_key(policy, model_max_tokens)}"
+    entry = store.get(key)
+    base: Sequence[Any] = messages
+    base_from: list[int] | None = None
+    previous: Sequence[Any] = ()  # the previous request, as this call's objects
+    if entry is not None:
+        if entry.format == fmt and entry.extended_by(messages):
+            previous = entry.request(messages)[0][: len(entry.sent)]
+            if entry.compacted and len(messages) == len(entry.original):
+                # the same history again: the same request (a compression is not run
+                # again on its own output, which could only move its cuts)
+                out = entry.request(messages)[0]
+                return out, _again(entry, out, name, policy, model_max_tokens)
+            if entry.compacted:
+                base, base_from = entry.request(messages)
+                snap = snapshot(base) if native else None
+            else:  # sent as it came: the caller's own list again
+                base_from = list(range(len(messages)))
+        elif entry.format == fmt and entry.compacted and _starts_with(messages, entry.sent):
+            # the caller kept what we sent as its history (pydantic-ai, cliver_core): it is
+            # sent as it is, and the previous request is its prefix
+            base_from = list(range(len(messages)))
+            previous = messages[: len(entry.sent)]
+        else:  # edited, rewound or branched: compressed fresh, the old state is no use
+            store.forget(key)
+            entry = None
+    out, report = await _compress_list(base, policy, name, snap, opts)
+    if out is base or (base is messages and out is messages):
+        # sent as it came: the next call appends to it (and knows the prefix it shares)
+        if base_from is None:
+            base_from = list(range(len(messages)))
+        if entry is not None:
+            prefix = _prefix_tokens(report.tokens_before, base, len(entry.sent), name, policy)
+            report = dataclasses.replace(report, prefix_tokens=prefix)
+        state = StateEntry(fmt, tuple(messages), tuple(base), tuple(base_from), report.tokens_after)
+        store.put(key, state)
+        return out, report
+    where = {id(m): j for j, m in enumerate(messages)}
+    sent_from = tuple(where.get(id(n), -1) for n in out)
+    store.put(key, StateEntry(fmt, tuple(messages), tuple(out), sent_from, report.tokens_after))
+    if entry is not None:
+        shared = _shared_prefix(previous, out)
+        prefix = _prefix_tokens(None, out, shared, name, policy)
+        report = dataclasses.replace(report, prefix_tokens=prefix)
+    return out, report
+
+
+def _again(
+    entry: StateEntry,
+    request: list[Any],
+    name: str | Converter[Any],
+    policy: CompressionPolicy,
+    model_max_tokens: int | None,
+) -> CompressionReport:
+    """The report of sending a remembered request again for the very same history: nothing
+    ran, and all of it is the previous request's prefix."""
+    limits = policy.limits(model_max_tokens)
+    n = len(_messages_of(request, len(request), name))
+    tokens = entry.tokens
+    return CompressionReport(
+        tokens_before=tokens,
+        tokens_after=tokens,
+        threshold_tokens=limits.threshold_tokens,
+        target_tokens=limits.target_tokens,
+        messages_before=n,
+        messages_after=n,
+        skipped="under_threshold" if tokens <= limits.threshold_tokens else "nothing_to_compress",
+        prefix_tokens=tokens,
+    )
+
+
+def _format_key(name: str | Converter[Any]) -> str:
+    """The format a state belongs to: its name, or for a converter instance its class and
+    settings (``AnthropicConverter(strict_alternation=True)`` writes other natives)."""
+    if not isinstance(name, Converter):
+        return str(name)
+    settings = (
+        sorted((k, repr(v)) for k, v in vars(name).items()) if hasattr(name, "__dict__") else []
+    )
+    return f"{name.name}/{type(name).__qualname__}/{settings}"
+
+
+#: The keys of the last policies seen (by identity; the policies are held so an id is never
+#: reused while remembered): a key costs the steps' config() and a hash.
+_POLICY_KEYS: dict[tuple[int, int | None], tuple[CompressionPolicy, str]] = {}
+_POLICY_KEYS_MAX = 64
+
+
+def _policy_key(policy: CompressionPolicy, model_max_tokens: int | None) -> str:
+    """What of the policy a remembered request depends on: its limits, its steps' settings
+    (objects, such as a step's store, by identity), counter and fallbacks; a state made
+    under one policy is never used under another."""
+    if not isinstance(policy, CompressionPolicy):
+        return "?"
+    at = (id(policy), model_max_tokens)
+    hit = _POLICY_KEYS.get(at)
+    if hit is not None and hit[0] is policy:
+        return hit[1]
+    key = _policy_digest(policy, model_max_tokens)
+    if len(_POLICY_KEYS) >= _POLICY_KEYS_MAX:
+        _POLICY_KEYS.pop(next(iter(_POLICY_KEYS)), None)
+    _POLICY_KEYS[at] = (policy, key)
+    return key
+
+
+def _policy_digest(policy: CompressionPolicy, model_max_tokens: int | None) -> str:
+    """:func:`_policy_key`, computed."""
+    try:
+        limits = policy.limits(model_max_tokens)
+    except ConfigError:
+        return "?"
+    parts: list[Any] = [limits.threshold_tokens, limits.target_tokens, policy.recent_turns]
+    for step in [*policy.resolved_steps(), policy.if_still_too_long]:
+        config = getattr(step, "config", None)
+        parts.append(config() if callable(config) else _json_safe(step))
+    parts.append(_json_safe(policy.token_counter))
+    text = json.dumps(parts, sort_keys=True, default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def _starts_with(messages: Sequence[Any], head: Sequence[Any]) -> bool:
+    """True when ``messages`` opens with every native of ``head``, in order (the same object
+    or equal content), checked in full."""
+    if len(messages) < len(head):
+        return False
+    for mine, theirs in zip(head, messages, strict=False):
+        if mine is not theirs:
+            try:
+                if mine != theirs:
+                    return False
+            except Exception:
+                return False
+    return True
+
+
+def _shared_prefix(before: Sequence[Any], after: Sequence[Any]) -> int:
+    """How many natives ``after`` opens with that are ``before``'s, in place."""
+    n = 0
+    for a, b in zip(before, after, strict=False):
+        if a is not b:
+            break
+        n += 1
+    return n
+
+
+def _prefix_tokens(
+    total: int | None,
+    natives: Sequence[Any],
+    n: int,
+    name: str | Converter[Any],
+    policy: CompressionPolicy,
+) -> int:
+    """Tokens of ``natives[:n]`` with the policy's counter (``total`` when that is all)."""
+    if n <= 0:
+        return 0
+    if total is not None and n >= len(natives):
+        return total
+    return TokenMeter(policy.token_counter).total(_messages_of(natives, n, name))
+
+
+def _messages_of(natives: Sequence[Any], n: int, name: str | Converter[Any]) -> list[Message]:
+    """The messages of ``natives[:n]``, through the memo where it holds them."""
+    head = list(natives[:n])
+    if name == "agent_adapter" or (head and isinstance(head[0], Message)):
+        return head
+    converter = name if isinstance(name, Converter) else _CONVERTERS.get(name)
+    loaded = loaded_prefix(natives, converter, n) if converter else None
+    if loaded is None and converter is not None:
+        loaded = load_messages(head, converter, snapshot(head))
+    return loaded if loaded is not None else convert(head, name).messages
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Options:
+    """What one compress_for call passes to the engine besides the list and policy."""
+
+    pinned: Callable[[Any], bool] | None
+    model_max_tokens: int | None
+    ctx: Any
+    force: bool
+    turn_thinking: bool | None
+
+
+async def _compress_list(
+    messages: Sequence[Any],
+    policy: CompressionPolicy,
+    name: str | Converter[Any],
+    snap: Any,
+    opts: _Options,
+) -> tuple[list[Any], CompressionReport]:
+    """compress_for on one list, with no compaction state."""
+    pinned, window, ctx = opts.pinned, opts.model_max_tokens, opts.ctx
     if name == "agent_adapter":
-        return await compress(
-            messages, policy, pinned=pinned, model_max_tokens=model_max_tokens, ctx=ctx
+        return await _compress(
+            messages,
+            policy,
+            pinned=pinned,
+            model_max_tokens=window,
+            ctx=ctx,
+            force=opts.force,
+            turn_thinking=True if opts.turn_thinking is None else opts.turn_thinking,
         )
     converter = name if isinstance(name, Converter) else _CONVERTERS.get(name)
-    if converter is not None and (pinned is None or callable(pinned)):
+    if converter is not None and (pinned is None or callable(pinned)) and not opts.force:
         loaded = load_messages(messages, converter, snap)
         if loaded is not None:  # the steady state: only new natives were loaded
             try:
                 _, report = await _compress(
-                    loaded, policy, model_max_tokens=model_max_tokens, ctx=ctx, probe=True
+                    loaded, policy, model_max_tokens=window, ctx=ctx, probe=True
                 )
             except (_WouldCompress, PairingError):
                 pass  # compress (or report the pairing error) on a conversion of its own
@@ -110,9 +381,13 @@ async def compress_for(
             conversion.messages,
             policy,
             pinned=conversion.is_pinned if pinned is not None else None,
-            model_max_tokens=model_max_tokens,
+            model_max_tokens=window,
             ctx=ctx,
+            force=opts.force,
             insertable=conversion.starts_native,
+            turn_thinking=conversion.turn_thinking
+            if opts.turn_thinking is None
+            else opts.turn_thinking,
         )
     except PairingError as exc:
         raise _in_native_terms(exc, conversion) from None
@@ -129,6 +404,8 @@ def compress_for_sync(
     pinned: Callable[[Any], bool] | None = None,
     model_max_tokens: int | None = None,
     ctx: Any = None,
+    conversation: str | None = None,
+    states: CompactionStates | Literal[False] | None = None,
 ) -> tuple[list[Any], CompressionReport]:
     """compress_for for sync code (Flask, Celery, scripts, a sync LangGraph node).
 
@@ -152,6 +429,8 @@ def compress_for_sync(
             pinned=pinned,
             model_max_tokens=model_max_tokens,
             ctx=ctx,
+            conversation=conversation,
+            states=states,
         )
 
     try:

@@ -19,7 +19,7 @@ import dataclasses
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from agent_adapter._callable import fn_name
 from agent_adapter._errors import ConfigError, ModelContextOverflow, ToolUsageError
@@ -27,7 +27,6 @@ from agent_adapter._messages import Message
 from agent_adapter._model import LLMPort, ModelRequest, ModelResponse, StreamEnd, StreamEvent, Usage
 from agent_adapter._profiles import model_profile
 from agent_adapter._run import emit_event
-from agent_adapter.context._engine import compress
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._steps._base import _json_safe
@@ -203,12 +202,12 @@ class CompressingModel:
             limits, window = self._limits_of(policy), self._window(policy)
         meter = TokenMeter(policy.token_counter)
         messages = request.messages
-        raw = meter.total(messages)
-        if raw * self.ratio <= limits.threshold_tokens:
-            return _Prepared(_marked(request), policy, meter, limits, window, raw)
+        # through the conversation's compaction state (compact once, then append): under
+        # the threshold, the request sent last time plus the new messages, unchanged
         out, report = await self._compress(request, policy, meter, window, force=False)
         sent = _marked(request, messages=out) if out is not messages else _marked(request)
-        await self._report(request, report)
+        if not report.skipped:
+            await self._report(request, report)
         return _Prepared(sent, policy, meter, limits, window, meter.total(sent.messages))
 
     async def _compress(
@@ -223,9 +222,22 @@ class CompressingModel:
         calibrated = policy
         if self.ratio != 1.0:
             calibrated = dataclasses.replace(policy, token_counter=_Calibrated(meter, self.ratio))
-        return await compress(
-            request.messages, calibrated, model_max_tokens=window, ctx=request.ctx, force=force
+        from agent_adapter.context._compress_for import stateful_compress  # formats import us
+
+        given = request.messages
+        messages = given if isinstance(given, list) else list(given)
+        out, report = await stateful_compress(
+            messages,
+            calibrated,
+            format="agent_adapter",
+            model_max_tokens=window,
+            ctx=request.ctx,
+            force=force,
+            turn_thinking=_turn_thinking(self.provider),
         )
+        if out is messages:  # nothing changed: the caller's own sequence goes on
+            return cast(list[Message], given), report
+        return out, report
 
     async def _report(self, request: ModelRequest, report: CompressionReport) -> None:
         await emit_event(
@@ -311,6 +323,16 @@ class CompressingModel:
 
 def _counter_name(counter: TokenCounter | None) -> str:
     return fn_name(counter) if counter is not None else fn_name(estimate_tokens)
+
+
+def _turn_thinking(provider: str | None) -> bool:
+    """Whether the current turn must keep opening on its thinking block: Anthropic's rule
+    (Claude on Anthropic's API or Bedrock), assumed when the provider is unknown; OpenAI's
+    reasoning items and Gemini's thought parts go with their round (see ``opens_turn``)."""
+    if not provider:
+        return True
+    low = provider.lower()
+    return any(name in low for name in ("anthropic", "bedrock", "claude"))
 
 
 def _policy_config(policy: CompressionPolicy, window: int | None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from agent_adapter._errors import ConfigError, ModelContextOverflow
 from agent_adapter._messages import Message
 from agent_adapter.context._invariants import GuardStats, _guard
 from agent_adapter.context._pairing import validate_messages
-from agent_adapter.context._policy import CompressionPolicy
+from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._provenance import trace
 from agent_adapter.context._report import CompressionReport, SkipReason, StepFailure, StepReport
 from agent_adapter.context._steps._base import CompressionStep, StepContext
@@ -26,12 +26,18 @@ _MIN_CUT_TOKENS = 200
 
 
 def _cut_protected(
-    messages: list[Message], context: StepContext, total: int, *, protected_goal: int = -1
+    messages: list[Message],
+    context: StepContext,
+    total: int,
+    *,
+    protected_goal: int = -1,
+    goal: int | None = None,
 ) -> tuple[list[Message], int]:
     """if_still_too_long="cut": the biggest tool results and assistant texts cut head-and-tail
     (never system messages, the latest user message, pinned messages, calls or ids) until the
-    list is under the target; with ``protected_goal``, only protected ones, until the
-    protected part is at or under that many tokens."""
+    list is under the target (``goal``: that many tokens); with ``protected_goal``, only
+    protected ones, until the protected part is at or under that many tokens."""
+    limit = context.target_tokens if goal is None else goal
     out = list(messages)
     prot = context.protection
     protected = sum(context.message_tokens(m) for m in out if prot.is_protected(m))
@@ -47,7 +53,7 @@ def _cut_protected(
         key=lambda i: -context.message_tokens(out[i]),
     )
     for i in order:
-        over = protected - protected_goal if protected_goal >= 0 else total - context.target_tokens
+        over = protected - protected_goal if protected_goal >= 0 else total - limit
         if over <= 0:
             break
         m = out[i]
@@ -62,6 +68,20 @@ def _cut_protected(
         if prot.is_protected(m):
             protected += delta
     return out, total
+
+
+def _goal(
+    policy: CompressionPolicy, limits: CompressionLimits, protected_tokens: int, window: int | None
+) -> int:
+    """What the steps compress to: the target when the protected part leaves room for it, or
+    when ``if_still_too_long`` makes room (a cut, a last-resort step). Else, with ``"keep"``,
+    the threshold (the window when that is smaller): old rounds go only as far as the
+    request needs to fit, leaving the policy's headroom for the reply, never all of them for
+    a target that no removal can reach."""
+    if protected_tokens <= limits.target_tokens or policy.if_still_too_long != "keep":
+        return limits.target_tokens
+    fit = limits.threshold_tokens if window is None else min(window, limits.threshold_tokens)
+    return max(limits.target_tokens, fit)
 
 
 def _recent_window(messages: Sequence[Message], turns: int) -> set[int] | None:
@@ -91,7 +111,7 @@ def _relaxed(messages: list[Message], context: StepContext) -> StepContext:
     def keep(m: Message) -> bool:
         return pins.is_pinned(m) or pins.reason(m) in ("latest_user", "thinking_opener")
 
-    relaxed = Protection(messages, keep, protect_newest_turn=False)
+    relaxed = Protection(messages, keep, protect_newest_turn=False, reason_of=pins.reason)
     return _SharedCostContext(context, relaxed)
 
 
@@ -190,11 +210,13 @@ async def _compress(
     force: bool = False,
     insertable: Callable[[Message], bool] | None = None,
     probe: bool = False,
+    turn_thinking: bool = True,
 ) -> tuple[list[Message], CompressionReport]:
     """:func:`compress`, and ``insertable(message)``: may an added message stand right
     before ``message``? (a format whose natives hold several messages says where a native
     starts). With ``probe``, :class:`_WouldCompress` is raised where steps would run (the
-    caller, compress_for on remembered messages, compresses its own conversion instead)."""
+    caller, compress_for on remembered messages, compresses its own conversion instead).
+    ``turn_thinking``: the format may carry Anthropic thinking (``Protection``'s)."""
     if not isinstance(policy, CompressionPolicy):
         raise ConfigError(f"policy must be a CompressionPolicy, got {type(policy).__name__}")
     if pinned is not None and not callable(pinned):
@@ -227,10 +249,20 @@ async def _compress(
         return untouched("under_target")
     if probe:
         raise _WouldCompress
-    protection = Protection(current, pinned)
+    protection = Protection(current, pinned, turn_thinking=turn_thinking)
     protected_tokens = sum(meter.of(m) for m in protection.protected(current))
+    model_window = policy.model_max_tokens or model_max_tokens
+    if (
+        policy.if_still_too_long == "keep"
+        and protected_tokens >= tokens_before
+        and (model_window is None or tokens_before <= model_window)
+    ):
+        # nothing may go, and it fits the window (or no window is known): remove nothing
+        return untouched(
+            "nothing_to_compress", protected_tokens=protected_tokens, if_still_too_long="keep"
+        )
     context = StepContext(
-        target_tokens=limits.target_tokens,
+        target_tokens=_goal(policy, limits, protected_tokens, model_window),
         threshold_tokens=limits.threshold_tokens,
         protection=protection,
         meter=meter,
@@ -238,15 +270,6 @@ async def _compress(
     )
     open_saves(context)  # ShrinkToolResults stages its saves; commit_saves writes them
     steps = policy.resolved_steps()
-    shortens_protected = any(getattr(step, "include_system_prompt", False) for step in steps)
-    if policy.if_still_too_long == "keep" and (
-        protected_tokens >= tokens_before
-        or (protected_tokens > limits.threshold_tokens and not shortens_protected)
-    ):
-        # removing history could reach neither the target nor the threshold: remove nothing
-        return untouched(
-            "nothing_to_compress", protected_tokens=protected_tokens, if_still_too_long="keep"
-        )
     step_reports: list[StepReport] = []
     failures: list[StepFailure] = []
     total = tokens_before
@@ -266,7 +289,12 @@ async def _compress(
         def in_window(m: Message) -> bool:
             return m.origin in window or pins.is_pinned(m)
 
-        passes.insert(0, _SharedCostContext(context, Protection(current, in_window)))
+        passes.insert(
+            0,
+            _SharedCostContext(
+                context, Protection(current, in_window, turn_thinking=turn_thinking)
+            ),
+        )
     for pass_context in passes:
         for step in steps:
             if context.under_target(total):
@@ -292,7 +320,7 @@ async def _compress(
             )
             current, total = result, after
 
-    if not context.under_target(total):
+    if total > limits.target_tokens:
         still = policy.if_still_too_long
         if still == "raise":
             raise ModelContextOverflow(
@@ -306,6 +334,12 @@ async def _compress(
             action = "cut"
         elif still == "keep":
             action = "keep"
+            if model_window is not None and total > model_window:
+                # the window is a hard limit: the newest content is cut, as the last resort
+                current, total = _cut_protected(
+                    current, context, total, goal=min(model_window, limits.threshold_tokens)
+                )
+                action = "cut"
         else:
             name = str(getattr(still, "name", type(still).__name__))
             action = f"step:{name}"
@@ -315,6 +349,9 @@ async def _compress(
                 current = ran[0]
                 total = meter.total(current)
 
+    if total > tokens_before:
+        # never bigger: what the steps added (a note, a marker) costs more than it removed
+        current, total = original, tokens_before
     # write the saved tool results that the final list still names (and only those)
     current, total = await commit_saves(context, original, current, total, policy, failures)
     traced = trace(original, current)

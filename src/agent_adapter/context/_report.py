@@ -73,6 +73,9 @@ class CompressionReport:
         summary_invalid_replies: summarizer replies that were no usable summary (not JSON
             of the schema, cut off at the token limit): each skipped its step, as the spec
             has it, and :meth:`explain` says so.
+        prefix_tokens: tokens at the start of this request that are the previous request
+            of the same conversation, unchanged (what a provider's prompt cache can serve);
+            0 when no earlier request is remembered (see ``compress_for``'s compaction state).
     """
 
     tokens_before: int
@@ -94,6 +97,7 @@ class CompressionReport:
     summary_probes: int = 0
     summary_probes_found: int = 0
     summary_invalid_replies: int = 0
+    prefix_tokens: int = 0
 
     @property
     def summary_coverage(self) -> float | None:
@@ -124,11 +128,10 @@ class CompressionReport:
             return f"{self.tokens_before} tokens is already under the target: nothing changed."
         if self.skipped == "nothing_to_compress":
             return (
-                f"Target {self.target_tokens} NOT reached, nothing removed: the protected "
-                f"messages (system prompt, latest user message, newest turn) alone are "
-                f"{self.protected_tokens} tokens, over the threshold {self.threshold_tokens}, so "
-                "removing history could reach neither (if_still_too_long='keep'; 'cut' cuts "
-                "the biggest protected texts instead)."
+                f"Target {self.target_tokens} NOT reached, nothing removed: every message is "
+                f"protected (system prompt, latest user message, newest turn: "
+                f"{self.protected_tokens} tokens), so no step may remove any "
+                "(if_still_too_long='cut' cuts the biggest protected texts)."
             )
         if self.reached_target:
             return (

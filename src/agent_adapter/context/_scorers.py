@@ -41,6 +41,7 @@ __all__ = [
     "MyScorer",
     "RerankerScorer",
     "Scorer",
+    "check_scorer",
     "checked_scores",
     "scoring_context",
 ]
@@ -68,6 +69,33 @@ class Scorer(Protocol):
     async def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """One score in 0..1 per text, in order."""
         ...
+
+
+def check_scorer(value: object, where: str) -> None:
+    """Raise unless ``value`` is a Scorer: an instance with an async ``score`` method.
+
+    What a step checks at construction, so a wrong scorer fails there and not in ``apply``.
+
+    Args:
+        value: the scorer given.
+        where: the argument, for the message (``"RemoveDuplicates.scorer"``).
+
+    Raises:
+        ConfigError: a class instead of an instance, no callable ``score``, or a ``score``
+            that is a plain function (not ``async def``).
+    """
+    score = getattr(value, "score", None)
+    if isinstance(value, type):
+        got = f"the class {value.__name__} (pass an instance: {value.__name__}())"
+    elif not callable(score):
+        got = type(value).__name__
+    elif (inspect.isfunction(score) or inspect.ismethod(score)) and not (
+        inspect.iscoroutinefunction(score)
+    ):
+        got = f"{type(value).__name__}, whose score is not async"
+    else:
+        return
+    raise ConfigError(f"{where} must be a Scorer (an async score(query, texts) method), got {got}")
 
 
 def checked_scores(scores: object, count: int, who: str) -> list[float]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_adapter._messages import Message, OpaquePart, ThinkingPart
+from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import pair_messages
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Unit",
     "carries_approval_state",
     "has_approval_marker",
+    "opens_turn",
     "split_units",
 ]
 
@@ -189,6 +191,31 @@ def _split(messages: Sequence[Message]) -> list[tuple[int, int]]:
     return bounds
 
 
+def opens_turn(part: object) -> bool:
+    """True for a thinking part under Anthropic's rule: "a final assistant message must start
+    with a thinking block (preceding the lastmost set of tool_use and tool_result blocks)"
+    (extended thinking guide, https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking).
+
+    Not under it: an OpenAI Responses ``reasoning`` item (its only rule is its pairing with
+    the items of its response: "Item of type 'function_call' was provided without its
+    required 'reasoning' item", kept by the unit, so the whole (reasoning, call, output) group
+    may go) and a LangChain ``reasoning`` block (OpenAI's, by LangChain's standard content
+    blocks), or pydantic-ai thinking of another provider than Anthropic's (its
+    ``provider_name``). Gemini's thought parts are left out by their format
+    (``turn_thinking=False``):
+    Gemini asks that a function call kept in the current turn carries its
+    ``thought_signature`` unchanged, which no step ever changes, not that the turn's first
+    step stays.
+    """
+    if not isinstance(part, ThinkingPart):
+        return False
+    extras = part.extras
+    if extras.get("type") == "reasoning" or extras.get("langchain_type") == "reasoning":
+        return False
+    provider = extras.get("provider_name")  # pydantic-ai's ThinkingPart names its provider
+    return not isinstance(provider, str) or any(p in provider for p in ("anthropic", "bedrock"))
+
+
 #: Why a message is protected (see :meth:`Protection.reason`).
 ProtectionReason = Literal[
     "", "system", "pinned", "approval", "latest_user", "thinking_opener", "newest_turn", "unit"
@@ -211,6 +238,16 @@ class Protection:
         pinned: ``pinned(message) -> bool`` marks more messages to protect.
         protect_newest_turn: protect the latest user message and the last unit (default);
             ``False`` only for last-resort passes (``if_still_too_long`` given a step).
+        turn_thinking: the format may carry Anthropic thinking (the default; ``False`` for
+            formats whose reasoning has no such rule: OpenAI, Gemini), so the current turn's
+            opening assistant message is protected when it carries an Anthropic thinking
+            block (:func:`opens_turn`).
+        reason_of: why a message ``pinned`` marks is protected (default ``"pinned"``): a
+            last-resort pass keeps the reasons of the compression's own protection, so its
+            steps still know the current turn's thinking opener.
+
+    The latest user message is the caller's: a note or summary this library added on an
+    earlier call (:mod:`agent_adapter.context._own`) never takes its place.
     """
 
     __slots__ = ("_pinned", "_reasons")
@@ -221,15 +258,17 @@ class Protection:
         pinned: Callable[[Message], bool] | None = None,
         *,
         protect_newest_turn: bool = True,
+        turn_thinking: bool = True,
+        reason_of: Callable[[Message], ProtectionReason] | None = None,
     ) -> None:
         why: list[ProtectionReason] = [""] * len(messages)
         pinned_origins: set[int] = set()
         latest_user = -1
         for i, m in enumerate(messages):
-            if m.role == "user":
+            if m.role == "user" and not is_own(m):  # a note or summary is never the user's
                 latest_user = i
             if pinned is not None and pinned(m):
-                why[i] = "pinned"
+                why[i] = (reason_of(m) if reason_of is not None else "") or "pinned"
                 pinned_origins.add(m.origin)
             elif m.role == "system":
                 why[i] = "system"
@@ -239,7 +278,9 @@ class Protection:
             why[latest_user] = why[latest_user] or "latest_user"
             # Anthropic extended thinking: within the current tool loop, the thinking block of
             # the turn's opening assistant message must be sent back ("Expected `thinking` or
-            # `redacted_thinking`, but found `tool_use`"), so that message is protected.
+            # `redacted_thinking`, but found `tool_use`"), so that message is protected. The
+            # rule is Anthropic's alone (see opens_turn): a Responses reasoning item or a
+            # Gemini thought part goes with its whole round.
             opener = next(
                 (
                     k
@@ -248,8 +289,10 @@ class Protection:
                 ),
                 None,
             )
-            if opener is not None and any(
-                isinstance(p, ThinkingPart) for p in messages[opener].parts
+            if (
+                turn_thinking
+                and opener is not None
+                and any(opens_turn(p) for p in messages[opener].parts)
             ):
                 why[opener] = why[opener] or "thinking_opener"
         bounds = _bounds(messages)

@@ -1,21 +1,62 @@
-"""The one path every integration compresses through: compress_for, the report callback and
-the OpenTelemetry span."""
+"""The one path every integration compresses through: compress_for (with the conversation's
+compaction state), the report callback and the OpenTelemetry span."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from agent_adapter._errors import ConfigError
-from agent_adapter.context import CompressionPolicy, CompressionReport
+from agent_adapter.context import CompactionStates, CompressionPolicy, CompressionReport
 from agent_adapter.context.formats import compress_for, compress_for_sync
 from agent_adapter.integrations._telemetry import record_span
 
-__all__ = ["Compressor", "OnReport"]
+__all__ = ["Compressor", "OnReport", "States", "conversation_id", "langgraph_thread"]
 
 OnReport = Callable[[CompressionReport], None]
+#: Where an integration keeps its conversations' compaction states: ``None`` for the
+#: process-wide :func:`~agent_adapter.context.default_states`, a
+#: :class:`~agent_adapter.context.CompactionStates` of your own, or ``False`` for none (every
+#: model call compresses the history it is given).
+States = CompactionStates | Literal[False] | None
+
+
+def conversation_id(*parts: Any) -> str | None:
+    """The conversation key made of ``parts`` (the framework's ids, most significant first):
+    the non-empty strings among them joined with ``/``; ``None`` when the first is not a
+    non-empty string (the framework has no id: compress_for's default key applies)."""
+    if not parts or not isinstance(parts[0], str) or not parts[0]:
+        return None
+    return "/".join(p for p in parts if isinstance(p, str) and p)
+
+
+def langgraph_thread(config: Any) -> str | None:
+    """The conversation key of a LangGraph run: ``config["configurable"]["thread_id"]``, with
+    the path of the subgraph the node runs in when it is not the root graph (two agents of one
+    thread keep states of their own); ``None`` without a thread id.
+
+    A node's ``checkpoint_ns`` is ``"node:task_id"`` segments joined by ``|``, the last one the
+    node itself; task ids change every step, so only the names are kept.
+    """
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    if not isinstance(configurable, Mapping):
+        return None
+    thread = configurable.get("thread_id")
+    if isinstance(thread, int | float) and not isinstance(thread, bool):
+        thread = str(thread)  # LangGraph takes any scalar as a thread id
+    ns = configurable.get("checkpoint_ns")
+    path = [s.split(":", 1)[0] for s in ns.split("|")][:-1] if isinstance(ns, str) and ns else []
+    return conversation_id(thread, "|".join(path))
+
+
+def _check_states(framework: str, states: Any) -> None:
+    if states is not None and states is not False and not isinstance(states, CompactionStates):
+        raise ConfigError(
+            f"{framework}: states must be a CompactionStates, False or None, got "
+            f"{type(states).__name__}"
+        )
 
 
 @dataclass(frozen=True)
@@ -27,7 +68,9 @@ class Compressor:
         format: the message format name of the framework's history.
         framework: the name the span and errors use.
         model_max_tokens: the context window, for a policy in percents (else the policy's).
-        on_report: called with each compression's report (also when nothing was compressed).
+        on_report: called with each compression's report (also when nothing was compressed;
+            its ``prefix_tokens`` counts what the request shares with the previous one).
+        states: where the conversations' compaction states live (see :data:`States`).
     """
 
     policy: CompressionPolicy
@@ -35,6 +78,7 @@ class Compressor:
     framework: str
     model_max_tokens: int | None = None
     on_report: OnReport | None = None
+    states: States = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.policy, CompressionPolicy):
@@ -44,34 +88,73 @@ class Compressor:
             )
         if self.on_report is not None and not callable(self.on_report):
             raise ConfigError(f"{self.framework}: on_report must be callable")
+        _check_states(self.framework, self.states)
         # a percent policy without a window fails here, not at the first model call
         self.policy.limits(self.model_max_tokens)
 
     def _done(
-        self, report: CompressionReport, started: int, agent: str | None, model: str | None
+        self,
+        report: CompressionReport,
+        started: int,
+        agent: str | None,
+        model: str | None,
+        conversation: str | None,
     ) -> None:
-        record_span(report, framework=self.framework, started_ns=started, agent=agent, model=model)
+        record_span(
+            report,
+            framework=self.framework,
+            started_ns=started,
+            agent=agent,
+            model=model,
+            conversation=conversation,
+        )
         if self.on_report is not None:
             self.on_report(report)
 
     async def run(
-        self, messages: Sequence[Any], *, agent: str | None = None, model: str | None = None
+        self,
+        messages: Sequence[Any],
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        conversation: str | None = None,
     ) -> list[Any]:
-        """The compressed natives (the caller's list object when nothing changed)."""
+        """The natives to send (the caller's list object when nothing changed).
+
+        ``conversation`` is the framework's conversation id (``None``: compress_for's default
+        key, a fingerprint of the first messages): a history that extends the one remembered
+        for it is sent as the request sent then plus the new messages, until over the
+        threshold.
+        """
         started = time.time_ns()
         result, report = await compress_for(
-            messages, self.policy, format=self.format, model_max_tokens=self.model_max_tokens
+            messages,
+            self.policy,
+            format=self.format,
+            model_max_tokens=self.model_max_tokens,
+            conversation=conversation or None,
+            states=self.states,
         )
-        self._done(report, started, agent, model)
+        self._done(report, started, agent, model, conversation)
         return result
 
     def run_sync(
-        self, messages: Sequence[Any], *, agent: str | None = None, model: str | None = None
+        self,
+        messages: Sequence[Any],
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        conversation: str | None = None,
     ) -> list[Any]:
         """:meth:`run` for sync code (see :func:`compress_for_sync`)."""
         started = time.time_ns()
         result, report = compress_for_sync(
-            messages, self.policy, format=self.format, model_max_tokens=self.model_max_tokens
+            messages,
+            self.policy,
+            format=self.format,
+            model_max_tokens=self.model_max_tokens,
+            conversation=conversation or None,
+            states=self.states,
         )
-        self._done(report, started, agent, model)
+        self._done(report, started, agent, model, conversation)
         return result

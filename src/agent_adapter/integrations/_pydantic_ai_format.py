@@ -128,7 +128,10 @@ def _response_message(native: Any, index: int) -> Message:
         elif isinstance(part, pm.TextPart):
             content.append(TextPart(part.content))
         elif isinstance(part, pm.ThinkingPart):
-            content.append(ThinkingPart(part.content, signature=part.signature))
+            # the provider says which thinking rule applies (see opens_turn)
+            provider = getattr(part, "provider_name", None)
+            extras = {"provider_name": provider} if isinstance(provider, str) else {}
+            content.append(ThinkingPart(part.content, signature=part.signature, extras=extras))
         elif hasattr(part, "part_kind"):
             content.append(OpaquePart(_PROVIDER, part))
         else:

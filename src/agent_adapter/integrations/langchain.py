@@ -7,9 +7,18 @@ update, and ``messages`` is reduced by LangGraph's ``add_messages``: dropping me
 means ``RemoveMessage`` entries, so the checkpointed history itself would lose them for good.
 ``wrap_model_call`` receives the :class:`~langchain.agents.middleware.ModelRequest` the agent is
 about to send and passes ``request.override(messages=...)`` to the handler: only what is sent
-changes, the state and every checkpoint keep the full history, and a resumed thread compresses
-it again from the full record. The system prompt (``request.system_message``) is counted with the
-messages (it is sent with them) and never changed.
+changes, the state and every checkpoint keep the full history, and a thread resumed in another
+process is compressed again from the full record. The system prompt
+(``request.system_message``) is counted with the messages (it is sent with them) and never
+changed.
+
+**Compact once, then append.** The conversation's compaction state (see
+:func:`~agent_adapter.context.compress_for`) is keyed by the run's LangGraph thread,
+``config["configurable"]["thread_id"]`` (with the subgraph's path when the agent runs inside
+another graph): once a thread was compressed, every later model call of it is sent as the
+request sent then plus the new messages, byte for byte, until that is over the threshold, so the
+provider's prompt cache keeps hitting. Without a thread id the key is a fingerprint of the first
+messages. ``states=`` says where the states live (``False``: none).
 
 Example::
 
@@ -30,10 +39,11 @@ from typing import Any
 
 from agent_adapter._errors import MissingDependency
 from agent_adapter.context import CompressionPolicy
-from agent_adapter.integrations._core import Compressor, OnReport
+from agent_adapter.integrations._core import Compressor, OnReport, States, langgraph_thread
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest
+    from langgraph.config import get_config
 except ImportError as e:  # pragma: no cover - exercised without the extra
     raise MissingDependency("langchain", "langchain-agents", "CompressionMiddleware") from e
 
@@ -45,6 +55,17 @@ def _model_name(model: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _thread(request: Any) -> str | None:
+    """The conversation key of the agent run ``request`` belongs to: its LangGraph thread."""
+    try:
+        config = get_config()
+    except RuntimeError:  # called outside a graph run (a test, a handler of its own)
+        info = getattr(getattr(request, "runtime", None), "execution_info", None)
+        ids = {k: getattr(info, k, None) for k in ("thread_id", "checkpoint_ns")}
+        config = {"configurable": ids}
+    return langgraph_thread(config)
+
+
 class CompressionMiddleware(AgentMiddleware):
     """Compresses the messages of every model call of a LangChain agent with ``policy``.
 
@@ -53,11 +74,16 @@ class CompressionMiddleware(AgentMiddleware):
         model_max_tokens: the model's context window, for a policy in percents (else the
             policy's own ``model_max_tokens``).
         on_report: called with the :class:`~agent_adapter.context.CompressionReport` of every
-            model call (also when nothing was compressed).
+            model call (also when nothing was compressed; ``prefix_tokens`` counts what the
+            request shares with the thread's previous one).
+        states: where the threads' compaction states live: ``None`` for the process-wide
+            :func:`~agent_adapter.context.default_states`, a
+            :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none (every
+            call compresses the full history).
 
     Raises:
         ConfigError: ``policy`` is not a CompressionPolicy, or it is in percents and no window
-            is known.
+            is known; ``states`` is none of the above.
     """
 
     def __init__(
@@ -66,10 +92,16 @@ class CompressionMiddleware(AgentMiddleware):
         *,
         model_max_tokens: int | None = None,
         on_report: OnReport | None = None,
+        states: States = None,
     ) -> None:
         super().__init__()
         self._compressor = Compressor(
-            policy, "langchain", "langchain", model_max_tokens=model_max_tokens, on_report=on_report
+            policy,
+            "langchain",
+            "langchain",
+            model_max_tokens=model_max_tokens,
+            on_report=on_report,
+            states=states,
         )
 
     @property
@@ -90,7 +122,9 @@ class CompressionMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[Any], Any]) -> Any:
         """Send ``request`` with its messages compressed (sync agents)."""
         natives = self._natives(request)
-        result = self._compressor.run_sync(natives, model=_model_name(request.model))
+        result = self._compressor.run_sync(
+            natives, model=_model_name(request.model), conversation=_thread(request)
+        )
         return handler(request if result is natives else self._apply(request, result))
 
     async def awrap_model_call(
@@ -98,5 +132,7 @@ class CompressionMiddleware(AgentMiddleware):
     ) -> Any:
         """Send ``request`` with its messages compressed (async agents)."""
         natives = self._natives(request)
-        result = await self._compressor.run(natives, model=_model_name(request.model))
+        result = await self._compressor.run(
+            natives, model=_model_name(request.model), conversation=_thread(request)
+        )
         return await handler(request if result is natives else self._apply(request, result))

@@ -10,20 +10,32 @@ The items are compressed in the ``openai`` format (Responses items: ``reasoning`
 their ``encrypted_content``, ``function_call`` / ``function_call_output`` pairs, MCP approval
 requests and responses kept with the state they carry). The instructions go out untouched: they
 are counted with the items (they are sent with them) and never changed. Only what is sent
-changes: the run's items, ``result.to_input_list()`` and a session keep the full history, and a
-run resumed from a session is compressed again from the full record. The same filter serves
-``OpenAIResponsesModel`` and ``OpenAIChatCompletionsModel`` (the SDK converts the items for
-Chat Completions after the filter).
+changes: the run's items, ``result.to_input_list()`` and a session keep the full history. The
+same filter serves ``OpenAIResponsesModel`` and ``OpenAIChatCompletionsModel`` (the SDK converts
+the items for Chat Completions after the filter).
+
+**Compact once, then append.** The conversation's compaction state (see
+:func:`~agent_adapter.context.compress_for`) remembers what was compressed and sent: a later
+model call whose items extend the remembered ones (the next turn of the run, the next run of the
+session) is sent as the request sent then plus the new items, byte for byte, until that is over
+the threshold, so the provider's prompt cache keeps hitting. The SDK does not tell a filter
+which session the run uses, so pass it: ``compression_filter(policy, session=session)`` (the
+``Session`` given to ``Runner.run``, or its id) keys the state by ``session.session_id``, as the
+SDK groups a session's runs for its own ``prompt_cache_key``. Without one the key is a
+fingerprint of the first items (the instructions and the first input), which a run continued
+from ``result.to_input_list()`` keeps. A run resumed in another process, or after the state was
+evicted, is compressed again from the full record (``states=False``: every call is).
 
 Example::
 
-    from agents import Agent, RunConfig, Runner
+    from agents import Agent, RunConfig, Runner, SQLiteSession
     from agent_adapter.context import CompressionPolicy
     from agent_adapter.integrations.openai_agents import compression_filter
 
     policy = CompressionPolicy(threshold_tokens=60_000, target_tokens=40_000)
-    config = RunConfig(call_model_input_filter=compression_filter(policy))
-    result = await Runner.run(agent, "Fix the failing test", run_config=config)
+    session = SQLiteSession("user-42")
+    config = RunConfig(call_model_input_filter=compression_filter(policy, session=session))
+    result = await Runner.run(agent, "Fix the failing test", run_config=config, session=session)
 """
 
 from __future__ import annotations
@@ -31,9 +43,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_adapter._errors import MissingDependency
+from agent_adapter._errors import ConfigError, MissingDependency
 from agent_adapter.context import CompressionPolicy
-from agent_adapter.integrations._core import Compressor, OnReport
+from agent_adapter.integrations._core import Compressor, OnReport, States
 
 try:
     from agents.run_config import CallModelData, ModelInputData
@@ -51,11 +63,30 @@ def _model_name(agent: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _session_id(session: Any) -> str | None:
+    """The conversation key of ``session`` (a ``Session`` or its id); ``None`` for none.
+
+    Raises:
+        ConfigError: ``session`` is neither a non-empty str nor has a non-empty ``session_id``.
+    """
+    if session is None:
+        return None
+    key = session if isinstance(session, str) else getattr(session, "session_id", None)
+    if not isinstance(key, str) or not key.strip():
+        raise ConfigError(
+            "compression_filter: session must be an agents Session (with a non-empty "
+            f"session_id) or a non-empty str, got {type(session).__name__}"
+        )
+    return key.strip()
+
+
 def compression_filter(
     policy: CompressionPolicy,
     *,
     model_max_tokens: int | None = None,
     on_report: OnReport | None = None,
+    session: Any = None,
+    states: States = None,
 ) -> Callable[[CallModelData[Any]], Awaitable[ModelInputData]]:
     """A ``call_model_input_filter`` that compresses the input items with ``policy``.
 
@@ -63,14 +94,21 @@ def compression_filter(
         policy: the compression policy.
         model_max_tokens: the model's context window, for a policy in percents.
         on_report: called with each model call's
-            :class:`~agent_adapter.context.CompressionReport`.
+            :class:`~agent_adapter.context.CompressionReport` (``prefix_tokens`` counts what
+            the request shares with the conversation's previous one).
+        session: the ``agents`` ``Session`` the runs use (or its id): the conversation the
+            compaction state is kept for (``None``: a fingerprint of the first items).
+        states: where the conversations' compaction states live: ``None`` for the
+            process-wide :func:`~agent_adapter.context.default_states`, a
+            :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none (every
+            call compresses the full history).
 
     Returns:
         An async filter for ``RunConfig(call_model_input_filter=...)``.
 
     Raises:
         ConfigError: ``policy`` is not a CompressionPolicy, or it is in percents and no window
-            is known.
+            is known; ``session`` or ``states`` is not one of the above.
     """
     compressor = Compressor(
         policy,
@@ -78,7 +116,9 @@ def compression_filter(
         "openai_agents",
         model_max_tokens=model_max_tokens,
         on_report=on_report,
+        states=states,
     )
+    conversation = _session_id(session)
 
     async def call_model_input_filter(data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
@@ -89,7 +129,10 @@ def compression_filter(
         items = [*head, *model_data.input]
         agent = data.agent
         result = await compressor.run(
-            items, agent=getattr(agent, "name", None), model=_model_name(agent)
+            items,
+            agent=getattr(agent, "name", None),
+            model=_model_name(agent),
+            conversation=conversation,
         )
         if result is items:
             return model_data

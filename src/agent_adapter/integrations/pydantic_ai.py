@@ -8,13 +8,24 @@ extra you use, e.g. ``pydantic-ai-slim[openai]``).
 model request with pydantic-ai's own ``ModelMessage`` list. pydantic-ai 2 takes history
 processors as the ``ProcessHistory`` capability (``history_processors=`` was removed in v2);
 :func:`compression_capability` is ``ProcessHistory(compression_processor(policy))``, and the bare
-processor suits any hook that takes one (https://ai.pydantic.dev/message-history/,
-"Processing Message History"). pydantic-ai stores
+processor, in pydantic-ai's ``(ctx, messages)`` form, suits any hook that takes one
+(https://ai.pydantic.dev/message-history/, "Processing Message History"). pydantic-ai stores
 what a processor returns as the run's history (``ctx.messages[:] = processed``), so
 ``result.all_messages()`` is the compressed history: a valid ``ModelMessage`` list (calls and
 returns paired, the last message a ``ModelRequest``) that ``message_history=`` takes to go on,
 as pydantic-ai expects of a processor. The request's ``instructions`` are kept as they are and
 are not counted (pydantic-ai adds them to the request after the processors).
+
+**Compact once, then append.** The processor takes pydantic-ai's ``RunContext`` and keys the
+conversation's compaction state (see :func:`~agent_adapter.context.compress_for`) by its
+``conversation_id`` (``Agent.run(conversation_id=...)``, else the one on ``message_history``,
+else a fresh one per run); a context without one falls back to the fingerprint of the first
+messages. As pydantic-ai keeps what the processor returns as the run's history, the next request
+starts with the one sent either way: that history extends the request sent, not the history
+compressed, so the state starts over from it (the same request; that call's report counts no
+``prefix_tokens``). The state carries a conversation whose history is the full record again:
+one the caller keeps of its own and passes as ``message_history=``, with the same
+``conversation_id``. ``states=`` says where the states live (``False``: none).
 
 Importing this module registers the ``pydantic_ai`` format
 (:class:`~agent_adapter.integrations._pydantic_ai_format.PydanticAIConverter`), so
@@ -24,7 +35,7 @@ Example::
 
     from pydantic_ai import Agent
     from agent_adapter.context import CompressionPolicy
-    from agent_adapter.integrations.pydantic_ai import compression_processor
+    from agent_adapter.integrations.pydantic_ai import compression_capability
 
     policy = CompressionPolicy(threshold_tokens=60_000, target_tokens=40_000)
     agent = Agent("openai:gpt-4o", capabilities=[compression_capability(policy)])
@@ -38,9 +49,10 @@ from typing import Any
 from agent_adapter._errors import MissingDependency
 from agent_adapter.context import CompressionPolicy
 from agent_adapter.context.formats import register_format
-from agent_adapter.integrations._core import Compressor, OnReport
+from agent_adapter.integrations._core import Compressor, OnReport, States, conversation_id
 
 try:
+    from pydantic_ai import RunContext
     from pydantic_ai.capabilities import ProcessHistory
 
     from agent_adapter.integrations._pydantic_ai_format import PydanticAIConverter, is_pydantic_ai
@@ -57,28 +69,40 @@ def compression_processor(
     *,
     model_max_tokens: int | None = None,
     on_report: OnReport | None = None,
-) -> Callable[[list[Any]], Awaitable[list[Any]]]:
+    states: States = None,
+) -> Callable[[RunContext[Any], list[Any]], Awaitable[list[Any]]]:
     """A pydantic-ai history processor that compresses the messages with ``policy``.
 
     Args:
         policy: the compression policy.
         model_max_tokens: the model's context window, for a policy in percents.
         on_report: called with each model request's
-            :class:`~agent_adapter.context.CompressionReport`.
+            :class:`~agent_adapter.context.CompressionReport` (``prefix_tokens`` counts what
+            the request shares with the conversation's previous one).
+        states: where the conversations' compaction states live: ``None`` for the
+            process-wide :func:`~agent_adapter.context.default_states`, a
+            :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none.
 
     Returns:
-        An async ``list[ModelMessage] -> list[ModelMessage]`` for ``history_processors``.
+        An async ``(RunContext, list[ModelMessage]) -> list[ModelMessage]``, the processor
+        form pydantic-ai passes its run context to.
 
     Raises:
         ConfigError: ``policy`` is not a CompressionPolicy, or it is in percents and no window
-            is known.
+            is known; ``states`` is none of the above.
     """
     compressor = Compressor(
-        policy, "pydantic_ai", "pydantic_ai", model_max_tokens=model_max_tokens, on_report=on_report
+        policy,
+        "pydantic_ai",
+        "pydantic_ai",
+        model_max_tokens=model_max_tokens,
+        on_report=on_report,
+        states=states,
     )
 
-    async def compress_history(messages: list[Any]) -> list[Any]:
-        return await compressor.run(messages)
+    async def compress_history(ctx: RunContext[Any], messages: list[Any]) -> list[Any]:
+        key = conversation_id(getattr(ctx, "conversation_id", None))
+        return await compressor.run(messages, conversation=key)
 
     return compress_history
 
@@ -88,6 +112,7 @@ def compression_capability(
     *,
     model_max_tokens: int | None = None,
     on_report: OnReport | None = None,
+    states: States = None,
 ) -> ProcessHistory[Any]:
     """``ProcessHistory(compression_processor(...))``: for ``Agent(capabilities=[...])``.
 
@@ -96,11 +121,12 @@ def compression_capability(
         model_max_tokens: the model's context window, for a policy in percents.
         on_report: called with each model request's
             :class:`~agent_adapter.context.CompressionReport`.
+        states: as :func:`compression_processor`.
 
     Raises:
         ConfigError: as :func:`compression_processor`.
     """
     processor = compression_processor(
-        policy, model_max_tokens=model_max_tokens, on_report=on_report
+        policy, model_max_tokens=model_max_tokens, on_report=on_report, states=states
     )
     return ProcessHistory(processor)

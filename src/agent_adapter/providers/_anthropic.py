@@ -7,14 +7,20 @@ the ``system`` field as text blocks (the API has no system role in ``messages``)
 profile's output limit (4096 for an unknown model). Temperature is 0..1 and there is no seed
 (Messages API reference), so a request outside that is refused (``ConfigError``). Anthropic
 reports cached input apart (``input_tokens`` excludes ``cache_read_input_tokens`` and
-``cache_creation_input_tokens``); :class:`~agent_adapter.Usage` counts all three as input.
+``cache_creation_input_tokens``); :class:`~agent_adapter.Usage` counts all three as input, the
+reads as ``cache_read_tokens`` and the writes as ``cache_write_tokens`` (both TTLs: the price
+table's cache-write price is the 5-minute one, 1.25x input; a 1-hour write costs 2x).
+
+The caller's ``cache_control`` marks travel in the converter's extras and are sent where they
+were. ``cache_breakpoint="auto"`` adds breakpoints of its own at the end of the stable prefix
+and of the request (:mod:`agent_adapter.providers._anthropic_cache`).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 from agent_adapter._errors import (
     ConfigError,
@@ -35,6 +41,7 @@ from agent_adapter._model import (
 from agent_adapter._profiles import model_profile
 from agent_adapter.context.formats import strip_reserved
 from agent_adapter.context.formats._anthropic import AnthropicConverter
+from agent_adapter.providers._anthropic_cache import StablePrefixes, chain, place
 from agent_adapter.providers._base import (
     Parsed,
     ProviderModel,
@@ -78,9 +85,18 @@ class AnthropicModel(ProviderModel):
 
         model = AnthropicModel("claude-sonnet-4-5")            # ANTHROPIC_API_KEY
         reply = await model.generate(ModelRequest(messages=[Message("user", "hi")]))
+        cached = AnthropicModel("claude-sonnet-4-5", cache_breakpoint="auto")
 
     Args:
         model: the model name.
+        cache_breakpoint: ``None`` (default): send the caller's ``cache_control`` marks as
+            they are and add none. ``"auto"``: also mark, with ``{"type": "ephemeral"}``, the
+            last block of the stable prefix (the last message equal to the previous request
+            of the same conversation, which that request's tail mark cached) and the last
+            block of the request (caching it for the next call), never past Anthropic's
+            four breakpoints a request, the caller's own included and kept
+            (:mod:`agent_adapter.providers._anthropic_cache` says why these two). The
+            previous request is remembered by this model object once it was answered.
         **kwargs: see :class:`~agent_adapter.providers._base.ProviderModel`.
 
     Raises:
@@ -89,6 +105,17 @@ class AnthropicModel(ProviderModel):
     """
 
     default_provider = "anthropic"
+
+    def __init__(
+        self, model: str, *, cache_breakpoint: Literal["auto"] | None = None, **kwargs: Any
+    ) -> None:
+        if cache_breakpoint not in (None, "auto"):
+            raise ConfigError(
+                f"AnthropicModel: cache_breakpoint must be None or 'auto', got {cache_breakpoint!r}"
+            )
+        self.cache_breakpoint = cache_breakpoint
+        self._prefixes = StablePrefixes() if cache_breakpoint == "auto" else None
+        super().__init__(model, **kwargs)
 
     def _make_client(self, api_key: str | None) -> Any:
         anthropic = import_sdk("anthropic", "anthropic", "anthropic", type(self).__name__)
@@ -154,10 +181,19 @@ class AnthropicModel(ProviderModel):
                 request, call_parameters(self._client.messages.create), "Anthropic messages.create"
             )
         )
+        if self._prefixes is not None:
+            place(kwargs, self._prefixes.stable(chain(kwargs)))
         return kwargs
 
+    def _answered(self, kwargs: dict[str, Any]) -> None:
+        """Remember an answered request's prefixes (the provider cached them)."""
+        if self._prefixes is not None:
+            self._prefixes.remember(chain(kwargs))
+
     async def _send(self, kwargs: dict[str, Any]) -> Any:
-        return await self._client.messages.create(**kwargs)
+        raw = await self._client.messages.create(**kwargs)
+        self._answered(kwargs)
+        return raw
 
     def _parse(self, raw: Any) -> Parsed:
         if getattr(raw, "type", "message") != "message" or raw.role != "assistant":
@@ -206,6 +242,7 @@ class AnthropicModel(ProviderModel):
                     elif delta.type == "signature_delta":
                         yield ThinkingDelta(signature=delta.signature)
             final = await stream.get_final_message()
+        self._answered(kwargs)
         state.reply = self._parse(final)
 
     def _vendor_error(self, error: BaseException) -> ModelError | None:

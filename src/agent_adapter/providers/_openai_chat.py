@@ -65,12 +65,22 @@ def with_reasoning(message: Message, reasoning: Any) -> Message:
 
 
 def chat_usage(usage: Any) -> Usage:
-    """Usage from a ``CompletionUsage`` (``prompt_tokens`` counts the cached ones too)."""
+    """Usage from a ``CompletionUsage`` (``prompt_tokens`` counts the cached ones too).
+
+    Cache reads are OpenAI's ``prompt_tokens_details.cached_tokens``, else DeepSeek's
+    ``prompt_cache_hit_tokens`` (DeepSeek reports its context cache in fields of its own,
+    ``prompt_cache_hit_tokens`` + ``prompt_cache_miss_tokens`` = ``prompt_tokens``: DeepSeek
+    API docs, "Context Caching"); writes are ``prompt_tokens_details.cache_write_tokens``
+    (OpenAI reports them from the GPT-5.6 family on: prompt caching guide).
+    """
     if usage is None:
         return Usage()
     details = getattr(usage, "prompt_tokens_details", None)
     cached = (getattr(details, "cached_tokens", None) or 0) if details else 0
     written = (getattr(details, "cache_write_tokens", None) or 0) if details else 0
+    if not cached:
+        hit = getattr(usage, "prompt_cache_hit_tokens", None)
+        cached = hit if isinstance(hit, int) and not isinstance(hit, bool) and hit > 0 else 0
     return Usage(
         input_tokens=usage.prompt_tokens or 0,
         output_tokens=usage.completion_tokens or 0,

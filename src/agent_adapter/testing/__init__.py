@@ -13,10 +13,16 @@ providers of :mod:`agent_adapter.providers`) at it and test your agent over real
         ...
         assert server.requests[0].body["messages"][-1]["role"] == "user"
 
+Like the providers, the server caches prompt prefixes (:class:`PromptCache`): a request
+that repeats an earlier one's prefix reports the cached part as the provider would
+(``cached_tokens``, ``cache_read_input_tokens`` / ``cache_creation_input_tokens``,
+``cachedContentTokenCount``); ``ProviderServer(prompt_cache=False)`` turns that off.
+
 Needs the ``testing`` extra (``pip install "agent-adapter[testing]"``: starlette, uvicorn).
 """
 
+from agent_adapter.testing._cache import CacheHit, PromptCache, prompt_tokens
 from agent_adapter.testing._replies import Reply
 from agent_adapter.testing._server import ProviderServer, RecordedRequest
 
-__all__ = ["ProviderServer", "RecordedRequest", "Reply"]
+__all__ = ["CacheHit", "PromptCache", "ProviderServer", "RecordedRequest", "Reply", "prompt_tokens"]

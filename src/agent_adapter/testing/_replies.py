@@ -40,7 +40,15 @@ from typing import Any, Literal, TypeAlias
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import ToolCall
 
-__all__ = ["OverflowStyle", "Protocol", "Reply", "ReplyKind", "error_body", "stream_error"]
+__all__ = [
+    "OverflowStyle",
+    "Protocol",
+    "Reply",
+    "ReplyKind",
+    "WireUsage",
+    "error_body",
+    "stream_error",
+]
 
 #: The wire protocols the server speaks.
 Protocol: TypeAlias = Literal["chat", "responses", "anthropic", "gemini"]
@@ -50,6 +58,26 @@ OverflowStyle: TypeAlias = Literal["openai", "deepseek", "vllm", "llamacpp"]
 FinishReason: TypeAlias = Literal["stop", "length", "tool_calls"]
 
 _KINDS = ("message", "overflow", "rate_limit", "server_error", "malformed")
+
+
+@dataclass(frozen=True, slots=True)
+class WireUsage:
+    """The usage a reply's body states, as the server settled it (the script's numbers, or
+    the prompt cache's).
+
+    Attributes:
+        input_tokens: every input token, cached ones included.
+        output_tokens: generated tokens.
+        cache_read_tokens: the part of the input read from the prompt cache.
+        cache_write_tokens: the part written to it (Anthropic).
+        cache_write_1h_tokens: the part of the writes with a one-hour TTL (Anthropic).
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,8 +103,14 @@ class Reply:
         input_tokens / output_tokens: the usage the reply reports; ``input_tokens`` counts
             every input token, cached ones included (as :class:`~agent_adapter.Usage` and
             OpenAI do; the Anthropic body reports the uncached rest, as Anthropic does).
+            ``input_tokens=None``: the request's prompt as the server counts it (see
+            :func:`~agent_adapter.testing.prompt_tokens`), with the part of it the server's
+            prompt cache (:class:`~agent_adapter.testing.PromptCache`) held from earlier
+            requests as the cache counts. A scripted ``input_tokens`` is reported as it is,
+            with only the cache counts scripted here.
         cache_read_tokens / cache_write_tokens: the cached part of the input (OpenAI and
-            Gemini bodies carry reads; Anthropic's both).
+            Gemini bodies carry reads; Anthropic's both). Set, they are reported as scripted
+            (with ``input_tokens=None``, in place of the prompt cache's).
         finish_reason: ``"stop"``, ``"length"`` or ``"tool_calls"``; default ``"tool_calls"``
             when there are calls, else ``"stop"``; rendered in each protocol's own words.
         delay_s: seconds to wait before answering.
@@ -98,7 +132,7 @@ class Reply:
     thinking: str = ""
     signature: str = "c2lnbmF0dXJl"
     tool_calls: Sequence[ToolCall] = ()
-    input_tokens: int = 10
+    input_tokens: int | None = 10
     output_tokens: int = 5
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
@@ -131,9 +165,12 @@ class Reply:
         object.__setattr__(self, "tool_calls", calls)
         for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
             value = getattr(self, name)
+            if value is None and name == "input_tokens":
+                continue
             if type(value) is not int or value < 0:
                 raise ConfigError(f"Reply.{name} must be an int >= 0, got {value!r}")
-        if self.cache_read_tokens + self.cache_write_tokens > self.input_tokens:
+        cached = self.cache_read_tokens + self.cache_write_tokens
+        if self.input_tokens is not None and cached > self.input_tokens:
             raise ConfigError(
                 "Reply: cache_read_tokens + cache_write_tokens exceed input_tokens (input "
                 "counts every input token, cached ones included)"

@@ -19,7 +19,13 @@ from types import TracebackType
 from typing import Any
 
 from agent_adapter._errors import ConfigError, MissingDependency
-from agent_adapter.testing._replies import Protocol, Reply, error_body, stream_error
+from agent_adapter.testing._cache import (
+    MAX_BREAKPOINTS,
+    PromptCache,
+    anthropic_breakpoints,
+    prompt_tokens,
+)
+from agent_adapter.testing._replies import Protocol, Reply, WireUsage, error_body, stream_error
 from agent_adapter.testing._wire_anthropic import anthropic_body, anthropic_stream
 from agent_adapter.testing._wire_gemini import gemini_body, gemini_stream
 from agent_adapter.testing._wire_openai import (
@@ -101,15 +107,35 @@ class ProviderServer:
     Works as ``async with`` too. With no reply left and no ``default`` the server answers
     500 with ``x-should-retry: false`` and a message saying so.
 
+    The server keeps a prompt cache (:class:`PromptCache`), as the providers do. A reply
+    with ``input_tokens=None`` reports the request's prompt as the server counts it and the
+    part of it that an earlier request of the same model and API key already sent, at the
+    provider's granularity (OpenAI from 1,024 tokens in steps of 128; Anthropic up to the
+    last ``cache_control`` breakpoint, with reads and writes; Gemini's implicit cache;
+    DeepSeek's whole earlier prompts), unless it scripts ``cache_read_tokens`` or
+    ``cache_write_tokens``. A reply that scripts ``input_tokens`` (the default, 10) reports
+    its script. An Anthropic request with more than four ``cache_control`` breakpoints gets
+    the API's 400 (taking no reply from the queue).
+
     Args:
         replies: replies to queue at once.
         default: the reply for requests past the queue (``None``: the 500 above).
+        prompt_cache: ``True`` (a :class:`PromptCache` with its defaults), a
+            :class:`PromptCache` of your own, or ``False`` (no cache: a reply reports no
+            cached tokens but those it scripts).
 
     Raises:
+        ConfigError: ``default`` is not a Reply, or ``prompt_cache`` is none of the above.
         MissingDependency: starlette or uvicorn is not installed (extra ``testing``).
     """
 
-    def __init__(self, replies: Iterable[Reply] = (), *, default: Reply | None = None) -> None:
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        default: Reply | None = None,
+        prompt_cache: bool | PromptCache = True,
+    ) -> None:
         try:
             import starlette  # noqa: F401
             import uvicorn  # noqa: F401
@@ -117,6 +143,15 @@ class ProviderServer:
             raise MissingDependency("starlette and uvicorn", "testing", "ProviderServer") from e
         if default is not None and not isinstance(default, Reply):
             raise ConfigError(f"default must be a Reply, got {type(default).__name__}")
+        if isinstance(prompt_cache, PromptCache):
+            self._cache: PromptCache | None = prompt_cache
+        elif prompt_cache is True or prompt_cache is False:
+            self._cache = PromptCache() if prompt_cache else None
+        else:
+            raise ConfigError(
+                "prompt_cache must be True, False or a PromptCache, got "
+                f"{type(prompt_cache).__name__}"
+            )
         self._lock = threading.Lock()
         self._queue: collections.deque[Reply] = collections.deque()
         self._requests: list[RecordedRequest] = []
@@ -152,10 +187,17 @@ class ProviderServer:
             return len(self._queue)
 
     def clear(self) -> None:
-        """Drop the queued replies and the recorded requests."""
+        """Drop the queued replies, the recorded requests and what the prompt cache holds."""
         with self._lock:
             self._queue.clear()
             self._requests.clear()
+        if self._cache is not None:
+            self._cache.clear()
+
+    @property
+    def prompt_cache(self) -> PromptCache | None:
+        """The server's prompt cache (``None`` when it was built with ``prompt_cache=False``)."""
+        return self._cache
 
     # -- addresses ---------------------------------------------------------------------
 
@@ -246,12 +288,44 @@ class ProviderServer:
 
     # -- serving -----------------------------------------------------------------------
 
-    def _take(self, recorded: RecordedRequest) -> tuple[Reply | None, int]:
+    def _take(self, recorded: RecordedRequest, *, reply: bool = True) -> tuple[Reply | None, int]:
         with self._lock:
             self._requests.append(recorded)
             self._count += 1
-            reply = self._queue.popleft() if self._queue else self._default
-            return reply, self._count
+            if not reply:
+                return None, self._count
+            taken = self._queue.popleft() if self._queue else self._default
+            return taken, self._count
+
+    def _usage(self, reply: Reply, recorded: RecordedRequest) -> WireUsage:
+        """The usage ``reply`` reports for ``recorded``.
+
+        Every answered request enters the prompt cache. A reply that scripts
+        ``input_tokens`` reports its script as it is (a scripted size stands for a prompt
+        that was not sent, so the bytes sent cannot be cached against it); one with
+        ``input_tokens=None`` reports the counted prompt and, unless it scripts cache
+        counts, the cache's reads and writes."""
+        data = recorded.body if isinstance(recorded.body, dict) else {}
+        hit = None
+        if self._cache is not None:
+            hit = self._cache.lookup(
+                recorded.protocol, recorded.model, data, recorded.headers, recorded.query
+            )
+        read, write, write_1h = reply.cache_read_tokens, reply.cache_write_tokens, 0
+        if reply.input_tokens is not None:
+            input_tokens = reply.input_tokens
+        else:
+            input_tokens = hit.prompt_tokens if hit else prompt_tokens(recorded.protocol, data)
+            if hit is not None and not (read or write):
+                read, write, write_1h = hit.read, hit.write, hit.write_1h
+            input_tokens = max(input_tokens, read + write)
+        return WireUsage(
+            input_tokens=input_tokens,
+            output_tokens=reply.output_tokens,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            cache_write_1h_tokens=write_1h,
+        )
 
     async def _wait(self, request: Any, seconds: float) -> bool:
         """Sleep ``seconds``; False when the client left or the server stops first."""
@@ -292,6 +366,15 @@ class ProviderServer:
             model=model,
             raw=raw,
         )
+        marks = anthropic_breakpoints(body) if protocol == "anthropic" else 0
+        if marks > MAX_BREAKPOINTS:
+            self._take(recorded, reply=False)
+            message = (
+                f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+                f"Found {marks}."
+            )
+            error = {"type": "invalid_request_error", "message": message}
+            return JSONResponse({"type": "error", "error": error}, status_code=400)
         reply, n = self._take(recorded)
         if reply is None:
             message = f"agent_adapter.testing: no scripted reply left for POST {path}"
@@ -302,7 +385,8 @@ class ProviderServer:
         if reply.delay_s and not await self._wait(request, reply.delay_s):
             return Response(status_code=499)
         if reply.kind in ("overflow", "rate_limit", "server_error") and reply.in_stream and stream:
-            frames = [*_stream(Reply(), protocol, data, model, n)[: _OPENING[protocol]]]
+            opening = _stream(Reply(), protocol, data, model, n, WireUsage())
+            frames = opening[: _OPENING[protocol]]
             event, payload = stream_error(reply, protocol)
             frames.append(sse(payload, event=event))
         elif reply.kind in ("overflow", "rate_limit", "server_error"):
@@ -317,9 +401,10 @@ class ProviderServer:
                 return Response(reply.body, media_type="application/json")
             frames = [sse(reply.body, event=_FIRST_EVENT[protocol])]
         elif stream:
-            frames = _stream(reply, protocol, data, model, n)
+            frames = _stream(reply, protocol, data, model, n, self._usage(reply, recorded))
         else:
-            return JSONResponse(_body(reply, protocol, data, model, n))
+            usage = self._usage(reply, recorded)
+            return JSONResponse(_body(reply, protocol, data, model, n, usage))
 
         async def send() -> Any:
             for frame in frames:
@@ -334,23 +419,25 @@ def _set_message(content: Any, message: str) -> None:
         error["message"] = message
 
 
-def _body(reply: Reply, protocol: Protocol, data: dict[str, Any], model: str, n: int) -> Any:
+def _body(
+    reply: Reply, protocol: Protocol, data: dict[str, Any], model: str, n: int, usage: WireUsage
+) -> Any:
     if protocol == "chat":
-        return chat_body(reply, data, n)
+        return chat_body(reply, data, n, usage)
     if protocol == "responses":
-        return responses_body(reply, data, n)
+        return responses_body(reply, data, n, usage)
     if protocol == "anthropic":
-        return anthropic_body(reply, data, n)
-    return gemini_body(reply, model, n)
+        return anthropic_body(reply, data, n, usage)
+    return gemini_body(reply, model, n, usage)
 
 
 def _stream(
-    reply: Reply, protocol: Protocol, data: dict[str, Any], model: str, n: int
+    reply: Reply, protocol: Protocol, data: dict[str, Any], model: str, n: int, usage: WireUsage
 ) -> list[str]:
     if protocol == "chat":
-        return chat_stream(reply, data, n)
+        return chat_stream(reply, data, n, usage)
     if protocol == "responses":
-        return responses_stream(reply, data, n)
+        return responses_stream(reply, data, n, usage)
     if protocol == "anthropic":
-        return anthropic_stream(reply, data, n)
-    return gemini_stream(reply, model, n)
+        return anthropic_stream(reply, data, n, usage)
+    return gemini_stream(reply, model, n, usage)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_adapter.testing._replies import Reply
+from agent_adapter.testing._replies import Reply, WireUsage
 from agent_adapter.testing._wire_openai import chunks, sse
 
 __all__ = ["anthropic_body", "anthropic_stream"]
@@ -20,11 +20,16 @@ __all__ = ["anthropic_body", "anthropic_stream"]
 _STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 
 
-def _usage(reply: Reply, output_tokens: int) -> dict[str, Any]:
+def _usage(usage: WireUsage, output_tokens: int) -> dict[str, Any]:
+    written = usage.cache_write_tokens
     return {
-        "input_tokens": reply.input_tokens - reply.cache_read_tokens - reply.cache_write_tokens,
-        "cache_creation_input_tokens": reply.cache_write_tokens,
-        "cache_read_input_tokens": reply.cache_read_tokens,
+        "input_tokens": usage.input_tokens - usage.cache_read_tokens - written,
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": usage.cache_read_tokens,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": written - usage.cache_write_1h_tokens,
+            "ephemeral_1h_input_tokens": usage.cache_write_1h_tokens,
+        },
         "output_tokens": output_tokens,
         "service_tier": "standard",
     }
@@ -50,7 +55,7 @@ def _blocks(reply: Reply) -> list[dict[str, Any]]:
     return blocks
 
 
-def _message(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
+def _message(request: dict[str, Any], n: int, usage: WireUsage) -> dict[str, Any]:
     return {
         "id": f"msg_{n:024d}",
         "type": "message",
@@ -59,28 +64,30 @@ def _message(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": _usage(reply, 1),
+        "usage": _usage(usage, 1),
     }
 
 
-def anthropic_body(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
+def anthropic_body(
+    reply: Reply, request: dict[str, Any], n: int, usage: WireUsage
+) -> dict[str, Any]:
     """A ``message`` object for ``reply``."""
     return {
-        **_message(reply, request, n),
+        **_message(request, n, usage),
         "content": _blocks(reply),
         "stop_reason": _STOP[reply.finish],
-        "usage": _usage(reply, reply.output_tokens),
+        "usage": _usage(usage, usage.output_tokens),
     }
 
 
-def anthropic_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]:
+def anthropic_stream(reply: Reply, request: dict[str, Any], n: int, usage: WireUsage) -> list[str]:
     """The SSE frames of a streamed Messages call."""
     frames: list[str] = []
 
     def emit(kind: str, **fields: Any) -> None:
         frames.append(sse({"type": kind, **fields}, event=kind))
 
-    emit("message_start", message=_message(reply, request, n))
+    emit("message_start", message=_message(request, n, usage))
     emit("ping")
     calls = iter(reply.tool_calls)
     for index, block in enumerate(_blocks(reply)):
@@ -119,7 +126,7 @@ def anthropic_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]
     emit(
         "message_delta",
         delta={"stop_reason": _STOP[reply.finish], "stop_sequence": None},
-        usage={"output_tokens": reply.output_tokens},
+        usage={"output_tokens": usage.output_tokens},
     )
     emit("message_stop")
     return frames

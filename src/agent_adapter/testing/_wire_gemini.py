@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_adapter.testing._replies import Reply
+from agent_adapter.testing._replies import Reply, WireUsage
 from agent_adapter.testing._wire_openai import chunks, sse
 
 __all__ = ["gemini_body", "gemini_stream"]
@@ -22,15 +22,15 @@ __all__ = ["gemini_body", "gemini_stream"]
 _FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
 
 
-def _usage(reply: Reply) -> dict[str, Any]:
-    usage = {
-        "promptTokenCount": reply.input_tokens,
-        "candidatesTokenCount": reply.output_tokens,
-        "totalTokenCount": reply.input_tokens + reply.output_tokens,
+def _usage(usage: WireUsage) -> dict[str, Any]:
+    body = {
+        "promptTokenCount": usage.input_tokens,
+        "candidatesTokenCount": usage.output_tokens,
+        "totalTokenCount": usage.input_tokens + usage.output_tokens,
     }
-    if reply.cache_read_tokens:
-        usage["cachedContentTokenCount"] = reply.cache_read_tokens
-    return usage
+    if usage.cache_read_tokens:
+        body["cachedContentTokenCount"] = usage.cache_read_tokens
+    return body
 
 
 def _calls(reply: Reply) -> list[dict[str, Any]]:
@@ -41,21 +41,21 @@ def _calls(reply: Reply) -> list[dict[str, Any]]:
 
 
 def _response(
-    reply: Reply, request_model: str, n: int, parts: list[Any], last: bool
+    reply: Reply, request_model: str, n: int, parts: list[Any], usage: WireUsage | None
 ) -> dict[str, Any]:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
     body: dict[str, Any] = {"candidates": [candidate], "modelVersion": request_model}
     body["responseId"] = f"resp-{n}"
-    if last:
+    if usage is not None:  # the last response of a stream, or the only one
         candidate["finishReason"] = _FINISH[reply.finish]
-        body["usageMetadata"] = _usage(reply)
+        body["usageMetadata"] = _usage(usage)
     return body
 
 
-def gemini_body(reply: Reply, model: str, n: int) -> dict[str, Any]:
+def gemini_body(reply: Reply, model: str, n: int, usage: WireUsage) -> dict[str, Any]:
     """A ``GenerateContentResponse`` for ``reply``."""
     parts: list[Any] = [{"text": reply.text}] if reply.text else []
-    return _response(reply, model, n, _thought(reply) + parts + _calls(reply), last=True)
+    return _response(reply, model, n, _thought(reply) + parts + _calls(reply), usage)
 
 
 def _thought(reply: Reply) -> list[Any]:
@@ -64,7 +64,7 @@ def _thought(reply: Reply) -> list[Any]:
     return [{"text": reply.thinking, "thought": True, "thoughtSignature": reply.signature}]
 
 
-def gemini_stream(reply: Reply, model: str, n: int) -> list[str]:
+def gemini_stream(reply: Reply, model: str, n: int, usage: WireUsage) -> list[str]:
     """The SSE frames of ``streamGenerateContent?alt=sse``."""
     pieces: list[list[Any]] = [_thought(reply)] if reply.thinking else []
     pieces += [[{"text": piece}] for piece in chunks(reply.text, reply.chunk_size) if piece]
@@ -73,7 +73,7 @@ def gemini_stream(reply: Reply, model: str, n: int) -> list[str]:
     if not pieces:
         pieces.append([{"text": ""}])
     frames = [
-        _response(reply, model, n, parts, last=i == len(pieces) - 1)
+        _response(reply, model, n, parts, usage if i == len(pieces) - 1 else None)
         for i, parts in enumerate(pieces)
     ]
     return [sse(frame).replace("\n\n", "\r\n\r\n") for frame in frames]

@@ -14,7 +14,8 @@ import json
 import time
 from typing import Any
 
-from agent_adapter.testing._replies import Reply
+from agent_adapter.testing._cache import is_deepseek
+from agent_adapter.testing._replies import Reply, WireUsage
 
 __all__ = ["chat_body", "chat_stream", "responses_body", "responses_stream", "sse"]
 
@@ -33,17 +34,26 @@ def chunks(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _chat_usage(reply: Reply) -> dict[str, Any]:
-    return {
-        "prompt_tokens": reply.input_tokens,
-        "completion_tokens": reply.output_tokens,
-        "total_tokens": reply.input_tokens + reply.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": reply.cache_read_tokens, "audio_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+def _chat_usage(usage: WireUsage, request: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's ``usage``, cache reads in ``prompt_tokens_details.cached_tokens``; for a
+    DeepSeek model DeepSeek's, in ``prompt_cache_hit_tokens`` / ``prompt_cache_miss_tokens``
+    (DeepSeek API docs, "Context Caching")."""
+    body: dict[str, Any] = {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
     }
+    if is_deepseek(str(request.get("model", ""))):
+        body["prompt_cache_hit_tokens"] = usage.cache_read_tokens
+        body["prompt_cache_miss_tokens"] = usage.input_tokens - usage.cache_read_tokens
+        body["completion_tokens_details"] = {"reasoning_tokens": 0}
+        return body
+    body["prompt_tokens_details"] = {"cached_tokens": usage.cache_read_tokens, "audio_tokens": 0}
+    body["completion_tokens_details"] = {"reasoning_tokens": 0, "audio_tokens": 0}
+    return body
 
 
-def chat_body(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
+def chat_body(reply: Reply, request: dict[str, Any], n: int, usage: WireUsage) -> dict[str, Any]:
     """A ``chat.completion`` object for ``reply``."""
     message: dict[str, Any] = {
         "role": "assistant",
@@ -75,13 +85,13 @@ def chat_body(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
                 "finish_reason": _CHAT_FINISH[reply.finish],
             }
         ],
-        "usage": _chat_usage(reply),
+        "usage": _chat_usage(usage, request),
         "service_tier": "default",
         "system_fingerprint": "fp_test",
     }
 
 
-def chat_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]:
+def chat_stream(reply: Reply, request: dict[str, Any], n: int, usage: WireUsage) -> list[str]:
     """The SSE frames of a streamed Chat Completion."""
     base = {
         "id": f"chatcmpl-{n}",
@@ -119,18 +129,18 @@ def chat_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]:
             frames.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
     frames.append(chunk({}, _CHAT_FINISH[reply.finish]))
     if usage_wanted:
-        frames.append(sse({**base, "choices": [], "usage": _chat_usage(reply)}))
+        frames.append(sse({**base, "choices": [], "usage": _chat_usage(usage, request)}))
     frames.append(sse("[DONE]"))
     return frames
 
 
-def _responses_usage(reply: Reply) -> dict[str, Any]:
+def _responses_usage(usage: WireUsage) -> dict[str, Any]:
     return {
-        "input_tokens": reply.input_tokens,
-        "input_tokens_details": {"cached_tokens": reply.cache_read_tokens},
-        "output_tokens": reply.output_tokens,
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+        "output_tokens": usage.output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": reply.input_tokens + reply.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
     }
 
 
@@ -168,7 +178,12 @@ def _call_item(reply: Reply, n: int, i: int, arguments: str, status: str) -> dic
 
 
 def _response(
-    reply: Reply, request: dict[str, Any], n: int, status: str, output: list[Any]
+    reply: Reply,
+    request: dict[str, Any],
+    n: int,
+    status: str,
+    output: list[Any],
+    usage: WireUsage,
 ) -> dict[str, Any]:
     incomplete = {"reason": "max_output_tokens"} if reply.finish == "length" else None
     return {
@@ -188,7 +203,7 @@ def _response(
         "tool_choice": request.get("tool_choice", "auto"),
         "tools": request.get("tools", []),
         "top_p": request.get("top_p", 1.0),
-        "usage": _responses_usage(reply) if status != "in_progress" else None,
+        "usage": _responses_usage(usage) if status != "in_progress" else None,
     }
 
 
@@ -196,7 +211,9 @@ def _final_status(reply: Reply) -> str:
     return "incomplete" if reply.finish == "length" else "completed"
 
 
-def responses_body(reply: Reply, request: dict[str, Any], n: int) -> dict[str, Any]:
+def responses_body(
+    reply: Reply, request: dict[str, Any], n: int, usage: WireUsage
+) -> dict[str, Any]:
     """A ``response`` object for ``reply``."""
     output: list[Any] = []
     if reply.thinking:
@@ -205,10 +222,10 @@ def responses_body(reply: Reply, request: dict[str, Any], n: int) -> dict[str, A
         output.append(_message_item(reply, n, reply.text, "completed"))
     for i, call in enumerate(reply.tool_calls):
         output.append(_call_item(reply, n, i, call.arguments, "completed"))
-    return _response(reply, request, n, _final_status(reply), output)
+    return _response(reply, request, n, _final_status(reply), output, usage)
 
 
-def responses_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]:
+def responses_stream(reply: Reply, request: dict[str, Any], n: int, usage: WireUsage) -> list[str]:
     """The SSE frames of a streamed Responses call."""
     frames: list[str] = []
     seq = 0
@@ -218,8 +235,8 @@ def responses_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]
         frames.append(sse({"type": kind, "sequence_number": seq, **fields}, event=kind))
         seq += 1
 
-    emit("response.created", response=_response(reply, request, n, "in_progress", []))
-    emit("response.in_progress", response=_response(reply, request, n, "in_progress", []))
+    emit("response.created", response=_response(reply, request, n, "in_progress", [], usage))
+    emit("response.in_progress", response=_response(reply, request, n, "in_progress", [], usage))
     output: list[Any] = []
     if reply.thinking:
         index, item_id = len(output), f"rs_{n}"
@@ -267,5 +284,5 @@ def responses_stream(reply: Reply, request: dict[str, Any], n: int) -> list[str]
         output.append(item)
     status = _final_status(reply)
     final = "response.incomplete" if status == "incomplete" else "response.completed"
-    emit(final, response=_response(reply, request, n, status, output))
+    emit(final, response=_response(reply, request, n, status, output, usage))
     return frames

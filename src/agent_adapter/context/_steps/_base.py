@@ -138,6 +138,9 @@ def _json_safe(value: Any) -> Any:
         return [_json_safe(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _json_safe(v) for k, v in value.items()}
+    identity = getattr(value, "config_identity", None)
+    if callable(identity) and not isinstance(value, type):
+        return f"<{identity()}>"  # what names it in every process (a store's file or server)
     name = getattr(value, "__qualname__", None) or type(value).__qualname__
     module = getattr(value, "__module__", None) or type(value).__module__
     return f"<{module}.{name} at {id(value):#x}>"

@@ -7,9 +7,19 @@ with ``must`` / ``never`` / ``always`` / ``do not``..., decisions the assistant'
 saying what it does or found (``I'll``, ``Let me``, ``The fix``, ``instead``...), files come
 from tool-call arguments (``file_path``, ``path``...) and paths in the texts, commands from
 ``command``-like arguments (or a shell block of an assistant text) with the exit status of
-their result, errors from the results' error lines (:mod:`agent_adapter.context._digest`),
-identifiers from the names the user and assistant texts and the edits use most, and the open
-tasks from the latest user request and the latest todo list (``todos`` with a status).
+their result (the one it opens with, else the last one it names), errors from the results'
+failed tests, error lines and failing tallies, named as the removal notes of
+``RemoveOldMessages`` name them (:func:`~agent_adapter.context._digest.names_in`: one
+mechanism), identifiers from the names the user and assistant texts and the edits use most,
+and the open tasks from the latest user request and the latest todo list (``todos`` with a
+status). A file read's result is file content, not an outcome: its lines count as errors
+only when the result failed. Errors come from tool output, so a summary quotes them as data
+(see :mod:`._summary_text`).
+
+An earlier summary in the span is folded in (:func:`~._summary_text.parse`), and so is a
+removal note of ``RemoveOldMessages``: its paths as files read, its ids as identifiers, its
+other names (failed tests, error lines, exit statuses, commands) as quoted tool output, and
+its count in the new summary's (:func:`folded_count`).
 
 Only user and assistant texts and tool-call arguments are read whole; a tool result is read
 at its two ends for its exit status and error lines, so a 100k-token span costs a few ms.
@@ -24,8 +34,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from agent_adapter._messages import Message
+from agent_adapter._messages import Message, ToolCall
 from agent_adapter.context._digest import leading_status, names_in
+from agent_adapter.context._own import note_count, summary_count
 from agent_adapter.context._steps._summary_text import (
     ContextSummary,
     is_summary,
@@ -33,7 +44,7 @@ from agent_adapter.context._steps._summary_text import (
     parse,
 )
 
-__all__ = ["extract_summary", "top_names"]
+__all__ = ["edited_paths", "extract_summary", "folded_count", "text_extract", "top_names"]
 
 _PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "file", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script")
@@ -117,6 +128,25 @@ _LIMITS = {
 _SENTENCE_MAX = 240
 #: Characters of an edit's or a written file's text read for the names it adds.
 _EDIT_SCAN = 4_000
+#: What is read of a tool result for its outcome: its first and last that many characters.
+_RESULT_SCAN = (3_000, 1_500)
+#: Failed tests, error lines and tallies one result gives the errors at most.
+_PER_RESULT = 4
+#: A pytest tally without a failure: no error.
+_PASSED_ONLY = re.compile(r"\A\d+ passed\b(?!.*\b(?:failed|errors?)\b)")
+_RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
+#: Names of a removal note that are ids (issue numbers, URLs, commit ids), not outcomes.
+_NOTE_ID = re.compile(r"#\d+|https?://\S+|[0-9a-f]{7,12}")
+_NOTE_MORE = re.compile(r"\+\d+ more")
+#: Where a file is shown edited: a diff header (unified, git, apply_patch), a shell write.
+_DIFF_HEADER = re.compile(
+    r"^(?:\+\+\+ b/|diff --git a/\S+ b/|\*\*\* (?:Update|Add|Delete) File: |rename to )(\S+)",
+    re.M,
+)
+_SHELL_WRITE = re.compile(
+    r"(?:>>?|\btee(?: -a)?)\s*['\"]?([\w./~-]*\w\.\w+)"
+    r"|\bsed\s+-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+['\"]?([\w./~-]+\w)"
+)
 
 
 def _decision_score(sentence: str) -> int:
@@ -191,23 +221,137 @@ def _root(paths: Sequence[str]) -> str:
     return max(best, key=len) if best else ""
 
 
-def _outcome(result: Message | None) -> str:
-    """What the result of a command says of its outcome: ``exit N`` when it reports an exit
-    status, ``failed`` / ``ok`` when the provider flagged it (Anthropic ``is_error``), else
-    ``""``."""
-    if result is None:
-        return ""
-    text = result.text
+def _status(text: str) -> str | None:
+    """The exit status ``text`` opens with (or a ``<returncode>`` near its start)."""
     status = leading_status(text[:200].lstrip())
     if status is None:
-        found = re.search(r"<returncode>(-?\d+)</returncode>", text[:2000])
+        found = _RETURNCODE.search(text, 0, 2000)
         status = found.group(1) if found else None
+    return status
+
+
+def _scan_result(text: str) -> tuple[str | None, list[str]]:
+    """What a command's result says of its outcome: the exit status it opens with, else the
+    last one it names, and its failed tests, error lines and failing tallies (in order), as
+    :func:`~agent_adapter.context._digest.names_in` names them."""
+    found, _ = names_in(text, scan=_RESULT_SCAN)
+    status = _status(text)
+    last: str | None = None
+    lines: list[str] = []
+    for label, rank, _keys, _given in found:
+        if rank != 0:
+            continue
+        if label.startswith("exit "):
+            last = label[5:]
+        elif not _PASSED_ONLY.match(label):
+            lines.append(label)
+    return (status if status is not None else last), lines
+
+
+def _outcome(result: Message | None, status: str | None) -> str:
+    """A command's outcome: ``exit N`` when its result reports an exit status (``status``),
+    ``failed`` / ``ok`` when the provider flagged it (Anthropic ``is_error``), else ``""``."""
+    if result is None:
+        return ""
     if status is not None:
         return f"exit {status}"
     flag = result.extras.get("is_error")
     if flag is True:
         return "failed"
     return "ok" if flag is False else ""  # no status and no error flag: nothing is claimed
+
+
+def _reads_a_file(call: ToolCall) -> bool:
+    """True for a call that reads a file: its result is the file's content."""
+    args = _args(call.arguments)
+    return (
+        bool(_READ_TOOL.search(call.name))
+        and not _CHANGE_TOOL.search(call.name)
+        and any(isinstance(args.get(k), str) for k in _PATH_KEYS)
+        and not any(isinstance(args.get(k), str) for k in _COMMAND_KEYS)
+    )
+
+
+def folded_count(message: Message) -> int | None:
+    """How many messages an earlier summary or a ``RemoveOldMessages`` removal note stands
+    for; ``None`` when ``message`` is neither."""
+    count = summary_count(message)
+    return count if count is not None else note_count(message)
+
+
+def _note_summary(text: str) -> ContextSummary:
+    """A removal note's names as a summary: paths as files read, ids as identifiers, the
+    rest (failed tests, error lines, exit statuses, commands) as quoted tool output (a note
+    does not say which message a name came from)."""
+    lines = text.splitlines()[1:]
+    if lines and lines[-1].endswith("]"):
+        lines[-1] = lines[-1][:-1]  # the note's closing bracket
+    out = ContextSummary()
+    for line in lines:
+        label = line.strip()
+        if not label or _NOTE_MORE.fullmatch(label):
+            continue
+        if _PATH.fullmatch(label):
+            out.files_read.append(label)
+        elif _NOTE_ID.fullmatch(label):
+            out.identifiers.append(label)
+        else:
+            out.errors.append(label)
+    return out
+
+
+def edited_paths(messages: Sequence[Message]) -> set[str]:
+    """The paths ``messages`` show edited or written: the path argument of an edit or write
+    call, a diff header (``+++ b/x``, ``diff --git``, ``*** Update File: x``) in a call's
+    arguments, a shell block or a tool result, and a shell write (``> x``, ``tee x``,
+    ``sed -i ... x``) in a command or a shell block."""
+    out: set[str] = set()
+
+    def diffs(text: str) -> None:
+        if "+++ " in text or "diff --git" in text or "*** " in text or "rename to" in text:
+            out.update(_DIFF_HEADER.findall(text))
+
+    def writes(command: str) -> None:
+        for a, b in _SHELL_WRITE.findall(command):
+            out.add(a or b)
+
+    for m in messages:
+        if m.role == "tool":
+            diffs(m.text)
+            continue
+        if m.role != "assistant":
+            continue
+        for block in _SHELL_BLOCK.findall(m.text):
+            diffs(block)
+            writes(block)
+        for call in m.tool_calls:
+            args = _args(call.arguments)
+            path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
+            if path and _CHANGE_TOOL.search(call.name):
+                out.add(path)
+            for key, value in args.items():
+                if isinstance(value, str):
+                    diffs(value)
+                    if key in _COMMAND_KEYS:
+                        writes(value)
+    return out
+
+
+def text_extract(text: str) -> ContextSummary:
+    """The names one long text holds, as a summary to check a shortened form against: the
+    paths, failed tests and error lines :func:`~agent_adapter.context._digest.names_in` finds
+    and the identifiers it uses most."""
+    found, _ = names_in(text)
+    files: list[str] = []
+    errors: list[str] = []
+    for label, rank, _keys, _given in found:
+        if rank == 0 and not label.startswith("exit ") and not _PASSED_ONLY.match(label):
+            errors.append(label)
+        elif rank == 1 and _PATH.fullmatch(label):
+            files.append(label)
+    shown = " ".join(files)
+    names = [n for n in top_names(text, 20) if n not in shown][:10]
+    return ContextSummary(files_read=files, errors=errors, identifiers=names)
 
 
 def top_names(text: str, n: int) -> list[str]:
@@ -242,7 +386,19 @@ def extract_summary(messages: Sequence[Message]) -> ContextSummary:
     seen_d: set[str] = set()
     seen_e: set[str] = set()
     results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+    calls = {c.id: c for m in messages for c in m.tool_calls}
+    scanned: dict[int, tuple[str | None, list[str]]] = {}
     order = 0
+
+    def scan(m: Message) -> tuple[str | None, list[str]]:
+        key = id(m)
+        if key not in scanned:
+            scanned[key] = _scan_result(m.text)
+        return scanned[key]
+
+    def outcome_lines(lines: list[str]) -> None:
+        for line in lines[:_PER_RESULT]:
+            _add(errors, seen_e, _clip(line, 200))
 
     def name_hits(text: str, weight: int = 1) -> None:
         nonlocal order
@@ -259,13 +415,18 @@ def extract_summary(messages: Sequence[Message]) -> ContextSummary:
 
     pending_shell: list[str] = []
     for m in messages:
-        if is_summary(m):
-            old = parse(m.text)
+        if folded_count(m) is not None:
+            old = parse(m.text) if is_summary(m) else _note_summary(m.text)
             previous = old if previous is None else merge(previous, old)
             continue
         if m.role == "user":
+            if m.text.lstrip().startswith(_OBSERVATION):  # a text agent's command output
+                status, lines = scan(m)
+                outcome_lines(lines)
+            else:
+                status = _status(m.text)
             if pending_shell:  # a text agent: the shell block's result is the next user text
-                commands[pending_shell[-1]] = _outcome(m)
+                commands[pending_shell[-1]] = _outcome(m, status)
                 pending_shell = []
             request = _user_request(m)
             if request:
@@ -283,17 +444,18 @@ def extract_summary(messages: Sequence[Message]) -> ContextSummary:
                 names[found] += 1
                 first_seen.setdefault(found, order)
                 order += 1
-            if m.extras.get("is_error") is True or leading_status(m.text[:200]) not in (None, "0"):
-                found, _ = names_in(m.text, scan=(3000, 1500))
-                for label, rank, _keys, _given in found:
-                    if rank == 0 and not label.startswith("exit "):
-                        _add(errors, seen_e, _clip(label, 200))
-                        break
-                else:
-                    status = leading_status(m.text[:200])
-                    first = m.text.strip().splitlines()[0] if m.text.strip() else ""
-                    if status is None and not first.startswith("The user doesn't want"):
-                        _add(errors, seen_e, _clip(first, 200))
+            failed = m.extras.get("is_error") is True or _status(m.text) not in (None, "0")
+            call = calls.get(m.tool_call_id or "")
+            if not failed and call is not None and _reads_a_file(call):
+                continue  # a file's content: its lines are no outcome
+            _, lines = scan(m)
+            outcome_lines(lines)
+            if failed and not lines:
+                first = m.text.strip().splitlines()[0] if m.text.strip() else ""
+                if leading_status(m.text[:200]) is None and not first.startswith(
+                    "The user doesn't want"
+                ):
+                    _add(errors, seen_e, _clip(first, 200))
             continue
         if m.role != "assistant":
             continue
@@ -318,8 +480,9 @@ def extract_summary(messages: Sequence[Message]) -> ContextSummary:
             if command:
                 cmd = _clip(command.strip().splitlines()[0] if command.strip() else "", 200)
                 if cmd:
+                    result = results.get(call.id)
                     commands.pop(cmd, None)
-                    commands[cmd] = _outcome(results.get(call.id))
+                    commands[cmd] = _outcome(result, scan(result)[0] if result else None)
             for key in ("new_string", "content", "new_str"):
                 value = args.get(key)
                 if isinstance(value, str):

@@ -8,12 +8,19 @@
   placeholders (``[image: image/png]``), never as base64.
 * The reply is JSON of :class:`ContextSummary` (structured output); anything else is an
   invalid reply (``None``: the caller skips), so error text never becomes a summary.
-* Fidelity: probes drawn deterministically from the span (its extractive summary's file
-  paths, identifiers, error lines, task and open task) are looked up in the model's summary;
-  a path the span does not hold verbatim is dropped (made up); what is missing is added from
-  the extractive summary (the task replaced by the user's words), or asked for once more
-  first (``on_missing="retry"``). The coverage goes to the report (``summary_probes`` /
-  ``summary_probes_found``) and out as a ``context.summary`` event.
+* Fidelity (:mod:`._fidelity`): probes drawn deterministically from the span (its
+  extractive summary's file paths, identifiers, error lines, failing commands, task and
+  open task) are looked up in the model's summary, whole names only; a path or name the span
+  does not hold whole is dropped (made up), a file listed as changed that the span only
+  mentions moves to the files read; what is missing is added from the extractive summary
+  (the task replaced by the user's words), or asked for once more first
+  (``on_missing="retry"``). An item that repeats tool output goes to the quoted tool output,
+  never standing as the user's words. The coverage goes to the report (``summary_probes`` /
+  ``summary_probes_found``) and out as a ``context.summary`` event. A shortened text
+  (:func:`checked_text`) gets the same probes of its names; the missing ones are added on a
+  last line.
+* Model text is sanitized (:func:`~._summary_text.sanitize`: no lone surrogates) before it
+  goes in a summary.
 * Cost: each call's ``cost_usd`` goes to ``StepContext.add_summary_cost``; the port writes its
   own ledger entry under ``stage="summary"``.
 """
@@ -34,11 +41,21 @@ from agent_adapter._messages import Message
 from agent_adapter._model import JsonSchema, LLMPort, ModelRequest, ModelResponse
 from agent_adapter._profiles import model_profile
 from agent_adapter._run import emit_event
+from agent_adapter.context._digest import Name, join_names
 from agent_adapter.context._steps._base import StepContext
+from agent_adapter.context._steps._extractive import text_extract
+from agent_adapter.context._steps._fidelity import (
+    add_missing,
+    drop_ungrounded,
+    fidelity,
+    name_probes,
+    quote_tool_output,
+)
 from agent_adapter.context._steps._summary_text import (
     LIST_FIELDS,
     ContextSummary,
     render,
+    sanitize,
     transcript,
 )
 
@@ -48,6 +65,7 @@ __all__ = [
     "OnMissing",
     "add_missing",
     "checked_summary",
+    "checked_text",
     "drop_ungrounded",
     "fidelity",
     "summarizer_window",
@@ -101,10 +119,12 @@ def _parse(text: str) -> ContextSummary | None:
         summary = ContextSummary.model_validate(data)
     except (ValueError, ValidationError):
         return None
+    summary.task = sanitize(summary.task)
+    summary.working_directory = sanitize(summary.working_directory)
     # a small model may repeat an item (SmolLM2 fills a list with one): each item once
     for name in LIST_FIELDS:
         items: list[str] = getattr(summary, name)
-        items[:] = [item for item in dict.fromkeys(i.strip() for i in items) if item]
+        items[:] = [item for item in dict.fromkeys(sanitize(i.strip()) for i in items) if item]
     return None if summary.is_empty() else summary
 
 
@@ -247,7 +267,7 @@ class ModelSummarizer:
                 continue
             except ModelOutputInvalid:
                 return None
-            reply = response.text.strip()
+            reply = sanitize(response.text.strip())
             if not reply or response.finish_reason not in ("stop", "length"):
                 return None
             pieces.append(reply)
@@ -277,80 +297,6 @@ def _take(lines: Sequence[str], start: int, max_chars: int | None) -> tuple[str,
     return "\n".join(out), stop
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[\w./-]{4,}", text.lower())}
-
-
-def fidelity(summary: ContextSummary, extract: ContextSummary) -> tuple[int, list[tuple[str, str]]]:
-    """Probes of the span (its extractive summary's paths, top identifiers, error lines and
-    open task) looked up in ``summary``: how many there were, and the missing ones as
-    ``(field, item)``."""
-    text = render(summary, 0).lower()
-    probes: list[tuple[str, str, bool]] = []
-    for field in ("files_changed", "files_read"):
-        probes += [(field, p, p.lower() in text) for p in getattr(extract, field)[:20]]
-    probes += [("identifiers", n, n.lower() in text) for n in extract.identifiers[:10]]
-    probes += [("errors", e, e[:40].lower() in text) for e in extract.errors[:8]]
-    for field, wanted, have in (
-        ("task", extract.task, summary.task),
-        ("open_tasks", next(iter(extract.open_tasks), ""), " ".join(summary.open_tasks)),
-    ):
-        if wanted:
-            words = _words(wanted)
-            ok = not words or len(words & _words(have)) * 2 >= len(words)
-            probes.append((field, wanted, ok))
-    return len(probes), [(f, item) for f, item, ok in probes if not ok]
-
-
-#: The lists that name files: an item the span does not hold verbatim was made up.
-_FILE_FIELDS = ("files_read", "files_changed")
-
-
-#: How a model may spell a name the span holds: in backticks, called, with an arity.
-_NAME_DRESS = re.compile(r"\A`?(.*?)`?(?:\(\))?(?:/\d+)?\Z")
-
-
-def _bare(name: str) -> str:
-    found = _NAME_DRESS.match(name.strip())
-    return found.group(1) if found else name.strip()
-
-
-def drop_ungrounded(summary: ContextSummary, source: str) -> tuple[ContextSummary, int]:
-    """``summary`` without the names that ``source`` (the span's transcript) does not hold
-    verbatim, and how many went: a file path (working directory, files read and changed) or
-    an identifier a model made up is worse than none (the agent would open it, call it).
-    Identifiers count without backticks, ``()`` and an arity (``foo/2`` as ``foo``). The
-    other fields are prose and are not checked so."""
-    out = summary.model_copy(deep=True)
-    dropped = 0
-    if out.working_directory and out.working_directory not in source:
-        out.working_directory = ""
-        dropped += 1
-    for field in (*_FILE_FIELDS, "identifiers"):
-        items: list[str] = getattr(out, field)
-        if field == "identifiers":
-            kept = [item for item in items if (bare := _bare(item)) and bare in source]
-        else:
-            kept = [item for item in items if item in source]
-        dropped += len(items) - len(kept)
-        items[:] = kept
-    return out, dropped
-
-
-def add_missing(summary: ContextSummary, missing: Sequence[tuple[str, str]]) -> ContextSummary:
-    """``summary`` with each missing ``(field, item)`` appended to its field (the task, a
-    single text, is replaced: the user's own words)."""
-    out = summary.model_copy(deep=True)
-    for field, item in missing:
-        if field == "task":
-            out.task = item
-            continue
-        items: list[str] = getattr(out, field)
-        if item not in items:
-            items.append(item)
-    return out
-
-
 async def checked_summary(
     summarizer: ModelSummarizer,
     span: Sequence[Message],
@@ -359,10 +305,12 @@ async def checked_summary(
     context: StepContext,
     on_missing: OnMissing,
     source: str,
+    edited: set[str] | None = None,
 ) -> ContextSummary | None:
     """The model's summary of ``span`` after the fidelity check (``source``: the transcript
-    of the whole span, earlier summaries included, that its paths must come from); ``None``
-    on an invalid reply. Emits ``context.summary`` with the probe coverage."""
+    of the whole span, earlier summaries included, that its paths must come from; ``edited``:
+    the paths the span shows edited, that its changed files must be among); ``None`` on an
+    invalid reply. Emits ``context.summary`` with the probe coverage."""
     summary = await summarizer.summarize(span, previous, context)
     if summary is None:
         return None
@@ -378,9 +326,10 @@ async def checked_summary(
             summary = again
             _, missing = fidelity(summary, extract)
             found = probes - len(missing)
-    summary, made_up = drop_ungrounded(summary, source)
+    summary, made_up = drop_ungrounded(summary, source, edited=edited)
     if missing:
         summary = add_missing(summary, missing)
+    summary, quoted = quote_tool_output(summary, span, previous, extract.task)
     context.add_summary_probes(probes, found)
     await emit_event(
         context.ctx,
@@ -391,7 +340,46 @@ async def checked_summary(
         added=len(missing),
         retried=retried,
         dropped=made_up,
+        quoted=quoted,
         calls=summarizer.calls,
         messages=len(span),
     )
     return summary
+
+
+async def checked_text(
+    summarizer: ModelSummarizer, text: str, context: StepContext, max_chars: int
+) -> str | None:
+    """The model's short form of one long ``text``, at most ``max_chars`` long, after the
+    fidelity check of :func:`checked_summary`: the text's paths, failed tests, error lines
+    and identifiers (:func:`~._extractive.text_extract`) are looked up in the reply, whole
+    names only, and the missing ones are added on a last line (``[also named: ...]``,
+    ``+N more`` counting what does not fit); ``None`` on an invalid reply. Emits
+    ``context.summary`` with the probe coverage."""
+    reply = await summarizer.shorten(text, context)
+    if reply is None:
+        return None
+    probes = name_probes(reply, text_extract(text))
+    missing = [item for _, item, ok in probes if not ok]
+    names: list[Name] = [(item, 0, (), False) for item in missing]
+    listed = join_names(names, 0, max(0, max_chars // 2 - 20))
+    extra = f"[also named: {listed}]" if listed else ""
+    room = max_chars - len(extra) - 1 if extra else max_chars
+    if len(reply) > room:
+        reply = reply[: max(0, room - 4)].rstrip() + " ..."
+    found = len(probes) - len(missing)
+    context.add_summary_probes(len(probes), found)
+    await emit_event(
+        context.ctx,
+        "context.summary",
+        probes=len(probes),
+        found=found,
+        coverage=found / len(probes) if probes else 1.0,
+        added=len(missing),
+        retried=False,
+        dropped=0,
+        quoted=0,
+        calls=summarizer.calls,
+        messages=1,
+    )
+    return f"{reply}\n{extra}" if extra else reply

@@ -18,8 +18,14 @@ from agent_adapter._messages import (
     TextPart,
     ThinkingPart,
 )
-from agent_adapter.context._scorers import checked_scores, scoring_context
+from agent_adapter.context._scorers import (
+    BM25Scorer,
+    check_scorer,
+    checked_scores,
+    scoring_context,
+)
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._steps._dedup_index import Bm25Index, Chains, comparable
 from agent_adapter.context._units import Unit
 
 __all__ = ["RemoveDuplicates"]
@@ -46,7 +52,10 @@ def _blob(value: Any) -> str | None:
     try:
         text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
     except (TypeError, ValueError, RecursionError):  # keys of mixed types, a cycle
-        text = repr(value)
+        try:
+            text = repr(value)
+        except RecursionError:  # nested too deep for repr too: equal to nothing else
+            text = f"<unreadable {id(value)}>"
     return _digest(text)
 
 
@@ -148,11 +157,23 @@ class RemoveDuplicates(BaseCompressionStep):
     opens with the same header), and texts within a factor of two in length. A round's text
     is its results, then the text beside its calls. Near-copies are chained
     (if A is like B and B like C, all three count as one text); a round goes whole, so no
-    kept result loses its call. Each unit is scored against the later units of its shape in
-    one call; the scorer's own cache keeps that cheap (EmbeddingScorer embeds each text
-    once). ``EmbeddingScorer(LocalEmbedder())`` at 0.9 is the measured choice
-    (``bench/dedup_similar.py``); BM25Scorer's scores are relative to the query's own, so
-    they also work as a similarity.
+    kept result loses its call.
+
+    A pair is scored on its own: the later text's score with the older one as the query, what
+    ``scorer.score(older, [later])`` returns. With :class:`BM25Scorer` (whose scores hang on
+    the texts of a call: their word frequencies) that is computed pair by pair from its
+    cached word counts, through an inverted index of the units' words: only pairs that share
+    one of the older text's rarest words (as many as a later text lacking them all could not
+    score above same_if_score_above, see
+    :mod:`~agent_adapter.context._steps._dedup_index`) are scored, and a unit is not
+    scored against units already chained to it, so the cost grows about linearly with the
+    conversation. Any other scorer is asked once per unit, about its later units of the same
+    shape not already chained to it (every pair of units of one shape, at worst); its own
+    cache keeps that cheap (EmbeddingScorer embeds each text once), and its score for a text
+    must not depend on the other texts of the call. ``EmbeddingScorer(LocalEmbedder())`` at
+    0.9 is the measured choice (``bench/dedup_similar.py``); BM25Scorer's scores are relative
+    to the query's own, so they also work as a similarity (``bench/dedup_scale.py`` times it
+    on 50,000 messages).
 
     Args:
         match: ``"exact"`` or ``"similar"``.
@@ -160,7 +181,9 @@ class RemoveDuplicates(BaseCompressionStep):
         same_if_score_above: the similarity (0..1) above which two texts count as the same.
 
     Raises:
-        ConfigError: an unknown match, "similar" without a scorer, or a score out of 0..1.
+        ConfigError: an unknown match, "similar" without a scorer, a scorer that is not a
+            Scorer instance (see :func:`~agent_adapter.context._scorers.check_scorer`), or a
+            same_if_score_above that is not a number in 0..1 (a str, a bool, NaN).
     """
 
     name: ClassVar[str] = "remove_duplicates"
@@ -169,14 +192,19 @@ class RemoveDuplicates(BaseCompressionStep):
     same_if_score_above: float = 0.9
 
     def __post_init__(self) -> None:
-        if self.match not in ("exact", "similar"):
+        if not isinstance(self.match, str) or self.match not in ("exact", "similar"):
             raise ConfigError(
                 f"RemoveDuplicates.match must be 'exact' or 'similar', got {self.match!r}"
             )
-        if self.match == "similar" and self.scorer is None:
+        if self.scorer is not None:
+            check_scorer(self.scorer, "RemoveDuplicates.scorer")
+        elif self.match == "similar":
             raise ConfigError("RemoveDuplicates(match='similar') needs a scorer")
-        if not 0 <= self.same_if_score_above <= 1:
-            raise ConfigError("RemoveDuplicates.same_if_score_above must be in 0..1")
+        above = self.same_if_score_above
+        if isinstance(above, bool) or not isinstance(above, int | float) or not 0 <= above <= 1:
+            raise ConfigError(
+                f"RemoveDuplicates.same_if_score_above must be a number in 0..1, got {above!r}"
+            )
 
     async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
         """messages without older duplicates until under the target."""
@@ -202,36 +230,56 @@ class RemoveDuplicates(BaseCompressionStep):
         Raises:
             ConfigError: the scorer returned bad scores.
         """
-        parent = list(range(len(units)))
-
-        def root(i: int) -> int:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
+        chains = Chains(len(units))
         shapes: dict[Hashable, list[int]] = {}
         texts = [_similar_text(u) for u in units]
         for n, unit in enumerate(units):
             if texts[n].strip():
                 shapes.setdefault(_shape(unit), []).append(n)
+        protected = [u.protected for u in units]
+        scorer = self.scorer
+        indexed = type(scorer) is BM25Scorer and scorer.k1 > 0 and 0 <= scorer.b <= 1
         with scoring_context(context.ctx):
             for members in shapes.values():
-                for at, n in enumerate(members[:-1]):
-                    if units[n].protected:
-                        continue  # never dropped: its later copies need not be known
-                    size = len(texts[n])
-                    later = [  # a near-copy is about as long: within a factor of two
-                        k for k in members[at + 1 :] if size <= 2 * len(texts[k]) <= 4 * size
-                    ]
-                    if not later:
-                        continue
-                    raw = await self.scorer.score(texts[n], [texts[k] for k in later])
-                    scores = checked_scores(raw, len(later), "RemoveDuplicates")
-                    for k, s in zip(later, scores, strict=True):
-                        if s > self.same_if_score_above:
-                            parent[root(n)] = root(k)
-        return [("similar", root(n)) for n in range(len(units))]
+                if len(members) < 2:
+                    continue
+                if indexed:
+                    if self.same_if_score_above >= 1:
+                        break  # BM25Scorer's scores are at most 1: nothing scores above
+                    Bm25Index(scorer, texts, self.same_if_score_above).chain(
+                        members, protected, chains
+                    )
+                else:
+                    await self._ask(members, texts, protected, chains)
+        return [("similar", chains.root(n)) for n in range(len(units))]
+
+    async def _ask(
+        self, members: list[int], texts: list[str], protected: list[bool], chains: Chains
+    ) -> None:
+        """Chain the near-copies among ``members`` (one shape, oldest first) by asking the
+        scorer once per unit about its later units not already chained to it (one text a
+        call for a BM25Scorer the index cannot stand in for: its scores hang on the call).
+
+        Raises:
+            ConfigError: the scorer returned bad scores.
+        """
+        alone = isinstance(self.scorer, BM25Scorer)
+        for at, n in enumerate(members[:-1]):
+            if protected[n]:
+                continue  # never dropped: its later copies need not be known
+            size, mine = len(texts[n]), chains.root(n)
+            later = [
+                k
+                for k in members[at + 1 :]
+                if comparable(size, len(texts[k])) and chains.root(k) != mine
+            ]
+            batches = [[k] for k in later] if alone else [later] if later else []
+            for batch in batches:
+                raw = await self.scorer.score(texts[n], [texts[k] for k in batch])
+                scores = checked_scores(raw, len(batch), "RemoveDuplicates")
+                for k, s in zip(batch, scores, strict=True):
+                    if s > self.same_if_score_above:
+                        chains.join(n, k)
 
 
 def _shape(unit: Unit) -> Hashable:

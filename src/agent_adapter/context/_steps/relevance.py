@@ -8,7 +8,14 @@ from typing import Any, ClassVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
-from agent_adapter.context._scorers import BM25Scorer, Scorer, checked_scores, scoring_context
+from agent_adapter.context._own import is_own
+from agent_adapter.context._scorers import (
+    BM25Scorer,
+    Scorer,
+    check_scorer,
+    checked_scores,
+    scoring_context,
+)
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._steps.drop import _text as message_text
 from agent_adapter.context._units import Unit
@@ -23,9 +30,10 @@ def unit_text(unit: Unit) -> str:
 
 
 def latest_user_text(messages: Sequence[Message]) -> str:
-    """The text of the latest user message ("" when there is none)."""
+    """The text of the user's latest message ("" when there is none); a note or summary this
+    library added is never the user's (:mod:`agent_adapter.context._own`)."""
     for m in reversed(messages):
-        if m.role == "user":
+        if m.role == "user" and not is_own(m):
             return m.text
     return ""
 
@@ -57,7 +65,8 @@ class KeepMostRelevant(BaseCompressionStep):
             with all evidence kept at 2k and 4k tokens with BM25, against 0).
 
     Raises:
-        ConfigError: a scorer without ``score``, keep_count not an int >= 0, neighbor_weight
+        ConfigError: a scorer that is not a Scorer instance with an async ``score`` (a
+            class, an int, a sync ``score``), keep_count not an int >= 0, neighbor_weight
             not in 0..1, or compare_to not a str (at construction); the scorer returned bad
             scores (in ``apply``).
     """
@@ -69,11 +78,7 @@ class KeepMostRelevant(BaseCompressionStep):
     neighbor_weight: float = 0.8
 
     def __post_init__(self) -> None:
-        if not callable(getattr(self.scorer, "score", None)):
-            raise ConfigError(
-                f"KeepMostRelevant.scorer must be a Scorer (an async score(query, texts) "
-                f"method), got {type(self.scorer).__name__}"
-            )
+        check_scorer(self.scorer, "KeepMostRelevant.scorer")
         k = self.keep_count
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise ConfigError(f"KeepMostRelevant.keep_count must be an int >= 0, got {k!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -10,7 +11,7 @@ from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._stores._base import ToolResultStore
-from agent_adapter.context._stores._commit import stage_save
+from agent_adapter.context._stores._commit import shortened_source, stage_save
 from agent_adapter.context._text import cut_text
 
 __all__ = ["ShrinkToolResults"]
@@ -31,17 +32,28 @@ class ShrinkToolResults(BaseCompressionStep):
     the recall call, e.g. ``[... 2611 characters cut; names: exit 1, src/a.py, TypeError:
     bad operand; full text: call recall_context(id='3f2a...') ...]``. The names count
     against ``keep_chars`` (see :func:`~agent_adapter.context._text.cut_text`). Its tool call
-    id, name and non-text parts stay.
+    id, name and non-text parts stay. The id is a keyed hash of the owner scope, the tool
+    call id and the text (see :func:`~agent_adapter.context._stores._base.derive_id`), so the
+    same input gives the same output.
+
+    A result that is already shortened by this step (its marker names a recall id) is never
+    saved again, so every id leads to the original in one recall: when its original was
+    staged in this compression (the recency window's first pass), it is cut anew from that
+    original under the same id; when it was saved by an earlier compression, the shorter cut
+    keeps naming that id. When the store fails to save, the results it could not keep come
+    back as they were (see :mod:`~agent_adapter.context._stores._commit`).
 
     Args:
         bigger_than_tokens: only results over this many tokens are shortened.
         older_than_turns: results in the newest this many turns are left alone.
         keep_chars: characters kept: half head, half tail, less what the names take.
         save_to: a ToolResultStore for the full texts, or ``None``.
-        save_for_seconds: how long saved texts live (``None``: no expiry).
+        save_for_seconds: how long saved texts live, a finite number > 0 (``None``: no
+            expiry).
 
     Raises:
-        ConfigError: a number is out of range, or save_to is not a ToolResultStore.
+        ConfigError: a number is out of range (save_for_seconds NaN or infinite too), or
+            save_to is not a ToolResultStore.
     """
 
     name: ClassVar[str] = "shrink_tool_results"
@@ -59,8 +71,12 @@ class ShrinkToolResults(BaseCompressionStep):
         if self.save_to is not None and not isinstance(self.save_to, ToolResultStore):
             raise ConfigError("ShrinkToolResults.save_to must be a ToolResultStore")
         s = self.save_for_seconds
-        if s is not None and (isinstance(s, bool) or not isinstance(s, int | float) or s <= 0):
-            raise ConfigError(f"ShrinkToolResults.save_for_seconds must be > 0 or None, got {s!r}")
+        if s is not None and (
+            isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s) or s <= 0
+        ):
+            raise ConfigError(
+                f"ShrinkToolResults.save_for_seconds must be a finite number > 0 or None, got {s!r}"
+            )
 
     async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
         """messages with old big tool results shortened until under the target."""
@@ -87,22 +103,39 @@ class ShrinkToolResults(BaseCompressionStep):
             if before <= self.bigger_than_tokens or len(m.text) <= self.keep_chars:
                 continue
             text = m.text
-            note = ""
-            if self.save_to is not None:
-                note = await stage_save(context, self, scope, text)
+            ours = shortened_source(context, text)
+            if ours is not None:  # shortened before: cut again, under the id(s) it names
+                source, notes = ours
+            elif self.save_to is not None:
+                source = text
+                saved = await stage_save(context, self, scope, text, call_id=m.tool_call_id or "")
+                notes = (saved,) if saved else ()
+            else:
+                source, notes = text, ()
+            note = "; ".join(notes)
             # keep keep_chars, or more when this result alone covers what is still needed:
             # the cut takes only the tokens the target needs, so the most text stays
             allowed = before - (total - context.target_tokens)
             keep = self.keep_chars
             if allowed > 0:
                 keep = max(keep, len(text) * allowed // before - len(note) - 80)
-            short = m.with_text(cut_text(text, keep, "both", note=note))
+            short = m.with_text(_cut(source, keep, notes))
             after = context.message_tokens(short)
             while after > allowed and keep > self.keep_chars:  # the estimate ran over
                 keep = max(self.keep_chars, keep * 3 // 4)
-                short = m.with_text(cut_text(text, keep, "both", note=note))
+                short = m.with_text(_cut(source, keep, notes))
                 after = context.message_tokens(short)
             if after < before:
                 out[i] = short
                 total += after - before
         return out
+
+
+def _cut(source: str, keep: int, notes: tuple[str, ...]) -> str:
+    """``source`` cut to about ``keep`` characters, its marker holding ``notes`` but those
+    that the kept head or tail already shows (an earlier marker kept whole)."""
+    out = cut_text(source, keep, "both", note="; ".join(notes))
+    shown = tuple(n for n in notes if out.count(n) > 1)
+    if not shown:
+        return out
+    return cut_text(source, keep, "both", note="; ".join(n for n in notes if n not in shown))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import secrets
 from collections.abc import Sequence
@@ -12,21 +13,28 @@ from agent_adapter._errors import AgentAdapterError, ConfigError
 
 __all__ = [
     "DEFAULT_MAX_TEXT_CHARS",
+    "ID_KEY_BYTES",
     "SaveOne",
     "StoreEntry",
     "StoreError",
     "ToolResultStore",
     "check_entries",
+    "check_id_key",
     "check_limit",
     "check_seconds",
     "decode_text",
+    "derive_id",
     "encode_text",
     "new_id",
+    "new_id_key",
 ]
 
 #: The longest text a store keeps by default (1 M characters, about 250k tokens: more than
 #: any context window could take back in one recall).
 DEFAULT_MAX_TEXT_CHARS = 1_000_000
+
+#: The bytes of a store's id key (see :func:`derive_id`).
+ID_KEY_BYTES = 32
 
 
 def new_id() -> str:
@@ -34,9 +42,44 @@ def new_id() -> str:
     return secrets.token_hex(16)
 
 
+def new_id_key() -> bytes:
+    """A fresh secret id key: 256 random bits from :mod:`secrets`."""
+    return secrets.token_bytes(ID_KEY_BYTES)
+
+
 class StoreError(AgentAdapterError):
     """A store could not save or read (unreachable, locked, closed); the backend's error is
     the ``__cause__``. The message never holds a saved text."""
+
+
+def check_id_key(value: object, where: str) -> bytes:
+    """``value`` as an id key: 16 to 64 bytes (64: BLAKE2b's most).
+
+    Raises:
+        StoreError: it is not (the store holds something else under its key's name).
+    """
+    if isinstance(value, bytearray | memoryview):
+        value = bytes(value)
+    if not isinstance(value, bytes) or not 16 <= len(value) <= 64:
+        raise StoreError(f"{where}: the stored id key is not 16 to 64 bytes")
+    return value
+
+
+def derive_id(key: bytes, scope: str, call_id: str, text: str) -> str:
+    """The id of ``text`` saved under ``scope`` for the tool call ``call_id``: a BLAKE2b MAC
+    keyed with a store's secret ``key``, 128 bits as 32 lowercase hex digits.
+
+    The same (key, scope, call id, text) always gives the same id, so a compression gives the
+    same output for the same input (in every process that shares the store, and so its key);
+    without the key an id can be neither guessed nor told apart from a random one. Each field
+    goes in with its length, so no two field tuples give the same input.
+    """
+    mac = hashlib.blake2b(key=key, digest_size=16, person=b"aa.tool-result")
+    for part in (scope, call_id, text):
+        data = encode_text(part)
+        mac.update(len(data).to_bytes(8, "big"))
+        mac.update(data)
+    return mac.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +103,11 @@ class ToolResultStore(Protocol):
     them, so a store whose async client belongs to one event loop still serves it. A store
     may set ``max_text_chars``: longer texts are not saved (the shortened result then offers
     no recall). Failures raise :class:`StoreError`.
+
+    A store may also offer ``id_key()`` / ``id_key_sync()``: its secret key for
+    :func:`derive_id`, the same for every client of the store (SQLite and Redis keep it in the
+    store itself), so that all workers give one input the same ids. Without them the ids are
+    keyed with a secret of this process.
 
     ``MemoryStore`` (one process), ``SQLiteStore`` (one file, the embedded default) and
     ``RedisStore`` (shared by workers) implement it.

@@ -1,13 +1,23 @@
 """Saves staged during one compression, written only for what the returned list references.
 
-``ShrinkToolResults`` stages each full text with :func:`stage_save` (a fresh id, no I/O);
-the engine calls :func:`open_saves` when a compression starts and :func:`commit_saves` on
-its final list, which writes the staged texts whose recall call (``recall_context(id=...)``)
+``ShrinkToolResults`` stages each full text with :func:`stage_save` (no I/O but the store's
+id key, read once per store): its id is :func:`derive_id` of the owner scope, the tool call
+id and the text, keyed with the store's secret, so the same input gives the same output. The
+engine calls :func:`open_saves` when a compression starts and :func:`commit_saves` on its
+final list, which writes the staged texts whose recall call (``recall_context(id=...)``)
 that list still holds, one transaction per store. A text whose shortened result a later
-step dropped (or cut past its note) is never written. When a store fails,
-``on_step_error="raise"`` raises its error (nothing of that store was written); ``"skip"``
-records a :class:`StepFailure` and takes the recall note out of the results it could not
-save, so no result names an id that was not written.
+step dropped (or cut past its note) is never written.
+
+A result that is already a shortened one of ours (:func:`shortened_source`: its marker
+names a recall id) is never saved again: one staged in this compression (the first of the
+two passes) is cut anew from its staged original under the same id; one from an earlier
+compression keeps the id it names, which leads to the original.
+
+When a store fails, ``on_step_error="raise"`` raises its error (nothing of that store was
+written); ``"skip"`` records a :class:`StepFailure`, and every result whose text could not
+be saved comes back as it was before the step cut it (the caller's own message object when
+the compression changed nothing else in it): a skipped step changed nothing, and no result
+names an id that was not written.
 
 Under :func:`compress_for_sync` (which marks its task with :func:`use_sync_face`) the
 stores' sync methods run instead of the async ones: that call's event loop is its own, and
@@ -24,19 +34,34 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_adapter._messages import Message
 from agent_adapter.context._report import StepFailure
-from agent_adapter.context._stores._base import StoreEntry, ToolResultStore, new_id
+from agent_adapter.context._stores._base import (
+    StoreEntry,
+    ToolResultStore,
+    check_id_key,
+    derive_id,
+    new_id_key,
+)
 from agent_adapter.context._stores.recall import RECALL_TOOL_NAME
 
 if TYPE_CHECKING:
     from agent_adapter.context._policy import CompressionPolicy
     from agent_adapter.context._steps._base import StepContext
 
-__all__ = ["commit_saves", "open_saves", "stage_save", "use_sync_face"]
+__all__ = ["commit_saves", "open_saves", "shortened_source", "stage_save", "use_sync_face"]
 
 _ATTR = "_agent_adapter_staged_saves"
 #: The recall call a note holds; a staged text is referenced while the list still holds it
 #: (a literal scan: ~20x faster than looking for any 32-hex-digit run).
 _RECALL_CALL = re.compile(re.escape(RECALL_TOOL_NAME) + r"\(id='([0-9a-f]{32})'\)")
+#: A shortening marker of ours that names a recall id (the note is the marker's last field;
+#: see :func:`~agent_adapter.context._text.cut_text`), on its own line.
+_OUR_MARKER = re.compile(
+    r"\[\.\.\. \d+ characters cut(?:(?! \.\.\.\])[^\n])*?; full text: call "
+    + re.escape(RECALL_TOOL_NAME)
+    + r"\(id='([0-9a-f]{32})'\) \.\.\.\]"
+)
+#: The id key of a store that keeps none (no ``id_key``): this process's own secret.
+_PROCESS_ID_KEY = new_id_key()
 _SYNC_FACE: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "agent_adapter_store_sync_face", default=False
 )
@@ -84,26 +109,66 @@ def open_saves(context: StepContext) -> None:
     setattr(_root(context), _ATTR, _Pending())
 
 
-async def stage_save(context: StepContext, step: _Saving, scope: str, text: str) -> str:
-    """The recall note for ``text`` saved by ``step`` under ``scope``: staged until the
-    compression commits; written at once when the step runs outside a compression (a direct
-    ``apply``). ``""`` (no recall) for a text over the store's ``max_text_chars``.
+def _note(id_: str) -> str:
+    return f"full text: call {RECALL_TOOL_NAME}(id={id_!r})"
+
+
+async def _id_key(store: Any) -> bytes:
+    """The store's secret id key (``id_key`` / ``id_key_sync``), else this process's."""
+    sync = getattr(store, "id_key_sync", None)
+    if _SYNC_FACE.get() and callable(sync):
+        return check_id_key(sync(), type(store).__name__)
+    get = getattr(store, "id_key", None)
+    if callable(get):
+        return check_id_key(await get(), type(store).__name__)
+    return _PROCESS_ID_KEY
+
+
+async def stage_save(
+    context: StepContext, step: _Saving, scope: str, text: str, *, call_id: str = ""
+) -> str:
+    """The recall note for ``text`` (the result of tool call ``call_id``) saved by ``step``
+    under ``scope``: staged until the compression commits; written at once when the step
+    runs outside a compression (a direct ``apply``). ``""`` (no recall) for a text over the
+    store's ``max_text_chars``. The id is the same for the same store, scope, call id and text.
 
     Raises:
-        StoreError: written at once, and the store failed.
+        StoreError: the store's id key could not be read, or written at once and the store
+            failed.
     """
     store: ToolResultStore = step.save_to
     limit = getattr(store, "max_text_chars", None)
     if isinstance(limit, int) and len(text) > limit:
         return ""
-    entry = StoreEntry(scope, new_id(), text, step.save_for_seconds)
-    note = f"full text: call {RECALL_TOOL_NAME}(id={entry.id!r})"
+    key = await _id_key(store)
+    entry = StoreEntry(scope, derive_id(key, scope, call_id, text), text, step.save_for_seconds)
+    note = _note(entry.id)
     pending: _Pending | None = getattr(_root(context), _ATTR, None)
     if pending is None:
         await store.save_many([entry])
     else:
         pending.staged[entry.id] = _Staged(store, entry, note, step.name)
     return note
+
+
+def shortened_source(context: StepContext, text: str) -> tuple[str, tuple[str, ...]] | None:
+    """For ``text`` that is already a shortened result of ours (a marker names a recall id):
+    ``(what to cut, the notes the new cut keeps)``, else ``None``. Known by the id alone,
+    never by likeness: an id staged in this compression gives its staged original and note
+    (the cut is made anew from the whole text, under the same id); ids saved by an earlier
+    compression give ``text`` itself and their notes (the original is in the store under
+    those ids, not here)."""
+    if RECALL_TOOL_NAME not in text:
+        return None
+    ids = list(dict.fromkeys(_OUR_MARKER.findall(text)))
+    if not ids:
+        return None
+    pending: _Pending | None = getattr(_root(context), _ATTR, None)
+    if pending is not None:
+        for i in ids:
+            if (s := pending.staged.get(i)) is not None:
+                return s.entry.text, (s.note,)
+    return text, tuple(_note(i) for i in ids)
 
 
 async def commit_saves(
@@ -115,7 +180,8 @@ async def commit_saves(
     failures: list[StepFailure],
 ) -> tuple[list[Message], int]:
     """Write the staged texts ``current`` references; ``current`` and its token total, with
-    the notes of texts a failed store could not keep taken out (see the module doc).
+    the results whose text a failed store could not keep back as they were (see the module
+    doc).
 
     Raises:
         Exception: a store's error, with ``on_step_error="raise"``.
@@ -127,7 +193,7 @@ async def commit_saves(
     delattr(root, _ATTR)
     if not pending.staged:
         return current, total
-    kept = {id(m) for m in original}  # an input message names no id staged now
+    kept = {id(m) for m in original}  # an input message's ids were saved before
     named: set[str] = set()
     for m in current:
         if id(m) not in kept and (text := m.text):
@@ -153,15 +219,30 @@ async def commit_saves(
             lost.extend(group)
     if not lost:
         return current, total
-    out = [_without_notes(m, lost) if id(m) not in kept else m for m in current]
+    out = _restored(original, current, {s.entry.id: s for s in lost})
     return out, context.tokens(out)
 
 
-def _without_notes(message: Message, lost: Sequence[_Staged]) -> Message:
-    """``message`` without the recall notes of ``lost`` (the same object when it has none)."""
-    text = message.text
-    new = text
-    for s in lost:
-        if s.entry.id in new:
-            new = new.replace(f"; {s.note}", "").replace(s.note, "")
-    return message if new == text else message.with_text(new)
+def _restored(
+    original: Sequence[Message], current: list[Message], lost: dict[str, _Staged]
+) -> list[Message]:
+    """``current`` with each result that names an id of ``lost`` back as it was before it was
+    cut: the caller's message (the same object, found by its origin) when that still holds
+    the lost text, else the message with that text."""
+    by_origin: dict[int, Message | None] = {}
+    for m in original:  # an origin given twice names no one message
+        by_origin[m.origin] = None if m.origin in by_origin else m
+    kept = {id(m) for m in original}
+    out: list[Message] = []
+    for m in current:
+        ids = [] if id(m) in kept or not m.text else _RECALL_CALL.findall(m.text)
+        hit = next((lost[i] for i in ids if i in lost), None)
+        if hit is None:
+            out.append(m)
+            continue
+        before = by_origin.get(m.origin)
+        if before is not None and before.text == hit.entry.text:
+            out.append(before)
+        else:
+            out.append(m.with_text(hit.entry.text))
+    return out

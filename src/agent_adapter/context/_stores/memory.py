@@ -12,6 +12,7 @@ from agent_adapter.context._stores._base import (
     StoreEntry,
     check_entries,
     check_limit,
+    new_id_key,
 )
 
 __all__ = ["MemoryStore"]
@@ -27,7 +28,8 @@ class MemoryStore(SaveOne):
     Bounded: past ``max_entries`` entries or ``max_total_chars`` characters in all, the
     oldest saves go first (a recall of one then answers "not found", as for an expired id).
     Thread-safe: one lock guards the table, so ``compress_for_sync`` from many threads can
-    share one store.
+    share one store. Its id key (see :func:`derive_id`) is random per instance: the same
+    input gives the same ids with the same store.
 
     Args:
         max_entries: the most texts kept.
@@ -55,6 +57,15 @@ class MemoryStore(SaveOne):
         self._chars = 0
         self._lock = threading.Lock()
         self._swept = time.monotonic()
+        self._id_key = new_id_key()
+
+    async def id_key(self) -> bytes:
+        """The secret key of this store's ids (random per instance)."""
+        return self._id_key
+
+    def id_key_sync(self) -> bytes:
+        """``id_key`` for sync code."""
+        return self._id_key
 
     async def save_many(self, entries: Sequence[StoreEntry]) -> None:
         """Save every entry (all or none: they are checked first).

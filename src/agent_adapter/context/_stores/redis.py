@@ -16,10 +16,12 @@ from agent_adapter.context._stores._base import (
     StoreEntry,
     StoreError,
     check_entries,
+    check_id_key,
     check_limit,
     check_seconds,
     decode_text,
     encode_text,
+    new_id_key,
 )
 
 if TYPE_CHECKING:
@@ -46,6 +48,8 @@ class RedisStore(SaveOne):
     expiry (``PX``; no expiry for ``ttl_seconds=None``), so Redis drops expired texts
     itself; a batch of saves is one ``MULTI``/``EXEC`` transaction. A read under another
     scope looks up another key, so it finds nothing, exactly as for an unknown or expired id.
+    The secret key of the ids is one more key, ``<prefix>id_key`` (no expiry), set by the first
+    worker that needs it (``SET NX``), so every worker gives the same input the same ids.
 
     The async methods use ``redis.asyncio`` with a ``BlockingConnectionPool`` of at most
     ``max_connections``: past that a call waits (up to ``pool_timeout_s``) for a free
@@ -95,16 +99,58 @@ class RedisStore(SaveOne):
         self._aloop: asyncio.AbstractEventLoop | None = None
         self._client: redis.Redis | None = None
         self._lock = threading.Lock()
+        self._id_key: bytes | None = None
 
     def __repr__(self) -> str:
         # the URL may hold a password: show only where it points
         where = self.url.split("@")[-1].split("://")[-1]
         return f"RedisStore({where!r}, prefix={self.prefix!r})"
 
+    def config_identity(self) -> str:
+        """What names this store in every process (a step's config, a policy's key): its
+        server and prefix, never the password."""
+        return repr(self)
+
     def key(self, scope: str, id: str) -> str:
         """The Redis key of ``id`` under ``scope``."""
         digest = hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         return f"{self.prefix}{digest}:{id}"
+
+    async def id_key(self) -> bytes:
+        """The secret key of the ids, kept in Redis (set on first use, by one worker).
+
+        Raises:
+            StoreError: Redis is unreachable or failed.
+        """
+        if self._id_key is not None:
+            return self._id_key
+        client = self._async_client()
+        if client is None:
+            return await asyncio.to_thread(self.id_key_sync)
+        name = f"{self.prefix}id_key"
+        try:
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.set(name, new_id_key(), nx=True)
+                pipe.get(name)
+                _, value = await pipe.execute()
+        except self._lib.RedisError as exc:
+            raise self._error(exc) from exc
+        self._id_key = check_id_key(value, repr(self))
+        return self._id_key
+
+    def id_key_sync(self) -> bytes:
+        """``id_key`` for sync code."""
+        if self._id_key is None:
+            name = f"{self.prefix}id_key"
+            try:
+                with self._sync_client().pipeline(transaction=True) as pipe:
+                    pipe.set(name, new_id_key(), nx=True)
+                    pipe.get(name)
+                    _, value = pipe.execute()
+            except self._lib.RedisError as exc:
+                raise self._error(exc) from exc
+            self._id_key = check_id_key(value, repr(self))
+        return self._id_key
 
     async def save_many(self, entries: Sequence[StoreEntry]) -> None:
         """Save every entry in one ``MULTI``/``EXEC``, or none of them.

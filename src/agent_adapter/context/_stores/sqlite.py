@@ -17,10 +17,12 @@ from agent_adapter.context._stores._base import (
     StoreEntry,
     StoreError,
     check_entries,
+    check_id_key,
     check_limit,
     check_seconds,
     decode_text,
     encode_text,
+    new_id_key,
 )
 
 __all__ = ["SQLiteStore"]
@@ -31,7 +33,10 @@ _SCHEMA = (
     " PRIMARY KEY (scope, id)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS tool_results_expiry ON tool_results (expires_at)"
     " WHERE expires_at IS NOT NULL",
+    "CREATE TABLE IF NOT EXISTS store_meta (name TEXT PRIMARY KEY, value BLOB NOT NULL)"
+    " WITHOUT ROWID",
 )
+_GET_KEY = "SELECT value FROM store_meta WHERE name = 'id_key'"
 
 
 class SQLiteStore(SaveOne):
@@ -45,7 +50,9 @@ class SQLiteStore(SaveOne):
     pool of at most ``max_connections``; past it a call waits up to ``timeout_s`` (as does
     a writer for the file's lock), then raises :class:`StoreError`. The async methods run
     the same work in a worker thread. Texts are bytes in the file (UTF-8, lone surrogates
-    kept); the file is created on first use, its folder must exist.
+    kept); the file is created on first use, its folder must exist. The file also holds the
+    secret key of the ids (table ``store_meta``, made on first use), so every worker on the
+    file gives the same input the same ids.
 
     Args:
         path: the database file.
@@ -67,11 +74,14 @@ class SQLiteStore(SaveOne):
         timeout_s: float = 10.0,
         purge_every_seconds: float = 60.0,
     ) -> None:
-        if not isinstance(path, str | os.PathLike) or not os.fspath(path):
+        where = os.fspath(path) if isinstance(path, str | os.PathLike) else None
+        if not isinstance(where, str) or not where:
             raise ConfigError(f"SQLiteStore.path must be a file path, got {path!r}")
+        if "\x00" in where:
+            raise ConfigError("SQLiteStore.path must not hold a NUL character")
         check_limit("SQLiteStore.max_text_chars", max_text_chars)
         check_limit("SQLiteStore.max_connections", max_connections)
-        self.path = os.fspath(path)
+        self.path = where
         self.max_text_chars = max_text_chars
         self.timeout_s = check_seconds("SQLiteStore.timeout_s", timeout_s)
         self.purge_every_seconds = check_seconds(
@@ -84,6 +94,38 @@ class SQLiteStore(SaveOne):
         self._ready = False
         self._closed = False
         self._purged = 0.0
+        self._id_key: bytes | None = None
+
+    async def id_key(self) -> bytes:
+        """The secret key of the ids, kept in the file (made on first use).
+
+        Raises:
+            StoreError: the file cannot be read or written.
+        """
+        if self._id_key is not None:
+            return self._id_key
+        return await asyncio.to_thread(self.id_key_sync)
+
+    def config_identity(self) -> str:
+        """What names this store in every process (a step's config, a policy's key): its
+        file."""
+        return f"SQLiteStore({os.path.realpath(self.path)!r})"
+
+    def id_key_sync(self) -> bytes:
+        """``id_key`` for sync code."""
+        if self._id_key is None:
+            with self._connection() as conn:
+                row = conn.execute(_GET_KEY).fetchone()
+                if row is None:  # the first use of the file: one writer's key wins
+                    conn.execute(
+                        "INSERT OR IGNORE INTO store_meta (name, value) VALUES ('id_key', ?)",
+                        (new_id_key(),),
+                    )
+                    row = conn.execute(_GET_KEY).fetchone()
+            self._id_key = check_id_key(
+                None if row is None else row[0], f"SQLiteStore ({self.path})"
+            )
+        return self._id_key
 
     async def save_many(self, entries: Sequence[StoreEntry]) -> None:
         """Save every entry in one transaction, or none of them.

@@ -53,6 +53,7 @@ from agent_adapter._messages import (
     ThinkingPart,
     ToolCall,
 )
+from agent_adapter.context._own import own_text
 from agent_adapter.context.formats._anthropic_merge import merge_run, split_merged
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._carrier import (
@@ -543,10 +544,13 @@ class AnthropicConverter(Converter[dict[str, Any]]):
         format has (and, when nothing changed, the very input native again). A run that
         includes a native kept from the input is left adjacent (the API combines
         consecutive same-role turns itself; see the module docstring), so the task and the
-        latest user message stay the caller's objects. Natives with no same-role neighbour
-        come back as the same objects. A merge of natives that held carriers keeps them in
-        its own (see :mod:`agent_adapter.context.formats._anthropic_merge`), so it loads as
-        the messages of its sources.
+        latest user message stay the caller's objects; so is a note or summary of ours next
+        to the user's words (a later compression knows it as ours, and folds it, only while
+        it is a turn of its own; see :mod:`agent_adapter.context._own`). Natives with no
+        same-role neighbour come back as the same objects. A merge of natives that held
+        carriers keeps them in its own (see
+        :mod:`agent_adapter.context.formats._anthropic_merge`), so it loads as the messages
+        of its sources.
         """
         strict = self.strict_alternation
         runs: list[list[dict[str, Any]]] = []
@@ -557,7 +561,11 @@ class AnthropicConverter(Converter[dict[str, Any]]):
                 and isinstance(native, Mapping)
                 and isinstance(prev, Mapping)
                 and native.get("role") == prev.get("role")
-                and (strict or new is None or (new(native) and new(prev)))
+                and (
+                    strict
+                    or new is None
+                    or (new(native) and new(prev) and _ours(native) == _ours(prev))
+                )
             ):
                 runs[-1].append(native)
             else:
@@ -565,3 +573,21 @@ class AnthropicConverter(Converter[dict[str, Any]]):
         if len(runs) == len(natives):
             return natives
         return [run[0] if len(run) == 1 else merge_run(run) for run in runs]
+
+
+def _ours(native: Mapping[str, Any]) -> bool:
+    """A user turn of text alone, every text of which is a note or summary of ours."""
+    if native.get("role") != "user":
+        return False
+    content = native.get("content")
+    if isinstance(content, str):
+        return own_text(content) is not None
+    if not isinstance(content, list) or not content:
+        return False
+    return all(
+        isinstance(b, Mapping)
+        and b.get("type") == "text"
+        and isinstance(b.get("text"), str)
+        and own_text(b["text"]) is not None
+        for b in content
+    )

@@ -34,6 +34,10 @@ class Converter(ABC, Generic[T]):
     #: What the format calls a tool call and a tool result, for error messages that name the
     #: caller's own items (e.g. ``("tool_use", "tool_result")``).
     call_terms: ClassVar[tuple[str, str]] = ("tool_calls", "tool_call_id")
+    #: The format may carry Anthropic thinking, whose current turn must keep opening on its
+    #: thinking block (see :func:`agent_adapter.context._units.opens_turn`); ``False`` for a
+    #: format with no such rule (OpenAI, Gemini), whose reasoning goes with its round.
+    turn_thinking: ClassVar[bool] = True
 
     def native_call_id(self, call_id: str) -> str:
         """How the caller knows the call ``call_id`` (a converter that makes up ids for calls

@@ -54,6 +54,11 @@ class Conversion(Generic[T]):
                     self._pinned.update(m.origin for m in self.messages[start:stop])
 
     @property
+    def turn_thinking(self) -> bool:
+        """The format may carry Anthropic thinking (see ``Converter.turn_thinking``)."""
+        return self._converter.turn_thinking
+
+    @property
     def call_terms(self) -> tuple[str, str]:
         """What the format calls a tool call and a tool result (for error messages)."""
         return self._converter.call_terms

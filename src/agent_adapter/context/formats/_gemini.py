@@ -143,6 +143,7 @@ class GeminiConverter(Converter[Any]):
 
     name = "gemini"
     call_terms: ClassVar[tuple[str, str]] = ("function_call", "function_response")
+    turn_thinking: ClassVar[bool] = False  # thought parts go with their round
 
     def __init__(self, objects: bool | None = None) -> None:
         self.objects = objects

@@ -71,7 +71,7 @@ from agent_adapter.context.formats._responses import (
     is_call,
 )
 
-__all__ = ["Snap", "disabled", "load_messages", "scan", "snapshot"]
+__all__ = ["Snap", "disabled", "load_messages", "loaded_prefix", "scan", "snapshot"]
 
 #: Lists remembered (over all purposes), and the longest list worth remembering.
 _LISTS = 8
@@ -506,3 +506,21 @@ def load_messages(
     if snap is not None:
         _LISTS_MEMO.remember(key, snap, _Loaded(mode, tuple(messages), tuple(starts), state))
     return messages
+
+
+def loaded_prefix(
+    natives: Sequence[Any], converter: Converter[Any], n: int
+) -> list[Message] | None:
+    """The messages of ``natives[:n]`` when ``natives`` was just loaded through the memo
+    (nothing is loaded again); ``None`` when it is not remembered."""
+    kind = _KINDS.get(type(converter))
+    snap = snapshot(natives) if kind is not None and natives else None
+    if snap is None:
+        return None
+    seen = _LISTS_MEMO.find(("load", kind), snap)
+    if seen is None or len(seen.snap.natives) != len(natives):
+        return None
+    loaded: _Loaded = seen.result
+    if n >= len(loaded.starts):
+        return list(loaded.messages)
+    return list(loaded.messages[: loaded.starts[n]])

@@ -51,6 +51,7 @@ class OpenAIChatConverter(Converter[dict[str, Any]]):
 
     name = "openai"
     call_terms: ClassVar[tuple[str, str]] = ChatConverter.call_terms
+    turn_thinking: ClassVar[bool] = False  # reasoning items go with their round
 
     def kind(self, item: Any) -> str | None:
         flavour = classify(item)

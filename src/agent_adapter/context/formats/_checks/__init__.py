@@ -2,7 +2,8 @@
 
 :func:`check` returns the :class:`Violation` s of a native list (empty when the provider would
 accept it, as far as message structure goes). Each rule names its source; the checks are
-structural (pairing, order, required fields), never about content or model limits. Tool
+structural (pairing, order, required fields, text that is valid UTF-8), never about what
+the content says or model limits. Tool
 pairing is the one rule of :mod:`agent_adapter.context._pairing` in every checker, so
 ``check()`` and ``compress()``'s input validation agree.
 
@@ -14,6 +15,12 @@ Rules common to every dict format:
   :func:`strip_reserved`.
 * ``not_a_message`` / ``not_an_item``: an item the API reference does not describe.
 * ``mixed_formats``: Chat Completions dicts and Responses items in one list.
+
+Rule common to every format (``check()`` applies it, whichever checker runs):
+
+* ``invalid_utf8``: a string that is not valid UTF-8 (a lone surrogate such as ``"\\ud800"``,
+  left by a model reply or a lossy decoder); JSON cannot carry it to a provider. Named by
+  index, field (``messages[1].content[0].text``) and character, never by text.
 
 Layout: one private module per format, each registering its checker at import
 (``_chat``: ``"openai"``, picking ``_responses`` for Responses items; ``_anthropic``;

@@ -3,7 +3,8 @@ the translation of :mod:`agent_adapter.context._pairing` problems into violation
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -11,7 +12,7 @@ from agent_adapter._errors import ConfigError
 from agent_adapter.context._pairing import Pairing, PairingProblem, PairingRule, describe
 from agent_adapter.context.formats._carrier import RESERVED_KEY, split_carrier
 
-__all__ = ["Checker", "Violation", "strip_reserved"]
+__all__ = ["Checker", "Violation", "invalid_text", "strip_reserved"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,61 @@ def reserved(item: Any, index: int) -> list[Violation]:
             )
         ]
     return []
+
+
+#: How deep a native is walked for its strings (``content[0].text`` is three levels down).
+_TEXT_DEPTH = 16
+
+
+def _field(where: str, key: Any) -> str:
+    return f"{where}.{key}" if isinstance(key, str) and key.isidentifier() else f"{where}[{key!r}]"
+
+
+def _bad_strings(value: Any, where: str, depth: int) -> Iterator[tuple[str, int]]:
+    """``(field, character)`` of each string in ``value`` that is not valid UTF-8 (a lone
+    surrogate), walking dicts, lists, dataclasses (Message, parts) and pydantic models."""
+    if isinstance(value, str):
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                yield where, exc.start
+        return
+    if depth >= _TEXT_DEPTH or isinstance(value, bytes | bytearray | int | float | None):
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _bad_strings(item, _field(where, key), depth + 1)
+    elif isinstance(value, list | tuple):
+        for k, item in enumerate(value):
+            yield from _bad_strings(item, f"{where}[{k}]", depth + 1)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _bad_strings(getattr(value, f.name, None), _field(where, f.name), depth + 1)
+    else:
+        fields = getattr(type(value), "model_fields", None)  # a pydantic model
+        if isinstance(fields, Mapping):
+            for name in fields:
+                yield from _bad_strings(getattr(value, name, None), _field(where, name), depth + 1)
+
+
+def invalid_text(natives: Sequence[Any]) -> list[Violation]:
+    """``invalid_utf8``: a string of a native that is not valid UTF-8, such as a lone
+    surrogate (``"\\ud800"``) a model reply or a lossy decoder left. JSON cannot carry it
+    to a provider as UTF-8 (``json.dumps(..., ensure_ascii=False).encode()`` and the SDKs'
+    encoders raise ``UnicodeEncodeError``; an escaped one is rejected as invalid Unicode by
+    the API). Named by index, field and character, never by text."""
+    out: list[Violation] = []
+    for i, item in enumerate(natives):
+        for where, at in _bad_strings(item, f"messages[{i}]", 0):
+            out.append(
+                Violation(
+                    i,
+                    "invalid_utf8",
+                    f"{where} is not valid UTF-8: a lone surrogate at character {at}",
+                )
+            )
+    return out
 
 
 def _call_turns(pairing: Pairing) -> list[int]:

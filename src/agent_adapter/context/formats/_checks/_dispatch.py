@@ -12,7 +12,9 @@ from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._checks._anthropic import check_anthropic
 from agent_adapter.context.formats._checks._common import (
     Violation,
+    by_index,
     checker_for,
+    invalid_text,
     reported_problems,
 )
 from agent_adapter.context.formats._registry import (
@@ -43,7 +45,9 @@ def check(
     :func:`~agent_adapter.context.formats.convert` and gets the tool-pairing rules of
     :func:`~agent_adapter.context.formats._checks.check_messages` on its messages, each
     violation at the index of the native its message came from. ``"auto"`` detects the format like
-    :func:`~agent_adapter.context.formats.detect_format`.
+    :func:`~agent_adapter.context.formats.detect_format`. Every format also gets
+    ``invalid_utf8``: a string that is not valid UTF-8 (a lone surrogate), named by index and
+    field (:func:`~agent_adapter.context.formats._checks._common.invalid_text`).
 
     check() sees one list, so it cannot tell what the request's settings are or what a list
     lost. Anthropic extended thinking is the case that matters: the current turn's opener must
@@ -84,17 +88,19 @@ def check(
         if name != "anthropic":
             given = "thinking=" if thinking is not None else "strict_alternation="
             raise ConfigError(f"check: {given} is for the anthropic format, not {name!r}")
-        return check_anthropic(
+        found = check_anthropic(
             messages, thinking=thinking, strict_alternation=bool(strict_alternation)
         )
-    checker = checker_for(name)
-    if checker is not None:
-        return checker(messages)
-    if name not in FORMATS and name not in registered_names():
+    elif (checker := checker_for(name)) is not None:
+        found = checker(messages)
+    elif name not in FORMATS and name not in registered_names():
         raise ConfigError(
             f"check: unknown format {name!r}; known: {[*FORMATS, *registered_names()]}"
         )
-    return _via_messages(list(messages), name)
+    else:
+        found = _via_messages(list(messages), name)
+    bad = invalid_text(messages)
+    return by_index(found + bad) if bad else found
 
 
 def _via_messages(natives: list[Any], name: str) -> list[Violation]:

@@ -72,7 +72,13 @@ def check_thinking_unchanged(before: Sequence[Any], after: Sequence[Any]) -> lis
       only tool results: the turn a tool loop is still in) is missing from ``after``. With
       thinking enabled the API rejects that ("a final assistant message must start with a
       thinking block (preceding the lastmost set of tool_use and tool_result blocks)"); the
-      thinking of later messages of the turn and of finished turns may go.
+      thinking of later messages of the turn and of finished turns may go. The rule is
+      Anthropic's alone: a Responses ``reasoning`` item has only its pairing rule ("Item of
+      type 'function_call' was provided without its required 'reasoning' item"; "Item of type
+      'reasoning' was provided without its required following item"), which the pairing
+      checks keep, so a whole (reasoning, call, output) group may go; a Gemini thought part
+      has none (a kept ``functionCall`` of the current turn must carry its
+      ``thought_signature``, which compression never changes).
     """
     out: list[Violation] = []
     known = [b for m in before for b in _thinking_blocks(m)]

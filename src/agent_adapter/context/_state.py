@@ -1,0 +1,498 @@
+"""Compaction state: compact once, then append, so the provider's prompt cache keeps hitting.
+
+An agent sends the same conversation again and again, one round longer. Compressing the
+caller's full history again on every call past the threshold moves the drop boundary each
+time, so the request's prefix changes and every provider's prompt cache misses (Anthropic
+``cache_control``; OpenAI and Gemini cache prefixes automatically; a cached input token costs a
+tenth of a fresh one). The peers that keep their own state (Claude Code, LangChain's
+summarization middleware, Anthropic's compaction) append after a compaction by construction.
+
+So after a compression the library remembers, for that conversation, the history it
+compressed (``original``) and what it sent (``sent``). A later call whose history *extends*
+the original (every remembered message is there, in order: the same object or equal content,
+checked in full, never judged by a key or the first messages alone) is sent as the
+remembered request plus the new messages, unchanged (the same natives: byte-identical when
+serialized), as long as that stays at or under the threshold; over it, the compression runs
+on that request (earlier notes and summaries are folded, as on any later call), not on the
+full history. A history that does not extend the remembered one (edited, rewound, branched)
+is compressed fresh, and its state forgotten. Losing the state (a restart, an eviction,
+another worker) costs one fresh compression, never a wrong request.
+
+The state is keyed by the conversation: the caller's ``conversation=`` key, else the run
+context's thread id (``RunContext(thread_id=)``; the integrations pass their own
+thread or session), else a fingerprint of the history's first messages; every key is
+scoped to the run's owner (:func:`~agent_adapter.owner_scope`). It lives in a
+:class:`CompactionStates`: in memory, bounded, per process by default; with ``store=`` (a
+``SQLiteStore`` or ``RedisStore``) also in that store, so that every worker serving the
+conversation sends the same prefix (its process-independent form is in
+:mod:`~agent_adapter.context._state_store`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_adapter._messages import Message
+from agent_adapter._run import owner_scope
+from agent_adapter.context._state_store import (
+    StateBackend,
+    Unshareable,
+    backend_for,
+    dump_state,
+    encode_native,
+    load_state,
+    native_digest,
+    state_version,
+)
+from agent_adapter.context._stores._base import check_limit, check_seconds
+from agent_adapter.context._stores.redis import RedisStore
+from agent_adapter.context._stores.sqlite import SQLiteStore
+
+__all__ = [
+    "CompactionStates",
+    "NativeDigest",
+    "StateEntry",
+    "conversation_key",
+    "default_states",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class NativeDigest:
+    """A native of a history compressed in another process (a state read from a shared
+    store), known by its content digest (see :func:`~._state_store.native_digest`)."""
+
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class StateEntry:
+    """One conversation's last compaction.
+
+    Attributes:
+        format: the format name the natives are in.
+        original: the caller's history the request was built from (its natives, oldest
+            first); in a state read from a shared store, a :class:`NativeDigest` each.
+        sent: the request that was sent for it: natives, oldest first (in a state read from
+            a shared store, ``None`` in the places of the caller's natives).
+        sent_from: for each of ``sent``, the index in ``original`` of the caller's native it
+            is (sent as the caller's own object), or ``-1`` for a native the library wrote (a
+            note, a summary, a shortened result).
+        tokens: what ``sent`` counts with the policy's counter.
+    """
+
+    format: str
+    original: tuple[Any, ...]
+    sent: tuple[Any, ...]
+    sent_from: tuple[int, ...]
+    tokens: int = 0
+    #: the caller's natives last found to match the digests of ``original``
+    _matched: list[tuple[Any, ...]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
+
+    def extended_by(self, messages: Sequence[Any]) -> bool:
+        """True when ``messages`` holds every remembered message first, in order (the same
+        object, or an equal one; for a :class:`NativeDigest`, a native of that digest),
+        checked in full."""
+        n = len(self.original)
+        if len(messages) < n:
+            return False
+        if self._matched and _same_objects(self._matched[0], messages):
+            return True
+        digests = False
+        for mine, theirs in zip(self.original, messages, strict=False):
+            if mine is theirs:
+                continue
+            if isinstance(mine, NativeDigest):
+                digests = True
+                if native_digest(theirs) != mine.digest:
+                    return False
+            elif not _equal(mine, theirs):
+                return False
+        if digests:
+            self._matched[:] = [tuple(messages[:n])]
+        return True
+
+    def matched(self) -> tuple[Any, ...]:
+        """The caller's natives known to be :attr:`original` (themselves, or the natives last
+        found to match its digests), oldest first; ``()`` when none are known."""
+        if self._matched:
+            return self._matched[0]
+        if any(isinstance(n, NativeDigest) for n in self.original):
+            return ()
+        return self.original
+
+    @property
+    def compacted(self) -> bool:
+        """True when the request sent was not the caller's history as it was."""
+        return len(self.sent_from) != len(self.original) or any(
+            j != i for i, j in enumerate(self.sent_from)
+        )
+
+    def request(self, messages: Sequence[Any]) -> tuple[list[Any], list[int]]:
+        """The request for ``messages`` (which extends :attr:`original`): the remembered
+        request with the caller's current objects in the places of theirs, then the new
+        messages; and where each came from (an index in ``messages``, or ``-1``)."""
+        out = [
+            messages[j] if j >= 0 else native
+            for native, j in zip(self.sent, self.sent_from, strict=True)
+        ]
+        n = len(self.original)
+        out.extend(messages[n:])
+        return out, [*self.sent_from, *range(n, len(messages))]
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # an object whose == raises is no equal content
+        return False
+
+
+def _same_objects(known: tuple[Any, ...], messages: Sequence[Any]) -> bool:
+    return len(messages) >= len(known) and all(
+        a is b for a, b in zip(known, messages, strict=False)
+    )
+
+
+@dataclass(slots=True)
+class _Record:
+    """A state kept in this process, and what its shared copy needs."""
+
+    entry: StateEntry
+    written: float  # time.monotonic() of the put (or of the read from the shared store)
+    version: str | None = None  # the shared store holds this state as this version
+    digests: tuple[str, ...] = ()  # of entry.original's natives (shared stores only)
+    fragments: dict[int, tuple[Any, str]] = field(default_factory=dict)  # id -> (native, JSON)
+    pending: tuple[str, bytes] | None = None  # (version, bytes) the store missed
+
+
+class CompactionStates:
+    """Where conversations' compaction states live: in memory, bounded, in this process; or
+    also in a store that several workers share, so that a conversation served by any worker
+    keeps one prefix.
+
+    ``compress_for``, ``CompressingModel``, the integrations and ``cliver_core``'s policy
+    compactor use :func:`default_states` (memory only) unless given one; pass your own to
+    bound it differently, to keep states apart (one per tenant, say), or to share them.
+
+    **Shared** (``store=SQLiteStore(path)`` for the processes of one machine,
+    ``store=RedisStore(url)`` for any worker): the states of this process stay in memory in
+    front (the caller's objects, checked by identity); each read asks the store for the
+    state's version (one small read: a ``SELECT`` of one column, a ``GETRANGE`` of 32 bytes)
+    and uses the local copy while it is current, else reads the state the store holds (one
+    written by another worker); each put writes through (the whole state: one content digest
+    per native of the history, the natives the library wrote, see
+    :mod:`~agent_adapter.context._state_store`); ``forget`` deletes in both. States are
+    scoped to the run's owner as the tool results are (the owner is part of the key), kept
+    apart from the tool results in the store (table ``compaction_states``; Redis keys
+    ``<prefix>compaction_state:<sha256>``), and expire ``ttl_seconds`` after their last write.
+    The key also names the policy (compress_for's policy key): a policy whose settings hold
+    objects known only by their identity in one process (a custom token counter, a scorer,
+    a model) is another policy in each process, and its states are not shared.
+
+    The costs: a put digests the natives new since this process's last put for that
+    conversation (a canonical serialization and BLAKE2b of each) and packs the natives the
+    library wrote that are new (rebuilt once to check them); a worker that reads another's
+    state digests the caller's natives of the remembered history once (only that prefix,
+    never the new natives), then knows them by identity. The store is called synchronously
+    (as compress_for reads and writes its states): on an event loop each call holds the loop
+    for one round trip to the store.
+
+    **Never a wrong request.** A history is taken to extend a shared state only when every
+    remembered native has its digest (equal content, types included); a state that cannot be
+    shared (a native with no exact JSON form: a set, an object that is neither a dict, a
+    pydantic model nor a ``Message``, or one that does not rebuild the same) is kept in this
+    process only, and the store's copy of that conversation is deleted, so other workers
+    compress it fresh. A store that fails (Redis down, a locked or missing file) never fails
+    a compression: its state is a lost one (a worker with no copy of its own compresses
+    fresh, one with a copy uses it, as without a store), no report or text says so, and the
+    store is left alone for ``retry_after_seconds``; a state written meanwhile is written
+    when the store answers again.
+
+    Args:
+        max_conversations: states kept in this process at most; the least recently used
+            goes first (a shared store still holds it).
+        store: a :class:`~agent_adapter.context.SQLiteStore` or
+            :class:`~agent_adapter.context.RedisStore` to share the states in; ``None``:
+            in this process only.
+        ttl_seconds: how long a state lives after its last write (``None``: until it is
+            forgotten, evicted or replaced; a shared store then keeps one state per
+            conversation for good).
+        retry_after_seconds: how long a failed store is left alone.
+
+    Raises:
+        ConfigError: max_conversations is not an int >= 1, a time is not a number > 0, or
+            store is neither store.
+    """
+
+    def __init__(
+        self,
+        max_conversations: int = 1024,
+        *,
+        store: SQLiteStore | RedisStore | None = None,
+        ttl_seconds: float | None = None,
+        retry_after_seconds: float = 5.0,
+    ) -> None:
+        check_limit("CompactionStates.max_conversations", max_conversations)
+        self.max_conversations = max_conversations
+        self.ttl_seconds = (
+            None
+            if ttl_seconds is None
+            else check_seconds("CompactionStates.ttl_seconds", ttl_seconds)
+        )
+        self.retry_after_seconds = check_seconds(
+            "CompactionStates.retry_after_seconds", retry_after_seconds
+        )
+        self.store = store
+        self._shared: StateBackend | None = None if store is None else backend_for(store)
+        self._records: OrderedDict[str, _Record] = OrderedDict()
+        self._lock = threading.Lock()
+        self._down_until = 0.0
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def get(self, key: str) -> StateEntry | None:
+        """The state of conversation ``key``, or ``None``."""
+        now = time.monotonic()
+        with self._lock:
+            rec = self._records.get(key)
+            if rec is not None and self._expired(rec, now):
+                del self._records[key]
+                rec = None
+            if rec is not None:
+                self._records.move_to_end(key)
+        if self._shared is None or now < self._down_until:
+            return None if rec is None else rec.entry
+        return self._shared_get(self._shared, key, rec)
+
+    def put(self, key: str, entry: StateEntry) -> None:
+        """Remember ``entry`` as the state of conversation ``key`` (and write it through to
+        the shared store)."""
+        now = time.monotonic()
+        rec = _Record(entry, now)
+        if self._shared is None:
+            self._remember(key, rec)
+            return
+        with self._lock:
+            prev = self._records.get(key)
+        try:
+            payload: bytes | None = self._payload(key, entry, prev, rec)
+        except Unshareable:
+            payload = None
+        self._remember(key, rec)
+        version = None if payload is None else state_version(payload)
+        if now < self._down_until:
+            rec.pending = None if payload is None or version is None else (version, payload)
+            return
+        try:
+            if payload is None or version is None:  # kept here only: no stale shared copy
+                self._shared.delete(key)
+            else:
+                self._shared.save(key, version, payload, self.ttl_seconds)
+                rec.version = version
+        except Exception:  # a failed store is a lost state, never a failed compression
+            self._failed()
+            rec.pending = None if payload is None or version is None else (version, payload)
+
+    def forget(self, key: str | None = None) -> None:
+        """Forget conversation ``key`` (``None``: every conversation; with a shared store,
+        every state it holds, every owner's)."""
+        with self._lock:
+            if key is None:
+                self._records.clear()
+            else:
+                self._records.pop(key, None)
+        if self._shared is None or time.monotonic() < self._down_until:
+            return
+        try:
+            if key is None:
+                self._shared.clear()
+            else:
+                self._shared.delete(key)
+        except Exception:
+            self._failed()
+
+    def _expired(self, rec: _Record, now: float) -> bool:
+        return self.ttl_seconds is not None and now - rec.written > self.ttl_seconds
+
+    def _failed(self) -> None:
+        self._down_until = time.monotonic() + self.retry_after_seconds
+
+    def _remember(self, key: str, rec: _Record) -> None:
+        with self._lock:
+            self._records[key] = rec
+            self._records.move_to_end(key)
+            while len(self._records) > self.max_conversations:
+                self._records.popitem(last=False)
+
+    def _drop(self, key: str, rec: _Record | None) -> None:
+        with self._lock:
+            if rec is not None and self._records.get(key) is rec:
+                del self._records[key]
+
+    def _shared_get(self, shared: StateBackend, key: str, rec: _Record | None) -> StateEntry | None:
+        """:meth:`get` past the local copy: the store's state when it is another."""
+        local = None if rec is None else rec.entry
+        alone = rec is not None and rec.version is None  # a state the store does not hold
+        try:
+            if rec is not None and rec.pending is not None:  # written while the store failed
+                version, payload = rec.pending
+                shared.save(key, version, payload, self.ttl_seconds)
+                rec.pending, rec.version = None, version
+                return local
+            if rec is not None:
+                remote = shared.version(key)
+                if remote is not None and remote == rec.version:
+                    return local
+                if remote is None:
+                    if not alone:  # expired, or forgotten by another worker
+                        self._drop(key, rec)
+                        return None
+                    return local
+            loaded = shared.load(key)
+        except Exception:  # a failed store is a lost state, never a failed compression
+            self._failed()
+            return local
+        if loaded is not None:
+            try:
+                state = load_state(key, loaded[1])
+            except Exception:  # another layout, or not ours: as if there were none
+                loaded = None
+        if loaded is None:
+            if alone:
+                return local
+            self._drop(key, rec)
+            return None
+        entry = StateEntry(
+            state.format,
+            tuple(NativeDigest(d) for d in state.digests),
+            state.sent,
+            state.sent_from,
+            state.tokens,
+        )
+        fragments = {
+            id(n): (n, f) for n, f in zip(state.sent, state.fragments, strict=True) if f is not None
+        }
+        self._remember(key, _Record(entry, time.monotonic(), loaded[0], state.digests, fragments))
+        return entry
+
+    def _payload(self, key: str, entry: StateEntry, prev: _Record | None, rec: _Record) -> bytes:
+        """The shared form of ``entry``, reusing ``prev``'s digests and packed natives for
+        the same objects; fills ``rec``'s.
+
+        Raises:
+            Unshareable: a native has no exact form.
+        """
+        known: tuple[Any, ...] = () if prev is None else prev.entry.matched()
+        old = () if prev is None else prev.digests
+        digests: list[str] = []
+        for i, native in enumerate(entry.original):
+            if isinstance(native, NativeDigest):
+                digests.append(native.digest)
+                continue
+            if i < len(known) and i < len(old) and known[i] is native:
+                digests.append(old[i])
+                continue
+            digest = native_digest(native)
+            if digest is None:
+                raise Unshareable(f"a {type(native).__name__} with no digest")
+            digests.append(digest)
+        rec.digests = tuple(digests)
+        fragments: list[str | None] = []
+        cache = {} if prev is None else prev.fragments
+        for native, j in zip(entry.sent, entry.sent_from, strict=True):
+            if j >= 0:
+                fragments.append(None)
+                continue
+            hit = cache.get(id(native))
+            text = hit[1] if hit is not None and hit[0] is native else encode_native(native)
+            rec.fragments[id(native)] = (native, text)
+            fragments.append(text)
+        return dump_state(key, entry.format, entry.tokens, digests, entry.sent_from, fragments)
+
+
+_DEFAULT = CompactionStates()
+
+
+def default_states() -> CompactionStates:
+    """The process-wide :class:`CompactionStates` every entry point uses by default."""
+    return _DEFAULT
+
+
+#: How many of the first messages a conversation without a thread id is known by.
+_FINGERPRINT_MESSAGES = 3
+
+
+def _fingerprint_of(native: Any) -> bytes:
+    """Content of one native, the same in every process (never an object's address)."""
+    if isinstance(native, Message):
+        calls = ",".join(c.id for c in native.tool_calls)
+        text = f"{native.role}\x00{native.text}\x00{calls}\x00{native.tool_call_id or ''}"
+        return text.encode("utf-8", "replace")
+    dump = getattr(native, "model_dump", None)
+    if callable(dump):
+        try:
+            native = dump(mode="json")
+        except Exception:
+            return type(native).__name__.encode()
+    try:
+        if isinstance(native, dict | list):
+            return json.dumps(native, sort_keys=True, default=str).encode("utf-8", "replace")
+        content = getattr(native, "content", None)  # a LangChain message
+        return f"{type(native).__name__}\x00{content!s}".encode("utf-8", "replace")
+    except (RecursionError, ValueError, TypeError):
+        # too deep to serialize (the converter names it as a ConfigError later): a key of
+        # its kind, which the full check of the history never takes for another's
+        return type(native).__name__.encode()
+
+
+def conversation_key(
+    natives: Sequence[Any], format: str, ctx: Any = None, conversation: str | None = None
+) -> str:
+    """The key of the conversation of ``natives``: ``conversation``, else the run context's
+    thread id, else a fingerprint of its first messages; always within the run's owner
+    scope (:func:`~agent_adapter.owner_scope`)."""
+    scope = owner_scope(ctx)
+    if conversation is not None:
+        return f"{scope}|key:{conversation}|{format}"
+    thread = getattr(ctx, "thread_id", None)
+    if isinstance(thread, str) and thread:
+        return f"{scope}|{format}"
+    digest = hashlib.blake2b(digest_size=16)
+    for native in _opening(natives):
+        digest.update(_fingerprint_of(native))
+        digest.update(b"\xff")
+    return f"{scope}|first:{digest.hexdigest()}|{format}"
+
+
+def _opening(natives: Sequence[Any]) -> Sequence[Any]:
+    """What the first call of a conversation already holds, and every later one too: its
+    leading system messages and the first message after them (the task), at most
+    ``_FINGERPRINT_MESSAGES``."""
+    n = 0
+    for native in natives[:_FINGERPRINT_MESSAGES]:
+        n += 1
+        if _role(native) not in ("system", "developer"):
+            break
+    return natives[:n]
+
+
+def _role(native: Any) -> Any:
+    if isinstance(native, Message):
+        return native.role
+    if isinstance(native, dict):
+        return native.get("role")
+    role = getattr(native, "role", None)
+    if role is None:  # a LangChain message: its type
+        role = getattr(native, "type", None)
+    return role

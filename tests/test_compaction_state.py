@@ -1,0 +1,197 @@
+"""Compact once, then append (issue 20): a conversation's compaction state keeps the request's
+prefix byte-identical between compactions, in every format; a branch, a rewind or a lost
+state compress fresh; the output is the same in every process."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _replay import FORMATS, format_name, natives
+from agent_adapter import RunContext
+from agent_adapter._messages import Message, ToolCall
+from agent_adapter.context import CompactionStates, CompressionPolicy, compress_for_sync
+
+THRESHOLD, TARGET = 6_000, 4_000
+
+
+def _conversation(rounds: int) -> list[Message]:
+    out = [Message("system", "You are a coding agent."), Message("user", "fix the bug")]
+    for n in range(rounds):
+        cid = f"call_{n}"
+        args = json.dumps({"command": f"cat src/m{n}.py"})
+        out.append(Message("assistant", f"step {n}", tool_calls=(ToolCall(cid, "bash", args),)))
+        out.append(
+            Message("tool", f"src/m{n}.py\n" + "x = 1\n" * (40 + 30 * (n % 4)), tool_call_id=cid)
+        )
+    return out
+
+
+def _calls(items: list[Any], fmt: str) -> list[list[Any]]:
+    """The list an agent sends on each call: everything before each assistant turn, plus
+    the whole list at the end."""
+    from _replay import messages_of
+
+    cuts = []
+    for i in range(1, len(items)):
+        loaded = messages_of(fmt, [items[i]])
+        if loaded and loaded[0].role == "assistant":
+            cuts.append(i)
+    return [items[:i] for i in cuts] + [items]
+
+
+def _dumps(items: list[Any]) -> str:
+    return json.dumps([_plain(n) for n in items], sort_keys=True, default=repr)
+
+
+def _plain(native: Any) -> Any:
+    dump = getattr(native, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if isinstance(native, Message):
+        return [native.role, native.text, [c.id for c in native.tool_calls], native.tool_call_id]
+    return native
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_replay_keeps_the_prefix_byte_identical_between_compactions(fmt: str) -> None:
+    items = natives(fmt, _conversation(60))
+    policy = CompressionPolicy(threshold_tokens=THRESHOLD, target_tokens=TARGET)
+    states = CompactionStates()
+    ctx = RunContext(thread_id=f"replay-{fmt}")
+    prev: list[Any] | None = None
+    compactions = 0
+    grown = 0
+    for history in _calls(items, fmt):
+        out, report = compress_for_sync(
+            history, policy, format=format_name(fmt), ctx=ctx, states=states
+        )
+        assert report.tokens_after <= max(THRESHOLD, report.tokens_before)
+        if report.steps:
+            compactions += 1
+        elif prev is not None:
+            # between compactions: the previous request, byte for byte, then the new messages
+            assert all(a is b for a, b in zip(prev, out, strict=False)), "the prefix moved"
+            assert _dumps(out[: len(prev)]) == _dumps(prev)
+            assert report.prefix_tokens > 0
+        prev = out
+    _, whole = compress_for_sync(
+        items, CompressionPolicy(threshold_tokens=10**9), states=False, format=format_name(fmt)
+    )
+    grown = whole.tokens_before
+    assert compactions >= 1
+    assert compactions <= math.ceil(grown / (THRESHOLD - TARGET)) + 1
+
+
+def test_without_the_state_every_call_over_the_threshold_compresses_again() -> None:
+    items = natives("openai", _conversation(60))
+    policy = CompressionPolicy(threshold_tokens=THRESHOLD, target_tokens=TARGET)
+    stateless = sum(
+        bool(compress_for_sync(h, policy, states=False)[1].steps) for h in _calls(items, "openai")
+    )
+    states = CompactionStates()
+    stateful = sum(
+        bool(compress_for_sync(h, policy, states=states, conversation="c")[1].steps)
+        for h in _calls(items, "openai")
+    )
+    assert stateful * 3 < stateless, (stateful, stateless)
+
+
+def _compacted(states: CompactionStates) -> tuple[list[Any], CompressionPolicy]:
+    items = natives("openai", _conversation(40))
+    policy = CompressionPolicy(threshold_tokens=THRESHOLD, target_tokens=TARGET)
+    _, report = compress_for_sync(items, policy, states=states, conversation="c")
+    assert report.steps
+    return items, policy
+
+
+@pytest.mark.parametrize("how", ["edited", "rewound", "branched"])
+def test_a_history_that_does_not_extend_the_remembered_one_is_compressed_fresh(how: str) -> None:
+    states = CompactionStates()
+    items, policy = _compacted(states)
+    if how == "edited":
+        other = [
+            *items[:5],
+            {**items[5], "content": "edited " + str(items[5]["content"])},
+            *items[6:],
+        ]
+    elif how == "rewound":
+        other = items[: len(items) - 10]
+    else:
+        other = [*items[:30], {"role": "user", "content": "actually, do something else"}]
+    out, report = compress_for_sync(other, policy, states=states, conversation="c")
+    want, want_report = compress_for_sync(other, policy, states=False)
+    assert _dumps(out) == _dumps(want)
+    assert report.tokens_after == want_report.tokens_after
+
+
+def test_losing_the_state_costs_one_fresh_compression_never_a_wrong_request() -> None:
+    states = CompactionStates()
+    items, policy = _compacted(states)
+    grown = [*items, *natives("openai", _conversation(44)[len(_conversation(40)) :])]
+    states.forget()
+    out, _ = compress_for_sync(grown, policy, states=states, conversation="c")
+    want, _ = compress_for_sync(grown, policy, states=False)
+    assert _dumps(out) == _dumps(want)
+
+
+def test_the_same_history_and_policy_give_the_same_output_in_every_process(
+    tmp_path: Path,
+) -> None:
+    items = natives("openai", _conversation(40))
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(items))
+    script = (
+        "import json, sys\n"
+        "from agent_adapter.context import CompressionPolicy, compress_for_sync\n"
+        "items = json.load(open(sys.argv[1]))\n"
+        f"policy = CompressionPolicy(threshold_tokens={THRESHOLD}, target_tokens={TARGET})\n"
+        "out, _ = compress_for_sync(items, policy)\n"
+        "print(json.dumps(out, sort_keys=True))\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script, str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"},
+        ).stdout
+        for seed in (1, 2)
+    ]
+    here, _ = compress_for_sync(
+        json.loads(path.read_text()),
+        CompressionPolicy(threshold_tokens=THRESHOLD, target_tokens=TARGET),
+        states=False,
+    )
+    assert runs[0] == runs[1] == json.dumps(here, sort_keys=True) + "\n"
+
+
+def test_a_policy_holding_a_shared_store_has_the_same_key_in_every_process(
+    tmp_path: Path,
+) -> None:
+    # a step's store is named by its file (or server), not its address, so workers that
+    # share a state also find it under the same policy
+    script = (
+        "import sys\n"
+        "from agent_adapter.context import CompressionPolicy, ShrinkToolResults, SQLiteStore\n"
+        "from agent_adapter.context._compress_for import _policy_key\n"
+        "step = ShrinkToolResults(save_to=SQLiteStore(sys.argv[1]))\n"
+        "print(_policy_key(CompressionPolicy(target_tokens=4000, steps=[step]), None))\n"
+    )
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path / "r.sqlite3")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for _ in range(2)
+    }
+    assert len(keys) == 1 and next(iter(keys)).strip()
