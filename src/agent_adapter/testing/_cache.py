@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_adapter._errors import ConfigError
+from agent_adapter.providers._anthropic_cache import count_breakpoints
 from agent_adapter.testing._replies import Protocol
 
 __all__ = [
@@ -202,20 +203,8 @@ def _anthropic_blocks(body: Mapping[str, Any], ttl_s: float) -> list[_Block]:
 
 def anthropic_breakpoints(body: Any) -> int:
     """How many ``cache_control`` breakpoints an Anthropic Messages body holds (the blocks'
-    own, and one for a top-level ``cache_control``)."""
-    if not isinstance(body, dict):
-        return 0
-    count = 0
-    for tool in body.get("tools") or ():
-        count += isinstance(tool, dict) and "cache_control" in tool
-    system = body.get("system")
-    for block in system if isinstance(system, list) else ():
-        count += isinstance(block, dict) and "cache_control" in block
-    for message in body.get("messages") or ():
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else ():
-            count += isinstance(block, dict) and "cache_control" in block
-    return count + (body.get("cache_control") is not None)
+    own, and one for a top-level ``cache_control``): the provider's own count."""
+    return count_breakpoints(body) if isinstance(body, dict) else 0
 
 
 def prompt_tokens(protocol: Protocol, body: Any) -> int:
