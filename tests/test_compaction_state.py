@@ -4,6 +4,7 @@ state compress fresh; the output is the same in every process."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import subprocess
@@ -195,3 +196,144 @@ def test_a_policy_holding_a_shared_store_has_the_same_key_in_every_process(
         for _ in range(2)
     }
     assert len(keys) == 1 and next(iter(keys)).strip()
+
+
+# --- found by a new-user trial: each its exact input ------------------------------------------
+
+
+def _tool_history(big_first: bool = True) -> list[dict[str, Any]]:
+    big = "line of output xyz\n" * 1000
+    h: list[dict[str, Any]] = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "task: fix bug"},
+    ]
+    for i in range(4):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+        h.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        h.append({"role": "tool", "tool_call_id": f"c{i}", "content": big if i == 0 else "ok"})
+    h.append({"role": "user", "content": "continue"})
+    return h
+
+
+def test_an_older_message_edited_in_place_is_sent_as_edited() -> None:
+    policy = CompressionPolicy(threshold_tokens=3000, target_tokens=2000)
+    states = CompactionStates()
+    h = _tool_history()
+    compress_for_sync(h, policy, states=states, conversation="t1")  # shortens h[3]
+    h[3]["content"] = "REDACTED"  # the caller redacts the old tool output in place
+    h += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "thanks"}]
+    out, _ = compress_for_sync(h, policy, states=states, conversation="t1")
+    assert out[3]["content"] == "REDACTED"
+
+
+def test_the_last_turn_grown_in_place_is_counted_and_compressed() -> None:
+    policy = CompressionPolicy(threshold_tokens=3000, target_tokens=2000)
+    states = CompactionStates()
+    h = _tool_history()
+    h[-1] = {"role": "user", "content": [{"type": "text", "text": "go on"}]}
+    compress_for_sync(h, policy, states=states, conversation="t2")
+    h[-1]["content"].append({"type": "text", "text": "pasted log\n" * 1500})  # in place
+    out, report = compress_for_sync(h, policy, states=states, conversation="t2")
+    want, _ = compress_for_sync(h, policy, states=False)
+    assert _dumps(out) == _dumps(want)
+    assert report.tokens_after == estimate(out)
+
+
+def estimate(items: list[Any]) -> int:
+    from agent_adapter.context import estimate_tokens
+    from agent_adapter.context.formats import convert
+
+    return estimate_tokens(convert(items, "openai").messages)
+
+
+def test_compressing_model_keeps_appending_once_the_provider_reports_usage() -> None:
+    import asyncio
+
+    from agent_adapter import ModelRequest, ModelResponse, Usage
+    from agent_adapter.context import CompressingModel
+
+    class Port:
+        provider, model, context_window = "openai", "gpt-4o", 128_000
+
+        def __init__(self) -> None:
+            self.seen: list[list[Message]] = []
+
+        async def generate(self, request: ModelRequest) -> ModelResponse:
+            self.seen.append(list(request.messages))
+            est = sum(len(m.text) for m in request.messages) // 4
+            return ModelResponse(
+                message=Message("assistant", "ok"), usage=Usage(input_tokens=int(est * 1.3))
+            )
+
+        async def stream(self, request: ModelRequest) -> Any:
+            raise NotImplementedError
+
+        def cache_key_fields(self) -> dict[str, Any]:
+            return {}
+
+    port = Port()
+    model = CompressingModel(port, CompressionPolicy(threshold_tokens=3000, target_tokens=2000))
+    ctx = RunContext(thread_id="usage")
+
+    async def run() -> None:
+        h = [Message("system", "sys"), Message("user", "task")]
+        for i in range(30):
+            h.append(Message("assistant", "", tool_calls=(ToolCall(f"c{i}", "run", "{}"),)))
+            h.append(Message("tool", f"result {i} " + "x" * 1200, tool_call_id=f"c{i}"))
+            await model.generate(ModelRequest(messages=list(h), ctx=ctx))
+
+    asyncio.run(run())
+    appended = sum(
+        len(b) > len(a) and all(x is y for x, y in zip(a, b, strict=False))
+        for a, b in itertools.pairwise(port.seen)
+    )
+    assert appended >= 18, appended  # a fresh compression on every call past the threshold: 6
+
+
+def test_pinned_messages_are_kept_whatever_an_earlier_call_remembered() -> None:
+    policy = CompressionPolicy(threshold_tokens=3000, target_tokens=2000)
+    states = CompactionStates()
+    h: list[dict[str, Any]] = [{"role": "system", "content": "s"}, {"role": "user", "content": "t"}]
+    for i in range(40):
+        h += [{"role": "assistant", "content": f"step {i} " + "y" * 300}]
+        h += [{"role": "user", "content": f"more {i}"}]
+    h[7] = {"role": "user", "content": "KEEP-2"}
+    keep = h[7]
+    compress_for_sync(h, policy, states=states, conversation="t4")
+    out, _ = compress_for_sync(
+        h, policy, states=states, conversation="t4", pinned=lambda m: m is keep
+    )
+    assert any(n is keep for n in out)
+
+
+def test_a_fresh_compression_still_reports_the_prefix_it_shares() -> None:
+    policy = CompressionPolicy(threshold_tokens=3000, target_tokens=2000)
+    states = CompactionStates()
+    h = _tool_history()
+    compress_for_sync(h, policy, states=states, conversation="t7")
+    h[5] = {"role": "tool", "tool_call_id": "c1", "content": "replaced"}
+    out, report = compress_for_sync(h, policy, states=states, conversation="t7")
+    assert out[0] is h[0] and out[1] is h[1]
+    assert report.prefix_tokens > 0
+
+
+def test_two_agents_of_one_thread_keep_states_of_their_own() -> None:
+    policy = CompressionPolicy(threshold_tokens=3000, target_tokens=2000)
+    states = CompactionStates()
+    ctx = RunContext(thread_id="t")
+    a: list[dict[str, Any]] = [
+        {"role": "system", "content": "main"},
+        {"role": "user", "content": "A"},
+    ]
+    b: list[dict[str, Any]] = [
+        {"role": "system", "content": "sub"},
+        {"role": "user", "content": "B"},
+    ]
+    fresh = 0
+    for i in range(40):
+        for h in (a, b):
+            h += [{"role": "assistant", "content": f"step {i} " + "y" * 300}]
+            h += [{"role": "user", "content": f"more {i}"}]
+            _, r = compress_for_sync(h, policy, ctx=ctx, states=states)
+            fresh += r.tokens_after < r.tokens_before and r.prefix_tokens == 0
+    assert fresh == 0

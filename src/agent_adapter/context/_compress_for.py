@@ -26,6 +26,7 @@ from agent_adapter.context._state import (
     StateEntry,
     conversation_key,
     default_states,
+    shapes_of,
 )
 from agent_adapter.context._steps._base import _json_safe
 from agent_adapter.context._stores._commit import use_sync_face
@@ -129,11 +130,13 @@ async def stateful_compress(
     states: CompactionStates | Literal[False] | None = None,
     force: bool = False,
     turn_thinking: bool | None = None,
+    key_policy: CompressionPolicy | None = None,
 ) -> tuple[list[Any], CompressionReport]:
     """:func:`compress_for`, and what ``CompressingModel`` needs besides: ``force`` (compress
     even at or under the threshold, after a provider's overflow error) and ``turn_thinking``
     (whether Anthropic's thinking rule applies to ``agent_adapter`` messages; ``None``: the
-    format's own, Anthropic's for ``agent_adapter``)."""
+    format's own, Anthropic's for ``agent_adapter``) and ``key_policy`` (the policy the
+    state is kept under, when ``policy`` is a per-call copy of it: a calibrated counter)."""
     if states is False:
         store = None
     elif states is None:
@@ -161,7 +164,9 @@ async def stateful_compress(
     if store is None or not isinstance(messages, list | tuple) or not messages:
         return await _compress_list(messages, policy, name, snap, opts)
     key = conversation_key(messages, fmt, ctx, conversation)
-    key = f"{key}|{_policy_key(policy, model_max_tokens)}"
+    key = f"{key}|{_policy_key(key_policy or policy, model_max_tokens)}"
+    if pinned is not None:  # what may go depends on it: its own state (by identity)
+        key = f"{key}|pinned:{_json_safe(pinned)}"
     entry = store.get(key)
     base: Sequence[Any] = messages
     base_from: list[int] | None = None
@@ -185,6 +190,7 @@ async def stateful_compress(
             base_from = list(range(len(messages)))
             previous = messages[: len(entry.sent)]
         else:  # edited, rewound or branched: compressed fresh, the old state is no use
+            previous = _previous_request(entry)
             store.forget(key)
             entry = None
     out, report = await _compress_list(base, policy, name, snap, opts)
@@ -195,17 +201,39 @@ async def stateful_compress(
         if entry is not None:
             prefix = _prefix_tokens(report.tokens_before, base, len(entry.sent), name, policy)
             report = dataclasses.replace(report, prefix_tokens=prefix)
-        state = StateEntry(fmt, tuple(messages), tuple(base), tuple(base_from), report.tokens_after)
+        state = StateEntry(
+            fmt,
+            tuple(messages),
+            tuple(base),
+            tuple(base_from),
+            report.tokens_after,
+            shapes=shapes_of(messages),
+        )
         store.put(key, state)
         return out, report
     where = {id(m): j for j, m in enumerate(messages)}
     sent_from = tuple(where.get(id(n), -1) for n in out)
-    store.put(key, StateEntry(fmt, tuple(messages), tuple(out), sent_from, report.tokens_after))
-    if entry is not None:
+    state = StateEntry(
+        fmt, tuple(messages), tuple(out), sent_from, report.tokens_after, shapes=shapes_of(messages)
+    )
+    store.put(key, state)
+    if previous:
         shared = _shared_prefix(previous, out)
         prefix = _prefix_tokens(None, out, shared, name, policy)
         report = dataclasses.replace(report, prefix_tokens=prefix)
     return out, report
+
+
+def _previous_request(entry: StateEntry) -> list[Any]:
+    """The request ``entry`` remembers, as the objects that were sent (``[]`` when the
+    caller's natives of it are not known here: a state read from a shared store)."""
+    known = entry.matched()
+    if len(known) != len(entry.original):
+        return []
+    return [
+        known[j] if j >= 0 else native
+        for native, j in zip(entry.sent, entry.sent_from, strict=True)
+    ]
 
 
 def _again(

@@ -234,6 +234,7 @@ class CompressingModel:
             ctx=request.ctx,
             force=force,
             turn_thinking=_turn_thinking(self.provider),
+            key_policy=policy,
         )
         if out is messages:  # nothing changed: the caller's own sequence goes on
             return cast(list[Message], given), report

@@ -61,6 +61,7 @@ __all__ = [
     "StateEntry",
     "conversation_key",
     "default_states",
+    "shapes_of",
 ]
 
 
@@ -86,6 +87,11 @@ class StateEntry:
             is (sent as the caller's own object), or ``-1`` for a native the library wrote (a
             note, a summary, a shortened result).
         tokens: what ``sent`` counts with the policy's counter.
+        shapes: for each of ``original``, its top-level fingerprint when it was remembered
+            (its fields' values and the lengths of its list fields; ``None`` for an
+            immutable native or a state read from a shared store): a native the caller
+            edited in place since (``msg["content"] = ...``, a block appended to its
+            content) no longer matches, so the history is compressed fresh.
     """
 
     format: str
@@ -93,6 +99,7 @@ class StateEntry:
     sent: tuple[Any, ...]
     sent_from: tuple[int, ...]
     tokens: int = 0
+    shapes: tuple[Any, ...] = ()
     #: the caller's natives last found to match the digests of ``original``
     _matched: list[tuple[Any, ...]] = field(
         default_factory=list, init=False, repr=False, compare=False
@@ -105,11 +112,14 @@ class StateEntry:
         n = len(self.original)
         if len(messages) < n:
             return False
-        if self._matched and _same_objects(self._matched[0], messages):
+        if self._matched and _same_objects(self._matched[0], messages) and not self.shapes:
             return True
         digests = False
-        for mine, theirs in zip(self.original, messages, strict=False):
+        shapes = self.shapes if len(self.shapes) == n else None
+        for k, (mine, theirs) in enumerate(zip(self.original, messages, strict=False)):
             if mine is theirs:
+                if shapes is not None and shapes[k] is not None and _shape(theirs) != shapes[k]:
+                    return False  # edited in place since it was remembered
                 continue
             if isinstance(mine, NativeDigest):
                 digests = True
@@ -148,6 +158,24 @@ class StateEntry:
         n = len(self.original)
         out.extend(messages[n:])
         return out, [*self.sent_from, *range(n, len(messages))]
+
+
+def _shape(native: Any) -> tuple[Any, ...] | None:
+    """A native's top-level fingerprint: its fields' values and the lengths of its list
+    fields (a content list grown in place); ``None`` for an immutable native (a ``Message``)
+    or one without fields."""
+    if isinstance(native, Message):
+        return None
+    try:
+        values = tuple((native if type(native) is dict else vars(native)).values())
+    except TypeError:
+        return None
+    return values, tuple([len(v) for v in values if type(v) is list])
+
+
+def shapes_of(natives: Sequence[Any]) -> tuple[Any, ...]:
+    """:attr:`StateEntry.shapes` for ``natives``."""
+    return tuple(map(_shape, natives))
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -459,19 +487,19 @@ def _fingerprint_of(native: Any) -> bytes:
 def conversation_key(
     natives: Sequence[Any], format: str, ctx: Any = None, conversation: str | None = None
 ) -> str:
-    """The key of the conversation of ``natives``: ``conversation``, else the run context's
-    thread id, else a fingerprint of its first messages; always within the run's owner
-    scope (:func:`~agent_adapter.owner_scope`)."""
+    """The key of the conversation of ``natives``: ``conversation``, else a fingerprint of
+    its opening (its system messages and the first message after them), within the run's
+    owner scope (:func:`~agent_adapter.owner_scope`: the run context's thread id, else its
+    run id), so two agents of one thread (a sub-agent) keep states of their own."""
     scope = owner_scope(ctx)
     if conversation is not None:
         return f"{scope}|key:{conversation}|{format}"
-    thread = getattr(ctx, "thread_id", None)
-    if isinstance(thread, str) and thread:
-        return f"{scope}|{format}"
     digest = hashlib.blake2b(digest_size=16)
     for native in _opening(natives):
         digest.update(_fingerprint_of(native))
         digest.update(b"\xff")
+    # within one thread (the scope holds it), agents with other system prompts or tasks (a
+    # sub-agent) keep states of their own
     return f"{scope}|first:{digest.hexdigest()}|{format}"
 
 
