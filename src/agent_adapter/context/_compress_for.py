@@ -87,7 +87,10 @@ async def compress_for(
     ``states`` is where states live (:func:`~agent_adapter.context.default_states` when
     ``None``); ``False`` turns this off: every call compresses the history it is given.
     The report then counts the request built from the remembered one
-    (``prefix_tokens``: how much of it is the previous request's prefix).
+    (``prefix_tokens``: how much of it is the previous request's prefix). A native edited in
+    place since (a field set anew, a list field grown) no longer matches, so the history is
+    compressed fresh; a policy is taken as fixed once used (a step changed in place
+    afterwards is not seen: pass a new policy).
 
     **Steady state.** An agent sends the same natives again plus a new round. The natives'
     messages are remembered (bounded, by identity and a shallow fingerprint: see
