@@ -176,18 +176,18 @@ async def stateful_compress(
     previous: Sequence[Any] = ()  # the previous request, as this call's objects
     if entry is not None:
         if entry.format == fmt and entry.extended_by(messages):
-            previous = entry.request(messages)[0][: len(entry.sent)]
+            request, request_from = entry.request(messages)
+            previous = request[: len(entry.sent)]
             if entry.compacted and len(messages) == len(entry.original):
                 # the same history again: the same request (a compression is not run
                 # again on its own output, which could only move its cuts)
-                out = entry.request(messages)[0]
-                return out, _again(entry, out, name, policy, model_max_tokens)
+                return request, _again(entry, request, name, policy, model_max_tokens)
             if entry.compacted:
-                base, base_from = entry.request(messages)
+                base, base_from = request, request_from
                 snap = snapshot(base) if native else None
             else:  # sent as it came: the caller's own list again
                 base_from = list(range(len(messages)))
-        elif entry.format == fmt and entry.compacted and _starts_with(messages, entry.sent):
+        elif entry.format == fmt and entry.compacted and entry.sent_extended_by(messages):
             # the caller kept what we sent as its history (pydantic-ai, cliver_core): it is
             # sent as it is, and the previous request is its prefix
             base_from = list(range(len(messages)))
@@ -310,21 +310,6 @@ def _policy_digest(policy: CompressionPolicy, model_max_tokens: int | None) -> s
     parts.append(_json_safe(policy.token_counter))
     text = json.dumps(parts, sort_keys=True, default=repr)
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
-
-
-def _starts_with(messages: Sequence[Any], head: Sequence[Any]) -> bool:
-    """True when ``messages`` opens with every native of ``head``, in order (the same object
-    or equal content), checked in full."""
-    if len(messages) < len(head):
-        return False
-    for mine, theirs in zip(head, messages, strict=False):
-        if mine is not theirs:
-            try:
-                if mine != theirs:
-                    return False
-            except Exception:
-                return False
-    return True
 
 
 def _shared_prefix(before: Sequence[Any], after: Sequence[Any]) -> int:

@@ -131,6 +131,15 @@ class StateEntry:
             self._matched[:] = [tuple(messages[:n])]
         return True
 
+    def sent_extended_by(self, messages: Sequence[Any]) -> bool:
+        """True when ``messages`` opens with every native of :attr:`sent` (the caller kept
+        what was sent as its history), checked in full; never for a state read from a
+        shared store (its caller's natives are not known here)."""
+        sent = self.sent
+        if len(messages) < len(sent) or any(n is None for n in sent):
+            return False
+        return all(a is b or _equal(a, b) for a, b in zip(sent, messages, strict=False))
+
     def matched(self) -> tuple[Any, ...]:
         """The caller's natives known to be :attr:`original` (themselves, or the natives last
         found to match its digests), oldest first; ``()`` when none are known."""
@@ -161,11 +170,9 @@ class StateEntry:
 
 
 def _shape(native: Any) -> tuple[Any, ...] | None:
-    """A native's top-level fingerprint: its fields' values and the lengths of its list
-    fields (a content list grown in place); ``None`` for an immutable native (a ``Message``)
-    or one without fields."""
-    if isinstance(native, Message):
-        return None
+    """A native's top-level fingerprint, as the memo's (``formats/_memo.py``, which cannot be
+    imported here: the formats import this module): its fields' values and the lengths of its
+    list fields; ``None`` for an immutable ``Message`` (slots, no ``vars``)."""
     try:
         values = tuple((native if type(native) is dict else vars(native)).values())
     except TypeError:
@@ -174,7 +181,8 @@ def _shape(native: Any) -> tuple[Any, ...] | None:
 
 
 def shapes_of(natives: Sequence[Any]) -> tuple[Any, ...]:
-    """:attr:`StateEntry.shapes` for ``natives``."""
+    """:attr:`StateEntry.shapes` for ``natives``: the memo's top-level fingerprint of each
+    (``None`` for an immutable ``Message``)."""
     return tuple(map(_shape, natives))
 
 
