@@ -20,7 +20,7 @@ from agent_adapter._messages import Message
 from agent_adapter.context._engine import _compress, _WouldCompress, compress
 from agent_adapter.context._pairing import PairingError, describe
 from agent_adapter.context._policy import CompressionPolicy
-from agent_adapter.context._report import CompressionReport
+from agent_adapter.context._report import CompressionReport, untouched_report
 from agent_adapter.context._state import (
     CompactionStates,
     StateEntry,
@@ -251,14 +251,12 @@ def _again(
     limits = policy.limits(model_max_tokens)
     n = len(_messages_of(request, len(request), name))
     tokens = entry.tokens
-    return CompressionReport(
-        tokens_before=tokens,
-        tokens_after=tokens,
-        threshold_tokens=limits.threshold_tokens,
-        target_tokens=limits.target_tokens,
-        messages_before=n,
-        messages_after=n,
-        skipped="under_threshold" if tokens <= limits.threshold_tokens else "nothing_to_compress",
+    return untouched_report(
+        tokens,
+        limits.threshold_tokens,
+        limits.target_tokens,
+        n,
+        "under_threshold" if tokens <= limits.threshold_tokens else "nothing_to_compress",
         prefix_tokens=tokens,
     )
 

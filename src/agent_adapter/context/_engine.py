@@ -12,7 +12,13 @@ from agent_adapter.context._invariants import GuardStats, _guard
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._provenance import trace
-from agent_adapter.context._report import CompressionReport, SkipReason, StepFailure, StepReport
+from agent_adapter.context._report import (
+    CompressionReport,
+    SkipReason,
+    StepFailure,
+    StepReport,
+    untouched_report,
+)
 from agent_adapter.context._steps._base import CompressionStep, StepContext
 from agent_adapter.context._stores._commit import commit_saves, open_saves
 from agent_adapter.context._text import fit_message
@@ -231,14 +237,12 @@ async def _compress(
 
     def untouched(skipped: SkipReason, **kw: Any) -> tuple[list[Message], CompressionReport]:
         same = messages if isinstance(messages, list) else current
-        return same, CompressionReport(
-            tokens_before=tokens_before,
-            tokens_after=tokens_before,
-            threshold_tokens=limits.threshold_tokens,
-            target_tokens=limits.target_tokens,
-            messages_before=n_before,
-            messages_after=n_before,
-            skipped=skipped,
+        return same, untouched_report(
+            tokens_before,
+            limits.threshold_tokens,
+            limits.target_tokens,
+            n_before,
+            skipped,
             seconds=time.perf_counter() - started,
             **kw,
         )

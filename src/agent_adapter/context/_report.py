@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-__all__ = ["CompressionReport", "SkipReason", "StepFailure", "StepReport"]
+__all__ = ["CompressionReport", "SkipReason", "StepFailure", "StepReport", "untouched_report"]
 
 SkipReason: TypeAlias = Literal["", "under_threshold", "under_target", "nothing_to_compress"]
 
@@ -179,3 +179,24 @@ class CompressionReport:
                 "skipped."
             )
         return out
+
+
+def untouched_report(
+    tokens: int,
+    threshold_tokens: int,
+    target_tokens: int,
+    messages: int,
+    skipped: SkipReason,
+    **more: Any,
+) -> CompressionReport:
+    """The report of a compression that sends its input as it is (nothing ran)."""
+    return CompressionReport(
+        tokens_before=tokens,
+        tokens_after=tokens,
+        threshold_tokens=threshold_tokens,
+        target_tokens=target_tokens,
+        messages_before=messages,
+        messages_after=messages,
+        skipped=skipped,
+        **more,
+    )

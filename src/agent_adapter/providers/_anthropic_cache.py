@@ -57,11 +57,12 @@ MAX_BREAKPOINTS = 4
 _UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 
 
-def _unmarked(value: Any) -> Any:
+def unmarked(value: Any) -> Any:
+    """``value`` without ``cache_control`` keys (a marker does not change the prefix)."""
     if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+        return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_unmarked(v) for v in value]
+        return [unmarked(v) for v in value]
     return value
 
 
@@ -72,7 +73,7 @@ def _blocks(content: Any) -> list[Any]:
 
 
 def _digest(previous: str, value: Any) -> str:
-    text = json.dumps(_unmarked(value), sort_keys=True, ensure_ascii=False, default=str)
+    text = json.dumps(unmarked(value), sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(f"{previous}\x1e{text}".encode()).hexdigest()
 
 

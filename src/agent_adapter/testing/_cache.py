@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_adapter._errors import ConfigError
-from agent_adapter.providers._anthropic_cache import count_breakpoints
+from agent_adapter.providers._anthropic_cache import count_breakpoints, unmarked
 from agent_adapter.testing._replies import Protocol
 
 __all__ = [
@@ -119,15 +119,6 @@ def _tokens(chars: int) -> int:
     return -(-chars // 4)
 
 
-def _unmarked(value: Any) -> Any:
-    """``value`` without ``cache_control`` keys (a marker does not change the prefix)."""
-    if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
-    return value
-
-
 def _segments(protocol: Protocol, body: Mapping[str, Any]) -> list[str]:
     """The prompt of a Chat Completions / Responses / Gemini request, in prefix order."""
     head: list[Any]
@@ -148,8 +139,8 @@ def _segments(protocol: Protocol, body: Mapping[str, Any]) -> list[str]:
         items = body.get("contents") or []
         if isinstance(items, str | dict):
             items = [items]
-    segments = [_dumps(_unmarked(h)) for h in head if h is not None]
-    segments += [_dumps(_unmarked(item)) for item in (items if isinstance(items, list) else [])]
+    segments = [_dumps(unmarked(h)) for h in head if h is not None]
+    segments += [_dumps(unmarked(item)) for item in (items if isinstance(items, list) else [])]
     return [s + "\n" for s in segments]
 
 
@@ -172,7 +163,7 @@ def _anthropic_blocks(body: Mapping[str, Any], ttl_s: float) -> list[_Block]:
 
     def add(prefix: str, block: Any) -> None:
         mark = block.get("cache_control") if isinstance(block, dict) else None
-        text = prefix + _dumps(_unmarked(block)) + "\n"
+        text = prefix + _dumps(unmarked(block)) + "\n"
         blocks.append(_Block(text, mark is not None, _ttl(mark, ttl_s)))
 
     for tool in body.get("tools") or ():
