@@ -25,6 +25,7 @@ from cliver_core import (
     Skill,
     SkillManager,
     SkillNotFoundError,
+    ToolCall,
     ToolEvent,
     UsageInfo,
     presets,
@@ -41,7 +42,9 @@ async def test_tool_loop_usage_total_and_run_id(protocol: str) -> None:
             Reply(text="both read", input_tokens=700, output_tokens=4),
         )  # fmt: skip
         events: list[Any] = []
-        async with AgentCore(ModelBindings(llm=binding(server, protocol)), [read_file]) as agent:
+        async with AgentCore(
+            ModelBindings(llm=binding(server, protocol)), [read_file], inference_events=True
+        ) as agent:
             response = await agent.chat("read a.py and b.py", on_event=events.append)
     assert response.message.content == "both read"
     assert response.usage == UsageInfo(input_tokens=700, output_tokens=4)
@@ -62,7 +65,7 @@ async def test_tool_loop_usage_total_and_run_id(protocol: str) -> None:
     assert trace is not None and [t["usage_total"]["input_tokens"] for t in trace] == [120, 820]
 
 
-async def test_parallel_calls_run_concurrently_and_results_keep_call_order() -> None:
+async def test_parallel_tools_run_one_replys_calls_concurrently_in_call_order() -> None:
     first, second = asyncio.Event(), asyncio.Event()
 
     @tool(description="Wait for the other call.")
@@ -76,7 +79,9 @@ async def test_parallel_calls_run_concurrently_and_results_keep_call_order() -> 
             calls(("c1", "meet", {"name": "a"}), ("c2", "meet", {"name": "b"})),
             Reply(text="ok"),
         )
-        async with AgentCore(ModelBindings(llm=binding(server)), [meet], run_timeout=20) as agent:
+        async with AgentCore(
+            ModelBindings(llm=binding(server)), [meet], run_timeout=20, parallel_tools=True
+        ) as agent:
             response = await agent.chat("meet")
             sent = wire_messages(server, 1)
     assert [m["content"] for m in sent if m["role"] == "tool"] == ["met a", "met b"]
@@ -118,14 +123,36 @@ async def test_conversation_and_system_prompt_reach_the_model() -> None:
     assert len(conversation) == 3  # the caller's list is not changed
 
 
-async def test_bad_conversation_names_the_index() -> None:
-    agent = AgentCore(ModelBindings(llm=ModelBinding.llm(model="m", provider=_echo())))
+async def test_bad_conversation_names_the_index_when_validation_is_on() -> None:
+    agent = AgentCore(
+        ModelBindings(llm=ModelBinding.llm(model="m", provider=_echo())),
+        validate_conversation=True,
+    )
     orphan = [CLIverMessage(role="tool", content="r", tool_call_id="x")]
     with pytest.raises(ConfigError, match=r"messages\[0\]"):
         await agent.chat("q", conversation=orphan)
     middle = [CLIverMessage(role="user", content="a"), CLIverMessage(role="system", content="s")]
     with pytest.raises(ConfigError, match=r"messages\[1\] is a system message"):
         await agent.chat("q", conversation=middle)
+
+
+async def test_a_conversation_with_a_dangling_call_is_sent_as_given_by_default() -> None:
+    # 0.3.0a5 sends a caller's conversation as it is; validation is opt-in
+    dangling = [
+        CLIverMessage(role="user", content="delete it"),
+        CLIverMessage(
+            role="assistant", tool_calls=[ToolCall(id="c9", name="delete", args={"p": "x"})]
+        ),
+    ]
+    async with (
+        ProviderServer([Reply(text="ok")]) as server,
+        AgentCore(ModelBindings(llm=binding(server))) as agent,
+    ):
+        response = await agent.chat("never mind", conversation=dangling)
+        sent = wire_messages(server, 0)
+    assert response.message.content == "ok"
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[1]["tool_calls"][0]["id"] == "c9"
 
 
 def _echo() -> CallableModel:
@@ -158,7 +185,7 @@ async def test_permission_denial_is_a_result_and_an_event() -> None:
         async with AgentCore(
             ModelBindings(llm=binding(server)),
             [delete],
-            permission_callback=lambda call: f"{call.name} needs approval",
+            permission_callback=lambda call: f"{call.tool_name} needs approval",
             on_event=events.append,
         ) as agent:
             response = await agent.chat("clean up")
@@ -204,7 +231,7 @@ async def test_run_skill_pins_instructions_and_narrows_tools(tmp_path: Path) -> 
     assert [t["function"]["name"] for t in body["tools"]] == ["read_file"]
     with pytest.raises(SkillNotFoundError, match="release"):
         await agent.run_skill("nope", "x")
-    assert Skill.from_file(folder / "SKILL.md").allowed_tools == ("read_file",)
+    assert Skill.from_file(folder / "SKILL.md").allowed_tools == ["read_file"]
 
 
 class Verdict(BaseModel):
@@ -271,7 +298,9 @@ async def test_inference_events_name_model_and_provider() -> None:
     async with ProviderServer([Reply(text="hi")]) as server:
         events: list[Any] = []
         async with AgentCore(
-            ModelBindings(llm=binding(server, model="gpt-x")), on_event=events.append
+            ModelBindings(llm=binding(server, model="gpt-x")),
+            on_event=events.append,
+            inference_events=True,
         ) as agent:
             await agent.chat("hello")
     started = next(e for e in events if isinstance(e, InferenceEvent))

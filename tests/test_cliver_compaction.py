@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 import _prefix_cases as pc
 from _cliver_helpers import binding, calls, read_file, wire_messages
@@ -20,6 +21,7 @@ from cliver_core import (
     SUMMARY_PREFIX,
     AgentCore,
     CLIverMessage,
+    CLIverResponse,
     CompactionContext,
     CompactionError,
     CompactionPlan,
@@ -112,10 +114,13 @@ async def test_per_call_override_and_none_on_all_four_entry_points() -> None:
         await a.chat("x", context_compactor=None)
         _ = [c async for c in a.stream("x", context_compactor=other)]
         _ = [c async for c in a.stream("x", context_compactor=None)]
+        from pathlib import Path
+
         from cliver_core import Skill
 
-        await a.run_skill(Skill(name="s", body="b"), "x", context_compactor=other)
-        await a.run_skill(Skill(name="s", body="b"), "x", context_compactor=None)
+        skill = Skill(name="s", description="", body="b", base_dir=Path("."))
+        await a.run_skill(skill, "x", context_compactor=other)
+        await a.run_skill(skill, "x", context_compactor=None)
         schema = {"type": "object"}
         await a.chat_structured("x", schema, context_compactor=other)
         await a.chat_structured("x", schema, context_compactor=None)
@@ -283,6 +288,62 @@ async def test_llm_compactor_empty_summary_leaves_history_and_records_usage() ->
         assert len(cheap.requests) == 1
         assert len(wire_messages(main, 1)) == len(wire_messages(main, 0)) + 2  # unchanged
     assert response.usage_total == UsageInfo(input_tokens=141_011, output_tokens=2)
+
+
+class _OldUsage(BaseModel):
+    """0.3.0a5's ``UsageInfo`` (a class of its own, not ours)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int | None = None
+
+
+class _OldResponse(BaseModel):
+    """The shape of a 0.3.0a5 ``CLIverResponse``: ``message`` and ``usage``, no
+    ``usage_total``."""
+
+    message: CLIverMessage
+    usage: Any = None
+
+
+class _Summarizer:
+    def __init__(self, response: Any) -> None:
+        self.response = response
+
+    async def chat(self, prompt: str) -> Any:
+        return self.response
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        # a 0.3.0a5-shaped response: only `usage`, of its own usage class
+        _OldResponse(
+            message=CLIverMessage(role="assistant", content="the summary"),
+            usage=_OldUsage(input_tokens=900, output_tokens=40),
+        ),
+        # ours with only `usage` set: its zero `usage_total` must not hide it
+        CLIverResponse(
+            message=CLIverMessage(role="assistant", content="the summary"),
+            usage=UsageInfo(input_tokens=900, output_tokens=40),
+        ),
+    ],
+    ids=["0.3.0a5-shaped", "usage-only"],
+)
+async def test_llm_compactor_records_a_summarizer_usage_set_only_as_usage(response: Any) -> None:
+    async with ProviderServer() as main:
+        main.add(
+            calls(("c1", "read_file", {"path": "a"}), input_tokens=70_000, output_tokens=1),
+            Reply(text="done", input_tokens=5_000, output_tokens=1),
+        )
+        async with AgentCore(
+            ModelBindings(llm=binding(main)),
+            [read_file],
+            context_compactor=LlmCompactor(_Summarizer(response), 60_000, keep_turns=1),
+        ) as agent:
+            result = await agent.chat("now", conversation=_conversation(2))
+        assert wire_messages(main, 1)[0]["content"].startswith(SUMMARY_PREFIX)
+    assert result.usage_total == UsageInfo(input_tokens=75_900, output_tokens=42)
 
 
 # -- PolicyCompactor: compact once, then append (issue 20) ------------------------------------

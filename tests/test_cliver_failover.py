@@ -79,6 +79,7 @@ async def test_503_mid_run_fails_over_and_the_compactor_runs_once_per_iteration(
             [read_file],
             context_compactor=compactor,
             on_event=events.append,
+            inference_events=True,
         ) as agent:
             response = await agent.chat("go")
         assert len(first.requests) == 2 and len(second.requests) == 1

@@ -53,7 +53,9 @@ async def test_thirty_turns_with_llm_compactor() -> None:
         ProviderServer() as main,
         ProviderServer(default=SUMMARY) as cheap,
         AgentCore(
-            ModelBindings(llm=binding(cheap, model="cheap")), on_event=summarizer_events.append
+            ModelBindings(llm=binding(cheap, model="cheap")),
+            on_event=summarizer_events.append,
+            inference_events=True,
         ) as summarizer,
         AgentCore(
             ModelBindings(llm=binding(main, model="main")),

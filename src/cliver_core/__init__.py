@@ -1,18 +1,37 @@
 """cliver_core: the agent loop with a pluggable context compactor.
 
-:class:`AgentCore` runs the tool-calling loop on :mod:`agent_adapter`'s shared model layer
-(its providers, message model, compression engine and ledger): one library, two public
-packages. ``context_compactor=`` (on the constructor and per call) is invoked once per loop
-iteration before the model call with a :class:`CompactionContext`; it returns a
+A drop-in successor of cliver-core 0.3.0a5: its modules (``cliver_core.agent``,
+``.bindings``, ``.events``, ``.messages``, ``.provider``, ``.skill``, ``.skill_tools``,
+``.tool``, ``.tools``, ``.policy``, ``.errors``, ``.capabilities``, ``.presets``...) and the 53
+names of its ``__all__`` are here with the same signatures, on :mod:`agent_adapter`'s shared
+model layer (its providers, message model, compression engine and ledger): one library, two
+public packages. What 0.3.0a5 does that this version does not (image, video and speech
+generation, media jobs, skill pipelines, MCP, local models) is importable and raises
+:class:`CapabilityNotSupported` naming what is missing.
+
+On top of 0.3.0a5: ``context_compactor=`` (on the constructor and per call) is invoked once
+per loop iteration before the model call with a :class:`CompactionContext`; it returns a
 :class:`CompactionPlan`, a full history or ``None``. :class:`LlmCompactor` summarizes older
 turns with a second model, :class:`PolicyCompactor` runs any
 :class:`agent_adapter.context.CompressionPolicy`; ``CLIverMessage`` lists are the ``cliver``
 format of :func:`agent_adapter.context.compress_for`.
 """
 
-from cliver_core import presets
-from cliver_core._agent import AgentCore
-from cliver_core._bindings import ModelBinding, ModelBindings
+# submodules first, then the names: ``cliver_core.tool`` must end up the decorator, not the
+# module of the same name (as in 0.3.0a5)
+from cliver_core import presets  # noqa: I001
+from cliver_core import tool as _tool_module  # noqa: F401
+from cliver_core._dist import warn_if_both_installed as _warn_if_both_installed
+from cliver_core.agent import AgentCore, CandidateSelector, ToolSelector
+from cliver_core.bindings import ModelBinding, ModelBindings
+from cliver_core.capabilities import (
+    embed,
+    generate_image,
+    generate_video,
+    rerank,
+    text_to_speech,
+    transcribe_audio,
+)
 from cliver_core._compaction import (
     SUMMARY_PREFIX,
     CompactionContext,
@@ -21,8 +40,8 @@ from cliver_core._compaction import (
     CompactionSplit,
 )
 from cliver_core._compactors import LlmCompactor, PolicyCompactor
-from cliver_core._errors import CapabilityNotSupported, RunTimeout
-from cliver_core._events import (
+from cliver_core.errors import CapabilityNotSupported, RunTimeout
+from cliver_core.events import (
     CompactionEvent,
     CompactionEventType,
     EventHandler,
@@ -32,7 +51,9 @@ from cliver_core._events import (
     ToolEventType,
 )
 from cliver_core._format import CliverConverter
-from cliver_core._messages import (
+from cliver_core.media import MediaContent
+from cliver_core.media_jobs import MediaJob
+from cliver_core.messages import (
     CLIverMessage,
     CLIverMessageChunk,
     CLIverResponse,
@@ -40,16 +61,43 @@ from cliver_core._messages import (
     ToolCallChunk,
     UsageInfo,
 )
-from cliver_core._skills import Skill, SkillError, SkillManager, SkillNotFoundError
-from cliver_core._tools import CLIverTool, ToolRegistry, tool
+from cliver_core.pipeline import (
+    FailurePolicy,
+    InputBuilder,
+    PipelineContext,
+    PipelineResult,
+    PipelineStep,
+    SkillPipeline,
+    StepOutput,
+    StepResult,
+    StepRunResult,
+    StepRunner,
+)
+from cliver_core.policy import (
+    SAFE_ENV_VARS,
+    Decision,
+    DecisionAction,
+    EnvSpec,
+    ExecutionPolicy,
+    PermissionCallback,
+    ToolCallContext,
+    ToolCategory,
+)
+from cliver_core.skill import Skill, SkillError, SkillManager, SkillNotFoundError
+from cliver_core.skill_tools import SkillSearch, SkillSelector
+from cliver_core.tool import CLIverTool, ToolRegistry, tool
+
+_warn_if_both_installed()
 
 __all__ = [
+    "SAFE_ENV_VARS",
     "SUMMARY_PREFIX",
     "AgentCore",
     "CLIverMessage",
     "CLIverMessageChunk",
     "CLIverResponse",
     "CLIverTool",
+    "CandidateSelector",
     "CapabilityNotSupported",
     "CliverConverter",
     "CompactionContext",
@@ -58,24 +106,52 @@ __all__ = [
     "CompactionEventType",
     "CompactionPlan",
     "CompactionSplit",
+    "Decision",
+    "DecisionAction",
+    "EnvSpec",
     "EventHandler",
+    "ExecutionPolicy",
+    "FailurePolicy",
     "InferenceEvent",
     "InferenceEventType",
+    "InputBuilder",
     "LlmCompactor",
+    "MediaContent",
+    "MediaJob",
     "ModelBinding",
     "ModelBindings",
+    "PermissionCallback",
+    "PipelineContext",
+    "PipelineResult",
+    "PipelineStep",
     "PolicyCompactor",
     "RunTimeout",
     "Skill",
     "SkillError",
     "SkillManager",
     "SkillNotFoundError",
+    "SkillPipeline",
+    "SkillSearch",
+    "SkillSelector",
+    "StepOutput",
+    "StepResult",
+    "StepRunResult",
+    "StepRunner",
     "ToolCall",
     "ToolCallChunk",
+    "ToolCallContext",
+    "ToolCategory",
     "ToolEvent",
     "ToolEventType",
     "ToolRegistry",
+    "ToolSelector",
     "UsageInfo",
+    "embed",
+    "generate_image",
+    "generate_video",
     "presets",
+    "rerank",
+    "text_to_speech",
     "tool",
+    "transcribe_audio",
 ]

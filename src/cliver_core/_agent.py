@@ -1,24 +1,35 @@
 """AgentCore: the tool-calling loop with a pluggable context compactor, on the shared model
-layer (providers, messages, compression engine and ledger of :mod:`agent_adapter`)."""
+layer (providers, messages, compression engine and ledger of :mod:`agent_adapter`).
+
+The constructor and the ``chat`` / ``stream`` / ``run_skill`` keyword arguments are
+cliver-core 0.3.0a5's, in its order, with this version's additions after them
+(``context_compactor``, ``run_timeout``, ``parallel_tools``, ``validate_conversation``,
+``inference_events``).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from agent_adapter import ConfigError, Message
 from cliver_core._bindings import ModelBindings
+from cliver_core._candidates import CandidateSelector, Offer, ToolSelector, gather, narrowing
 from cliver_core._compaction import validate_history
+from cliver_core._embedded_api import EmbeddedModelsMixin
+from cliver_core._errors import CapabilityNotSupported
 from cliver_core._events import EventHandler
 from cliver_core._format import from_message
 from cliver_core._messages import CLIverMessage, CLIverMessageChunk, CLIverResponse
 from cliver_core._run import Compactor, PermissionCallback, Run, RunSpec
-from cliver_core._skills import Skill, SkillError, SkillManager, SkillNotFoundError, skill_prompt
+from cliver_core._skills import Skill, SkillError, SkillManager, SkillNotFoundError
 from cliver_core._structured import OutputSpec
 from cliver_core._tools import CLIverTool, ToolRegistry, tool_list
+from cliver_core.policy import ExecutionPolicy, ToolCategory
 
-__all__ = ["AgentCore"]
+__all__ = ["AgentCore", "CandidateSelector", "ToolSelector"]
 
 
 class _Unset:
@@ -37,7 +48,14 @@ def _positive(value: Any, name: str) -> float | None:
     return float(value)
 
 
-class AgentCore:
+def _no_mcp(what: str) -> CapabilityNotSupported:
+    return CapabilityNotSupported(
+        f"{what}: MCP is not supported by this version of cliver_core (no MCP client; "
+        "give the tools as CLIverTool / @tool functions instead)"
+    )
+
+
+class AgentCore(EmbeddedModelsMixin):
     """Call the model, run the tools it asks for, repeat; compact the history if told to.
 
     Example::
@@ -51,26 +69,56 @@ class AgentCore:
     ``run_id``, history, usage and deadline), so concurrent runs on one event loop never see
     each other's state. It is loop-safe, not thread-safe: use one agent per event loop.
 
+    Behaviour follows cliver-core 0.3.0a5 unless an argument below says otherwise: the tool
+    calls of one reply run one after the other, a handler's exception fails the run, and a
+    caller's ``conversation`` is sent as given.
+
     Args:
-        bindings: the models; ``bindings.llm`` (with its failover chain) runs the loop.
+        bindings: the models; ``bindings.llm`` (with its failover chain) runs the loop; the
+            ``embed`` and ``rerank`` bindings serve :meth:`embed` and :meth:`rerank`.
         builtin_tools: tools every call may use (CLIverTool, FunctionTool or plain
             functions).
-        mcp_client: not supported by this version (must be ``None``).
-        skill_manager: where :meth:`run_skill` looks skill names up.
-        permission_callback: asked before a non-``"safe"`` tool runs: ``callback(call)``
-            (an :class:`agent_adapter.ToolCall`), sync or async; ``True`` / ``None`` allow,
-            ``False`` or a reason string deny (the result is ``"Error: Permission denied:
-            <reason>"``, approval state that compaction keeps).
-        on_event: called with every event of every run (sync or async).
+        mcp_client: not supported by this version: anything but ``None`` raises
+            :class:`~cliver_core.CapabilityNotSupported`.
+        skill_manager: the skills: :meth:`run_skill` looks names up in it, and ``chat`` /
+            ``stream`` advertise its catalog with ``FindSkills`` and ``ActivateSkill``
+            (``skill_dispatch=False`` per call turns that off).
+        skill_selector: ``(skills, query) -> skills`` ranking the catalog in the prompt.
+        skill_search: ``(query, skills) -> skills`` replacing ``FindSkills``'s search.
+        skill_summary_limit: skills listed in the prompt's catalog at most.
+        tool_selector: ``(tools, query) -> tools`` narrowing the advertised tools.
+        candidate_selector: ``(tools, skills, query) -> (tools, skills)``.
+        permission_callback: asked before a tool of category ASK runs (every tool not
+            ``safety="safe"``, unless ``safety_overrides`` says otherwise): given a
+            :class:`~cliver_core.policy.ToolCallContext`, it returns a
+            :class:`~cliver_core.policy.Decision` (or True / None to allow, False or a
+            reason string to deny); sync or async. A denial's result is ``"Error:
+            Permission denied: <reason>"``; a callback that raises denies.
+        execution_policy: the :class:`~cliver_core.policy.ExecutionPolicy` ambient while
+            tools run (a call's own wins).
+        safety_overrides: tool name -> :class:`~cliver_core.policy.ToolCategory`, over each
+            tool's ``safety``.
+        on_event: called with every event of every run (sync or async); an exception it
+            raises fails the run (as in 0.3.0a5).
         max_consecutive_errors: tool errors (or denials) in a row that stop the run.
         builtin_system_prompt: the start of every run's system message.
+        logger: the logger to use.
         context_compactor: the default compactor of every entry point (``None``: none).
         run_timeout: seconds a whole run may take, compaction model calls included
             (:class:`~cliver_core.RunTimeout`); ``None`` for no limit.
-        logger: the logger to use.
+        parallel_tools: run the tool calls of one reply concurrently (results still in call
+            order); default ``False``, one after the other as in 0.3.0a5.
+        validate_conversation: check a caller's ``conversation`` before the first call
+            (every tool call answered, every result matching a call; ``ConfigError``
+            naming the message otherwise); default ``False``: sent as given, as in 0.3.0a5.
+        inference_events: deliver the model-call events (``inference.started``,
+            ``.first_token``, ``.tool_call``, ``.completed``, ``.error``, ``.failover``) to
+            the ``on_event`` handlers too; default ``False``: tool (and compaction) events
+            only, as 0.3.0a5's handlers receive.
 
     Raises:
-        ConfigError: no llm binding, or a bad setting.
+        ConfigError: no llm binding, or a bad setting (a ``ValueError``).
+        CapabilityNotSupported: an ``mcp_client`` was given.
     """
 
     def __init__(
@@ -80,13 +128,23 @@ class AgentCore:
         mcp_client: Any = None,
         skill_manager: SkillManager | None = None,
         *,
+        skill_selector: Any = None,
+        skill_search: Any = None,
+        skill_summary_limit: int = 10,
+        tool_selector: ToolSelector | None = None,
+        candidate_selector: CandidateSelector | None = None,
         permission_callback: PermissionCallback | None = None,
+        execution_policy: ExecutionPolicy | None = None,
+        safety_overrides: dict[str, ToolCategory] | None = None,
         on_event: EventHandler | None = None,
         max_consecutive_errors: int = 5,
         builtin_system_prompt: str | None = None,
+        logger: logging.Logger | None = None,
         context_compactor: Compactor | None = None,
         run_timeout: float | None = None,
-        logger: logging.Logger | None = None,
+        parallel_tools: bool = False,
+        validate_conversation: bool = False,
+        inference_events: bool = False,
     ) -> None:
         if not isinstance(bindings, ModelBindings) or bindings.llm is None:
             raise ConfigError(
@@ -94,22 +152,37 @@ class AgentCore:
                 "model='...', api_key='...', base_url='...'))"
             )
         if mcp_client is not None:
-            raise ConfigError("AgentCore: MCP clients are not supported by this version")
+            raise _no_mcp("AgentCore(mcp_client=...)")
         if isinstance(max_consecutive_errors, bool) or not isinstance(max_consecutive_errors, int):
             raise ConfigError("AgentCore: max_consecutive_errors must be an int >= 1")
         if max_consecutive_errors < 1:
             raise ConfigError("AgentCore: max_consecutive_errors must be an int >= 1")
+        if isinstance(skill_summary_limit, bool) or not isinstance(skill_summary_limit, int):
+            raise ConfigError("skill_summary_limit must be an int >= 0")
+        if skill_summary_limit < 0:
+            raise ConfigError("skill_summary_limit must be >= 0")
         if context_compactor is not None and not callable(context_compactor):
             raise ConfigError("AgentCore: context_compactor must be callable or None")
         self.bindings = bindings
         self.llm = bindings.llm
         self.tool_registry = ToolRegistry(tool_list(builtin_tools, "builtin_tools"))
+        self.mcp_client = None
         self.skill_manager = skill_manager
+        self.skill_selector = skill_selector
+        self.skill_search = skill_search
+        self.skill_summary_limit = skill_summary_limit
+        self.tool_selector = tool_selector
+        self.candidate_selector = candidate_selector
         self.permission_callback = permission_callback
+        self.execution_policy = execution_policy
+        self.safety_overrides = dict(safety_overrides or {})
         self.on_event = on_event
         self.max_consecutive_errors = max_consecutive_errors
         self.context_compactor = context_compactor
         self.run_timeout = _positive(run_timeout, "AgentCore: run_timeout")
+        self.parallel_tools = bool(parallel_tools)
+        self.validate_conversation = bool(validate_conversation)
+        self.inference_events = bool(inference_events)
         self._builtin_system_prompt = builtin_system_prompt
         self.logger = logger or logging.getLogger(__name__)
 
@@ -118,16 +191,41 @@ class AgentCore:
 
     # -- building a run ------------------------------------------------------------------
 
-    def _spec(
+    async def _offer(
+        self,
+        user_input: str,
+        extra_tools: Sequence[Any] | None,
+        tool_filter: Callable[[CLIverTool], bool] | None,
+        skill_dispatch: bool,
+    ) -> Offer:
+        return await gather(
+            registry=self.tool_registry.all_tools,
+            extra=tool_list(extra_tools, "extra_tools"),
+            query=user_input,
+            tool_filter=tool_filter,
+            tool_selector=self.tool_selector,
+            candidate_selector=self.candidate_selector,
+            skill_manager=self.skill_manager,
+            skill_dispatch=skill_dispatch,
+            skill_selector=self.skill_selector,
+            skill_search=self.skill_search,
+            skill_summary_limit=self.skill_summary_limit,
+        )
+
+    async def _spec(
         self,
         user_input: str,
         *,
         system_prompt: str | None,
         conversation: Sequence[Any] | None,
+        media: Sequence[Any] | None,
         extra_tools: Sequence[Any] | None,
+        mcp_servers: Sequence[str] | None,
         tool_filter: Callable[[CLIverTool], bool] | None,
         options: dict[str, Any] | None,
         max_iterations: int,
+        execution_policy: ExecutionPolicy | None,
+        skill_dispatch: bool,
         on_event: EventHandler | None,
         context_compactor: Any,
         run_timeout: Any,
@@ -145,33 +243,30 @@ class AgentCore:
         timeout = (
             self.run_timeout if run_timeout is _UNSET else _positive(run_timeout, "run_timeout")
         )
+        # mcp_servers names servers of an MCP client; with none (this version), 0.3.0a5
+        # ignores it too
+        del mcp_servers
+        offer = await self._offer(user_input, extra_tools, tool_filter, skill_dispatch)
         history = [
             m if isinstance(m, CLIverMessage) else from_message(m) if isinstance(m, Message) else m
             for m in (conversation or ())
         ]
-        parts = [p for p in (self._builtin_system_prompt, system_prompt) if p]
+        parts = [p for p in (self._builtin_system_prompt, system_prompt, offer.catalog) if p]
         while history and isinstance(history[0], CLIverMessage) and history[0].role == "system":
             lead = history.pop(0)
             if isinstance(lead.content, str) and lead.content:
                 parts.append(lead.content)
-        if history:
+        if history and self.validate_conversation:
             validate_history(
                 [*history, CLIverMessage(role="user", content="")], "conversation", ConfigError
             )
-        history.append(CLIverMessage(role="user", content=user_input))
-        tools = [*self.tool_registry.all_tools, *tool_list(extra_tools, "extra_tools")]
-        if tool_filter is not None:
-            tools = [t for t in tools if tool_filter(t)]
-        names = [t.name for t in tools]
-        if len(set(names)) != len(names):
-            raise ConfigError(
-                f"duplicate tool names: {sorted({n for n in names if names.count(n) > 1})}"
-            )
+        history.append(self._user_message(user_input, media))
+        policy = execution_policy if execution_policy is not None else self.execution_policy
         return RunSpec(
             chain=self.bindings.llm_chain,
             system="\n\n".join(parts) or None,
             history=history,
-            tools=tools,
+            tools=offer.tools,
             options=dict(options or {}),
             max_iterations=max_iterations,
             compactor=compactor,
@@ -180,7 +275,25 @@ class AgentCore:
             max_consecutive_errors=self.max_consecutive_errors,
             permission_callback=self.permission_callback,
             output=output,
+            parallel_tools=self.parallel_tools,
+            safety_overrides=self.safety_overrides,
+            execution_policy=policy,
+            fallback_tools=self.tool_registry.get,
+            retool=narrowing(offer.state),
+            inference_events=self.inference_events,
         )
+
+    @staticmethod
+    def _user_message(user_input: str, media: Sequence[Any] | None) -> CLIverMessage:
+        """The user's message; ``media`` joins it as content blocks after the text (images
+        as data URLs, as 0.3.0a5 attaches them)."""
+        if not media:
+            return CLIverMessage(role="user", content=user_input)
+        from cliver_core.media import add_media_content_to_message_parts
+
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": user_input}]
+        add_media_content_to_message_parts(blocks, list(media))
+        return CLIverMessage(role="user", content=blocks)
 
     # -- entry points --------------------------------------------------------------------
 
@@ -190,10 +303,14 @@ class AgentCore:
         *,
         system_prompt: str | None = None,
         conversation: Sequence[CLIverMessage] | None = None,
+        media: Sequence[Any] | None = None,
         extra_tools: Sequence[Any] | None = None,
+        mcp_servers: Sequence[str] | None = None,
         tool_filter: Callable[[CLIverTool], bool] | None = None,
         options: dict[str, Any] | None = None,
         max_iterations: int = 50,
+        execution_policy: ExecutionPolicy | None = None,
+        skill_dispatch: bool = True,
         on_event: EventHandler | None = None,
         context_compactor: Compactor | None = _UNSET,
         run_timeout: float | None = _UNSET,
@@ -204,19 +321,25 @@ class AgentCore:
             user_input: the user's message, appended after ``conversation``.
             system_prompt: appended to ``builtin_system_prompt`` in the one system message.
             conversation: prior history (a leading system message joins the system prompt).
-            extra_tools: more tools for this call.
+            media: :class:`~cliver_core.media.MediaContent` items attached to the user's
+                message as content blocks.
+            extra_tools: more tools for this call (one named like a builtin replaces it).
+            mcp_servers: MCP server names (ignored: this version has no MCP client).
             tool_filter: keeps the tools it returns True for.
             options: call options over the binding's ``params`` (``temperature``,
-                ``max_tokens``, ``tool_choice``...; unknown keys go to the SDK call as they
-                are).
+                ``max_tokens``, ``tool_choice``...; a key the SDK does not take goes in the
+                request body as it is, as 0.3.0a5 sends it).
             max_iterations: model calls at most.
+            execution_policy: this call's execution policy (over the agent's).
+            skill_dispatch: advertise the skill catalog, ``FindSkills`` and
+                ``ActivateSkill`` (with a ``skill_manager``).
             on_event: this call's event handler (after the agent's).
             context_compactor: this call's compactor; ``None`` disables the agent's default.
             run_timeout: this call's budget in seconds (``None``: no limit).
 
         Returns:
-            The final message, ``usage`` (last call), ``usage_total``, ``run_id`` and the
-            final ``messages``.
+            The final message (its ``trace`` one entry per iteration), ``usage`` (last call),
+            ``usage_total``, ``run_id``, ``request_info`` and the final ``messages``.
 
         Raises:
             ConfigError: a bad argument or conversation (``ValueError``).
@@ -224,14 +347,18 @@ class AgentCore:
             ModelError: the model failed on every binding it was tried on.
             RunTimeout: ``run_timeout`` ran out.
         """
-        spec = self._spec(
+        spec = await self._spec(
             user_input,
             system_prompt=system_prompt,
             conversation=conversation,
+            media=media,
             extra_tools=extra_tools,
+            mcp_servers=mcp_servers,
             tool_filter=tool_filter,
             options=options,
             max_iterations=max_iterations,
+            execution_policy=execution_policy,
+            skill_dispatch=skill_dispatch,
             on_event=on_event,
             context_compactor=context_compactor,
             run_timeout=run_timeout,
@@ -244,10 +371,14 @@ class AgentCore:
         *,
         system_prompt: str | None = None,
         conversation: Sequence[CLIverMessage] | None = None,
+        media: Sequence[Any] | None = None,
         extra_tools: Sequence[Any] | None = None,
+        mcp_servers: Sequence[str] | None = None,
         tool_filter: Callable[[CLIverTool], bool] | None = None,
         options: dict[str, Any] | None = None,
         max_iterations: int = 50,
+        execution_policy: ExecutionPolicy | None = None,
+        skill_dispatch: bool = True,
         on_event: EventHandler | None = None,
         context_compactor: Compactor | None = _UNSET,
         run_timeout: float | None = _UNSET,
@@ -255,14 +386,18 @@ class AgentCore:
         """As :meth:`chat`, yielding chunks; the last chunk carries the trace as JSON in
         ``vendor_ext["__llm_trace__"]`` (each entry with its ``usage_total``), and
         ``usage`` (the run's total) and ``run_id``."""
-        spec = self._spec(
+        spec = await self._spec(
             user_input,
             system_prompt=system_prompt,
             conversation=conversation,
+            media=media,
             extra_tools=extra_tools,
+            mcp_servers=mcp_servers,
             tool_filter=tool_filter,
             options=options,
             max_iterations=max_iterations,
+            execution_policy=execution_policy,
+            skill_dispatch=skill_dispatch,
             on_event=on_event,
             context_compactor=context_compactor,
             run_timeout=run_timeout,
@@ -277,16 +412,23 @@ class AgentCore:
         *,
         system_prompt: str | None = None,
         conversation: Sequence[CLIverMessage] | None = None,
+        media: Sequence[Any] | None = None,
         extra_tools: Sequence[Any] | None = None,
+        mcp_servers: Sequence[str] | None = None,
         options: dict[str, Any] | None = None,
         max_iterations: int = 50,
+        execution_policy: ExecutionPolicy | None = None,
         on_event: EventHandler | None = None,
         context_compactor: Compactor | None = _UNSET,
         run_timeout: float | None = _UNSET,
     ) -> CLIverResponse:
         """Run one skill: its instructions join the system message after ``system_prompt``
         and its ``allowed-tools`` (when it lists any) narrow the tools; otherwise as
-        :meth:`chat`.
+        :meth:`chat` (without skill dispatch: the skill is pinned).
+
+        The execution policy is the call's when given; else the agent's with ``cwd`` pinned
+        to the skill's folder (bundled scripts and relative paths resolve there); else none
+        (0.3.0a5's rule).
 
         Args:
             skill: a :class:`Skill`, or a name looked up in ``skill_manager``.
@@ -295,41 +437,59 @@ class AgentCore:
             SkillNotFoundError: no skill has that name.
             SkillError: no skill manager, or none of the allowed tools is available.
         """
+        from cliver_core.skill_tools import format_skill_body
+
         if isinstance(skill, str):
             if self.skill_manager is None:
-                raise SkillError("run_skill: no skill_manager was given to AgentCore")
+                raise SkillError(
+                    "no SkillManager configured — pass skill_manager=... to AgentCore to "
+                    "enable run_skill()"
+                )
             found = self.skill_manager.get_skill(skill)
             if found is None:
                 names = ", ".join(self.skill_manager.get_skill_names()) or "(none)"
-                raise SkillNotFoundError(f"skill {skill!r} not found; available: {names}")
+                raise SkillNotFoundError(f"skill '{skill}' not found. Available skills: {names}")
             skill = found
         if not isinstance(skill, Skill):
             raise SkillError(f"run_skill: skill must be a Skill or a name, got {type(skill)}")
-        allowed = frozenset(skill.allowed_tools)
+        allowed = frozenset(skill.allowed_tools or ())
         tool_filter = None
         if allowed:
-            available = {
-                t.name
-                for t in [*self.tool_registry.all_tools, *tool_list(extra_tools, "extra_tools")]
-            }
-            if not allowed & available:
+            offer = await self._offer(user_input, extra_tools, None, False)
+            names_now = {t.name for t in offer.tools}
+            if not allowed & names_now:
                 raise SkillError(
-                    f"skill {skill.name!r} allows only {sorted(allowed)}, none of which is "
-                    f"available (available: {sorted(available)})"
+                    f"skill '{skill.name}' allows only tools {sorted(allowed)}, none of which "
+                    f"are available (available: {sorted(names_now)}). Register the tools or "
+                    "connect the MCP servers the skill needs."
+                )
+            dropped = sorted(allowed - names_now)
+            if dropped:
+                self.logger.warning(
+                    "skill '%s' allows tools that are not currently available (dropped for "
+                    "this run): %s",
+                    skill.name,
+                    ", ".join(dropped),
                 )
 
             def tool_filter(t: CLIverTool) -> bool:
                 return t.name in allowed
 
-        combined = "\n\n".join(p for p in (system_prompt, skill_prompt(skill)) if p)
-        spec = self._spec(
+        if execution_policy is None and self.execution_policy is not None:
+            execution_policy = dataclasses.replace(self.execution_policy, cwd=skill.base_dir)
+        combined = "\n\n".join(p for p in (system_prompt, format_skill_body(skill)) if p)
+        spec = await self._spec(
             user_input,
-            system_prompt=combined,
+            system_prompt=combined or None,
             conversation=conversation,
+            media=media,
             extra_tools=extra_tools,
+            mcp_servers=mcp_servers,
             tool_filter=tool_filter,
             options=options,
             max_iterations=max_iterations,
+            execution_policy=execution_policy,
+            skill_dispatch=False,
             on_event=on_event,
             context_compactor=context_compactor,
             run_timeout=run_timeout,
@@ -356,7 +516,8 @@ class AgentCore:
         The schema goes to the provider as its structured-output format (OpenAI
         ``json_schema``, Gemini ``responseSchema``...). A reply that does not validate gets
         one repair retry: the model sees what was wrong and answers again (one more loop
-        iteration, so the compactor runs before it as before any model call).
+        iteration, so the compactor runs before it as before any model call). Skill dispatch
+        is off.
 
         Args:
             response_format: a pydantic model class or a JSON schema dict.
@@ -365,14 +526,18 @@ class AgentCore:
             ModelOutputInvalid: the reply is still invalid after the repair retry.
             As :meth:`chat` otherwise.
         """
-        spec = self._spec(
+        spec = await self._spec(
             user_input,
             system_prompt=system_prompt,
             conversation=conversation,
+            media=None,
             extra_tools=extra_tools,
+            mcp_servers=None,
             tool_filter=None,
             options=options,
             max_iterations=max_iterations,
+            execution_policy=None,
+            skill_dispatch=False,
             on_event=on_event,
             context_compactor=context_compactor,
             run_timeout=run_timeout,

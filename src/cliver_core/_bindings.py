@@ -1,11 +1,33 @@
-"""Model bindings: which model, on which endpoint, with which key, for the agent's llm.
+"""Model bindings: which model, on which endpoint, with which key, for which purpose.
 
-A :class:`ModelBinding` is built into one of the shared providers of
-:mod:`agent_adapter.providers` (the official SDKs; no second provider stack) on first use, or
-wraps any :class:`agent_adapter.LLMPort` given as ``provider=`` (a
-:class:`~agent_adapter.CallableModel`, a ``CompressingModel``...). :class:`ModelBindings` holds
-the llm binding and its failover chain: ``ModelBindings(llm=[primary, backup])`` (or
-``llm=primary, llm_fallbacks=[backup]``) tries the bindings in order on retryable failures.
+A :class:`ModelBinding` is one model handle (0.3.0a5's): its definition (``model``,
+``api_key``, ``base_url``, ``protocol``, ``provider_name``, ``path``), its default call
+parameters (``params``) and its provider. :class:`ModelBindings` holds one binding per purpose
+(0.3.0a5's :data:`PURPOSES`) plus the llm's failover chain: ``ModelBindings(llm=[primary,
+backup])`` (or ``llm=primary, llm_fallbacks=[backup]``) tries the bindings in order on
+retryable failures.
+
+The provider, per purpose:
+
+* ``llm``: a given ``provider=`` is an :class:`agent_adapter.LLMPort` (a
+  :class:`~agent_adapter.CallableModel`, a ``CompressingModel``...) or a 0.3.0a5
+  :class:`~cliver_core.provider.Provider` (yours, adapted by
+  :class:`~cliver_core._provider_port.ProviderPort`); without one, the binding builds one of
+  :mod:`agent_adapter.providers` (the official SDKs) on first use.
+* ``embed`` / ``rerank``: a given ``provider=`` is an agent_adapter
+  :class:`~agent_adapter.context.EmbeddingPort` / :class:`~agent_adapter.context.RerankerPort`
+  or a 0.3.0a5 ``Provider``; without one, the binding builds 0.3.0a5's ``Provider`` for the
+  protocol and brand (:func:`~cliver_core.provider.providers.create_provider`), whose
+  ``embed`` / ``rerank`` post to ``{base_url}/embeddings`` / ``{base_url}/rerank``.
+* ``image``, ``video``, ``tts`` (``audio``), ``asr``: out of this version's scope. The
+  bindings and their factories are 0.3.0a5's; using them raises
+  :class:`~cliver_core.CapabilityNotSupported`, unless ``provider=`` is a ``Provider`` of
+  yours implementing the method.
+
+:meth:`ModelBinding.get_provider` returns a given ``provider=`` unchanged (as 0.3.0a5 does) or
+what the binding built; the loop calls :meth:`ModelBinding._port`, always an
+:class:`agent_adapter.LLMPort` (``_embedder()`` / ``_reranker()`` give the embedding and
+reranker ports).
 """
 
 from __future__ import annotations
@@ -15,38 +37,77 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_adapter import ConfigError, LLMPort
+from agent_adapter.context import EmbeddingPort, RerankerPort
+from cliver_core._errors import CapabilityNotSupported
 
-__all__ = ["PROTOCOLS", "PURPOSES", "ModelBinding", "ModelBindings"]
+__all__ = ["PROTOCOLS", "PURPOSES", "CapabilityNotSupported", "ModelBinding", "ModelBindings"]
 
-#: Wire protocols a binding speaks: OpenAI Chat Completions (and every compatible server),
-#: OpenAI Responses, Anthropic Messages, the Gemini API.
+#: Wire protocols a built binding speaks: OpenAI Chat Completions (and every compatible
+#: server), OpenAI Responses, Anthropic Messages, the Gemini API.
 PROTOCOLS = ("openai", "responses", "anthropic", "gemini")
-#: Purposes a model can be bound for (0.3.0a5's); this version runs ``llm`` only.
+#: Purposes AgentCore binds models for (0.3.0a5's); ``llm`` is the chat/stream model.
 PURPOSES = ("llm", "embed", "rerank", "image", "audio", "video", "tts", "asr")
+_MEDIA = ("image", "audio", "video", "tts", "asr")
+
+
+def _drop_none(**kwargs: Any) -> dict[str, Any]:
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
+def _legacy(obj: Any) -> bool:
+    from cliver_core._provider_port import is_legacy_provider
+
+    return is_legacy_provider(obj)
+
+
+def _accepted(purpose: str | None, provider: Any) -> bool:
+    if _legacy(provider):
+        return True
+    if purpose in (None, "llm") and isinstance(provider, LLMPort):
+        return True
+    if purpose in (None, "embed") and isinstance(provider, EmbeddingPort):
+        return True
+    return purpose in (None, "rerank") and isinstance(provider, RerankerPort)
+
+
+_KINDS = {
+    "llm": "an agent_adapter.LLMPort",
+    "embed": "an agent_adapter.context.EmbeddingPort",
+    "rerank": "an agent_adapter.context.RerankerPort",
+}
 
 
 @dataclass(kw_only=True)
 class ModelBinding:
-    """A model bound to a purpose: its definition, default call options and provider.
+    """A model bound to one purpose: its definition, default call parameters and provider.
+
+    Build one with the per-purpose factories (:meth:`llm`, :meth:`embed`, :meth:`rerank`,
+    and 0.3.0a5's :meth:`image`, :meth:`video`, :meth:`tts`, :meth:`asr`); the raw
+    constructor gives a binding without a ``purpose`` (an llm binding, as in 0.3.0a5).
 
     Attributes:
         model: the model name the endpoint knows.
-        provider: a ready :class:`agent_adapter.LLMPort` to use as it is (never closed by
-            the binding); otherwise one is built from the fields below on first use.
+        provider: a ready provider, used as it is and never closed by the binding (see the
+            module docstring for what each purpose accepts); otherwise one is built on first
+            use and reused.
         api_key: the key; ``""`` lets the SDK read its environment variable.
-        base_url: the endpoint (``""``: the vendor's default).
+        base_url: the endpoint (``""``: the vendor's default; a built non-llm binding needs
+            one unless ``provider_name`` names a brand with a default endpoint).
         protocol: ``"openai"`` (Chat Completions), ``"responses"``, ``"anthropic"`` or
             ``"gemini"``.
-        provider_name: the vendor's name in the ledger, events and price lookups
-            (``"deepseek"``, ``"vllm"``...; default: the protocol's vendor).
-        path: unused by llm bindings (0.3.0a5 media endpoints).
-        purpose: the purpose the factory made it for.
-        params: default call options (``temperature``, ``max_tokens``...); call-site
-            ``options`` win.
-        timeout_s: seconds the SDK waits for a read before a timeout (a retryable failure).
-        max_retries: the SDK's own retries on this endpoint before failover moves on.
-        context_window: the window in tokens for a self-hosted model (information for
-            ``CompressingModel``; the core keeps no window table).
+        provider_name: the vendor (``"deepseek"``, ``"vllm"``...): its name in the ledger,
+            events and price lookups; 0.3.0a5's brand key for non-llm bindings.
+        path: the endpoint path of a non-llm purpose (``/embeddings``, an absolute URL...).
+        purpose: the purpose the factory made it for (``None`` for the raw constructor).
+        params: default call parameters; call-site ones win (:meth:`call_defaults`).
+        timeout_s: seconds a built llm provider's SDK waits for a read.
+        max_retries: a built llm provider's SDK retries before failover moves on.
+        context_window: the window in tokens of a self-hosted model (for
+            ``CompressingModel``).
+
+    Raises:
+        ConfigError: an empty model, an unknown protocol, or a provider that cannot serve
+            the purpose.
     """
 
     model: str
@@ -62,19 +123,27 @@ class ModelBinding:
     max_retries: int = 2
     context_window: int | None = None
     _built: Any = field(default=None, init=False, repr=False, compare=False)
+    _adapted: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model:
             raise ConfigError("ModelBinding.model must be a non-empty str")
-        if self.protocol not in PROTOCOLS:
+        if self.provider is None and self.protocol not in PROTOCOLS:
             raise ConfigError(
                 f"ModelBinding.protocol must be one of {PROTOCOLS}, got {self.protocol!r}"
             )
-        if self.provider is not None and not isinstance(self.provider, LLMPort):
+        if self.provider is not None and not _accepted(self.purpose, self.provider):
+            kind = _KINDS.get(self.purpose or "llm", "a cliver_core.provider.Provider")
             raise ConfigError(
-                "ModelBinding.provider must be an agent_adapter.LLMPort, got "
+                f"ModelBinding.provider must be {kind} or a cliver_core.provider.Provider, got "
                 f"{type(self.provider).__name__}"
             )
+
+    # -- per-purpose factories (0.3.0a5's signatures) --------------------------------------
+
+    @classmethod
+    def _make(cls, purpose: str, params: dict[str, Any], **definition: Any) -> ModelBinding:
+        return cls(purpose=purpose, params=params, **definition)
 
     @classmethod
     def llm(
@@ -92,55 +161,293 @@ class ModelBinding:
         context_window: int | None = None,
         **params: Any,
     ) -> ModelBinding:
-        """A chat binding for :class:`~cliver_core.AgentCore`; ``params`` are default options.
+        """A chat binding for :class:`~cliver_core.AgentCore`; ``params`` are default options
+        (``temperature``, ``max_tokens``...).
 
         Raises:
             TypeError: ``path`` was given (chat requests have no endpoint path override).
-            ConfigError: a bad model or protocol.
+            ConfigError: a bad model, protocol or provider.
         """
         if path is not None:
-            raise TypeError("ModelBinding.llm() takes no path (base_url sets the endpoint)")
-        return cls(
+            raise TypeError(
+                "ModelBinding.llm() takes no path — chat requests have no endpoint path "
+                "override (provider, base_url, and protocol configure the endpoint)."
+            )
+        return cls._make(
+            "llm",
+            dict(params),
             model=model,
             provider=provider,
             api_key=api_key,
             base_url=base_url,
             protocol=protocol,
             provider_name=provider_name,
-            purpose="llm",
-            params=dict(params),
             timeout_s=timeout_s,
             max_retries=max_retries,
             context_window=context_window,
         )
 
+    @classmethod
+    def embed(
+        cls,
+        *,
+        model: str,
+        api_key: str = "",
+        base_url: str = "",
+        protocol: str = "openai",
+        provider_name: str | None = None,
+        provider: Any = None,
+        dimensions: int | None = None,
+        path: str | None = None,
+        **params: Any,
+    ) -> ModelBinding:
+        """An embeddings binding; ``dimensions`` becomes a default param, ``path`` the
+        endpoint override (default ``/embeddings``)."""
+        return cls._make(
+            "embed",
+            {**_drop_none(dimensions=dimensions), **params},
+            model=model,
+            provider=provider,
+            api_key=api_key,
+            base_url=base_url,
+            protocol=protocol,
+            provider_name=provider_name,
+            path=path,
+        )
+
+    @classmethod
+    def rerank(
+        cls,
+        *,
+        model: str,
+        api_key: str = "",
+        base_url: str = "",
+        protocol: str = "openai",
+        provider_name: str | None = None,
+        provider: Any = None,
+        top_k: int | None = None,
+        path: str | None = None,
+        **params: Any,
+    ) -> ModelBinding:
+        """A rerank binding; ``top_k`` becomes a default param, ``path`` the endpoint
+        override (default ``/rerank``)."""
+        return cls._make(
+            "rerank",
+            {**_drop_none(top_k=top_k), **params},
+            model=model,
+            provider=provider,
+            api_key=api_key,
+            base_url=base_url,
+            protocol=protocol,
+            provider_name=provider_name,
+            path=path,
+        )
+
+    @classmethod
+    def image(
+        cls,
+        *,
+        model: str,
+        api_key: str = "",
+        base_url: str = "",
+        protocol: str = "openai",
+        provider_name: str | None = None,
+        provider: Any = None,
+        path: str | None = None,
+        n: int | None = None,
+        size: str | None = None,
+        style: str | None = None,
+        quality: str | None = None,
+        **params: Any,
+    ) -> ModelBinding:
+        """An image binding (0.3.0a5's; image generation is out of scope)."""
+        return cls._make(
+            "image",
+            {**_drop_none(n=n, size=size, style=style, quality=quality), **params},
+            model=model,
+            provider=provider,
+            api_key=api_key,
+            base_url=base_url,
+            protocol=protocol,
+            provider_name=provider_name,
+            path=path,
+        )
+
+    @classmethod
+    def video(
+        cls,
+        *,
+        model: str,
+        api_key: str = "",
+        base_url: str = "",
+        protocol: str = "openai",
+        provider_name: str | None = None,
+        provider: Any = None,
+        path: str | None = None,
+        duration: int | None = None,
+        resolution: str | None = None,
+        **params: Any,
+    ) -> ModelBinding:
+        """A video binding (0.3.0a5's; video generation is out of scope)."""
+        return cls._make(
+            "video",
+            {**_drop_none(duration=duration, resolution=resolution), **params},
+            model=model,
+            provider=provider,
+            api_key=api_key,
+            base_url=base_url,
+            protocol=protocol,
+            provider_name=provider_name,
+            path=path,
+        )
+
+    @classmethod
+    def tts(
+        cls,
+        *,
+        model: str,
+        api_key: str = "",
+        base_url: str = "",
+        protocol: str = "openai",
+        provider_name: str | None = None,
+        provider: Any = None,
+        voice: str | None = None,
+        response_format: str | None = None,
+        path: str | None = None,
+        **params: Any,
+    ) -> ModelBinding:
+        """A text-to-speech binding, also for the legacy ``audio`` slot (0.3.0a5's; speech
+        is out of scope)."""
+        return cls._make(
+            "tts",
+            {**_drop_none(voice=voice, response_format=response_format), **params},
+            model=model,
+            provider=provider,
+            api_key=api_key,
+            base_url=base_url,
+            protocol=protocol,
+            provider_name=provider_name,
+            path=path,
+        )
+
+    @classmethod
+    def asr(
+        cls,
+        *,
+        model: str,
+        api_key: str = "",
+        base_url: str = "",
+        protocol: str = "openai",
+        provider_name: str | None = None,
+        provider: Any = None,
+        language: str | None = None,
+        path: str | None = None,
+        **params: Any,
+    ) -> ModelBinding:
+        """A transcription binding (0.3.0a5's; transcription is out of scope)."""
+        return cls._make(
+            "asr",
+            {**_drop_none(language=language), **params},
+            model=model,
+            provider=provider,
+            api_key=api_key,
+            base_url=base_url,
+            protocol=protocol,
+            provider_name=provider_name,
+            path=path,
+        )
+
+    # -- call parameters -------------------------------------------------------------------
+
     def call_defaults(self) -> dict[str, Any]:
-        """The default call options."""
-        return dict(self.params)
+        """The parameters every call gets unless the call site sets them: ``path`` (when
+        set) and ``params``, as 0.3.0a5."""
+        return {**_drop_none(path=self.path), **self.params}
 
     @property
     def name(self) -> str:
         """``provider:model`` for events and errors."""
-        port = self.provider or self._built
-        vendor = getattr(port, "provider", None) or self.provider_name or self.protocol
-        return f"{vendor}:{self.model}"
+        port = self.provider if self.provider is not None else self._built
+        if _legacy(port):
+            from cliver_core._provider_port import provider_label
 
-    def get_provider(self) -> LLMPort:
-        """The port for this binding: ``provider``, or one built once and reused.
+            vendor: Any = provider_label(port)
+        else:
+            vendor = getattr(port, "provider", None)
+        return f"{vendor or self.provider_name or self.protocol}:{self.model}"
+
+    # -- providers -------------------------------------------------------------------------
+
+    def get_provider(self) -> LLMPort | Any:
+        """The provider: ``provider`` as given, else the one this binding built (once).
+
+        Built, it is the :mod:`agent_adapter.providers` model for an llm binding (0.3.0a5
+        built its own ``Provider``), and 0.3.0a5's ``Provider`` for the protocol and brand
+        for the other purposes (:func:`~cliver_core.provider.providers.create_provider`).
 
         Raises:
             ConfigError: no key where the SDK needs one, or a bad setting.
             MissingDependency: the protocol's SDK is not installed (names the extra).
+            ValueError: a non-llm binding with no ``base_url`` and no brand default endpoint.
+            CapabilityNotSupported: a non-llm binding on the ``gemini`` protocol.
         """
-        if self.provider is not None:
-            port: LLMPort = self.provider
-            return port
-        if self._built is None:
-            self._built = self._build()
-        built: LLMPort = self._built
-        return built
+        return self._target(self.purpose or "llm")
 
-    def _build(self) -> LLMPort:
+    def _target(self, purpose: str) -> Any:
+        """The provider serving ``purpose`` (built once when none was given)."""
+        if self.provider is not None:
+            return self.provider
+        if self._built is None:
+            self._built = self._build_llm() if purpose == "llm" else self._build_provider(purpose)
+        return self._built
+
+    def _port(self) -> LLMPort:
+        """The :class:`agent_adapter.LLMPort` the loop calls for this binding: ``provider``
+        when it is one, the built SDK provider, or a 0.3.0a5 ``Provider`` adapted by
+        :class:`~cliver_core._provider_port.ProviderPort` (once per binding).
+
+        Raises:
+            CapabilityNotSupported: a binding made for a media purpose.
+            As :meth:`get_provider`.
+        """
+        port: LLMPort = self._adapt("llm")
+        return port
+
+    def _embedder(self) -> EmbeddingPort:
+        """The :class:`~agent_adapter.context.EmbeddingPort` of an embed binding (a 0.3.0a5
+        ``Provider`` adapted by ``ProviderEmbedder``, with :meth:`call_defaults`)."""
+        port: EmbeddingPort = self._adapt("embed")
+        return port
+
+    def _reranker(self) -> RerankerPort:
+        """The :class:`~agent_adapter.context.RerankerPort` of a rerank binding (a 0.3.0a5
+        ``Provider`` adapted by ``ProviderReranker``, with :meth:`call_defaults`)."""
+        port: RerankerPort = self._adapt("rerank")
+        return port
+
+    def _adapt(self, purpose: str) -> Any:
+        if self.purpose in _MEDIA:
+            from cliver_core.provider import unsupported_media
+
+            raise unsupported_media(self.purpose, f"ModelBinding {self.name}")
+        target = self._target(purpose)
+        if not _legacy(target):
+            return target
+        adapted = self._adapted
+        if adapted is None or adapted[0] != purpose or adapted[1] is not target:
+            from cliver_core._provider_port import ProviderEmbedder, ProviderPort, ProviderReranker
+
+            port: Any
+            if purpose == "embed":
+                port = ProviderEmbedder(target, self.model, self.call_defaults())
+            elif purpose == "rerank":
+                port = ProviderReranker(target, self.model, self.call_defaults())
+            else:
+                port = ProviderPort(target, self.model)
+            adapted = self._adapted = (purpose, target, port)
+        return adapted[2]
+
+    def _build_llm(self) -> LLMPort:
         kwargs: dict[str, Any] = {
             "api_key": self.api_key or None,
             "base_url": self.base_url or None,
@@ -170,10 +477,26 @@ class ModelBinding:
 
         return GeminiModel(self.model, **kwargs)
 
+    def _build_provider(self, purpose: str) -> Any:
+        if self.protocol == "gemini":
+            raise CapabilityNotSupported(
+                f"ModelBinding.{purpose}(protocol='gemini'): this version serves {purpose} "
+                "over the OpenAI protocol only (protocol='openai' with an OpenAI-compatible "
+                "base_url), or through provider="
+            )
+        from cliver_core.provider.providers import create_provider
+
+        return create_provider(
+            api_key=self.api_key,
+            base_url=self.base_url,
+            protocol="anthropic" if self.protocol == "anthropic" else "openai",
+            provider_name=self.provider_name,
+        )
+
     async def aclose(self) -> None:
         """Close the provider this binding built (a given ``provider`` stays open)."""
-        built, self._built = self._built, None
-        close = getattr(built, "aclose", None)
+        built, self._built, self._adapted = self._built, None, None
+        close = getattr(built, "aclose", None) or getattr(built, "close", None)
         if close is not None:
             await close()
 
@@ -189,8 +512,13 @@ class ModelBindings:
     Attributes:
         llm: the chat binding (or a list, see above).
         llm_fallbacks: the bindings tried after ``llm``, in order.
-        embed, rerank, image, audio, video, tts, asr: other purposes (kept for 0.3.0a5
-            code; this version's loop uses ``llm`` only).
+        embed: the embeddings binding (``AgentCore.embed``, ``capabilities.embed``).
+        rerank: the rerank binding (``AgentCore.rerank``, ``capabilities.rerank``).
+        image, audio, video, tts, asr: 0.3.0a5's media slots (out of scope: using them raises
+            ``CapabilityNotSupported``).
+
+    Raises:
+        ConfigError: an empty llm list, or an llm entry that is not a ModelBinding.
     """
 
     llm: ModelBinding | None = None
@@ -227,12 +555,23 @@ class ModelBindings:
     def get(self, purpose: str) -> ModelBinding | None:
         """The binding for ``purpose`` (one of :data:`PURPOSES`), or ``None``.
 
+        As 0.3.0a5, a binding made for another purpose fails fast (a
+        ``ModelBinding.image(...)`` in ``bindings.embed``); the ``audio`` slot takes ``tts``
+        bindings and the other way round.
+
         Raises:
-            ConfigError: an unknown purpose.
+            ValueError: an unknown purpose, or a binding made for another purpose (0.3.0a5's
+                messages).
         """
         if purpose not in PURPOSES:
-            raise ConfigError(f"unknown purpose {purpose!r}; supported: {list(PURPOSES)}")
+            raise ValueError(f"Unknown purpose '{purpose}'. Supported: {list(PURPOSES)}")
         binding: ModelBinding | None = getattr(self, purpose)
+        made = binding.purpose if binding is not None else None
+        if made is not None and made != purpose and {made, purpose} != {"audio", "tts"}:
+            raise ValueError(
+                f"bindings.{purpose} holds a '{made}' binding — mount it in bindings.{made} "
+                "instead."
+            )
         return binding
 
     def bound_purposes(self) -> list[str]:
@@ -240,7 +579,10 @@ class ModelBindings:
         return [p for p in PURPOSES if getattr(self, p) is not None]
 
     async def aclose(self) -> None:
-        """Close the providers these bindings built."""
+        """Close the providers these bindings built (given ``provider=`` objects stay
+        open)."""
+        seen: set[int] = set()
         for binding in (*self.llm_chain, *(getattr(self, p) for p in PURPOSES[1:])):
-            if binding is not None:
+            if binding is not None and id(binding) not in seen:
+                seen.add(id(binding))
                 await binding.aclose()

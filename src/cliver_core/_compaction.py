@@ -46,6 +46,15 @@ def _usage(value: Any, where: str) -> UsageInfo | None:
         return value
     if isinstance(value, Usage):
         return UsageInfo.of(value)
+    counts = {k: getattr(value, k, None) for k in ("input_tokens", "output_tokens")}
+    if all(isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
+        # a usage object of another library (0.3.0a5's UsageInfo, an SDK's usage): its counts
+        cached = getattr(value, "cache_read_input_tokens", None)
+        return UsageInfo(
+            input_tokens=counts["input_tokens"] or 0,
+            output_tokens=counts["output_tokens"] or 0,
+            cache_read_input_tokens=cached if isinstance(cached, int) and cached else None,
+        )
     raise CompactionError(f"{where} must be a UsageInfo, got {type(value).__name__}")
 
 

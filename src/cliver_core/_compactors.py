@@ -101,12 +101,30 @@ class LlmCompactor:
         if not split.older:
             return None
         response = await self.summarizer.chat(f"{self.prompt}\n\n{context.render(split.older)}")
-        usage = getattr(response, "usage_total", None) or response.usage
+        usage = summary_usage(response)
         text = response.message.content if isinstance(response.message.content, str) else None
         if not text or not text.strip():
             context.record_usage(usage)
             return None
         return split.plan(summary=text, usage=usage)
+
+
+def _counted(usage: Any) -> bool:
+    return any(
+        isinstance(n, int) and n > 0
+        for n in (getattr(usage, "input_tokens", 0), getattr(usage, "output_tokens", 0))
+    )
+
+
+def summary_usage(response: Any) -> Any:
+    """The usage of a summarizer's response: its run's ``usage_total`` when it counted any
+    tokens, else its ``usage`` (a 0.3.0a5 ``CLIverResponse`` has only ``usage``; ours has
+    ``usage_total`` defaulting to zero, which must not hide a set ``usage``)."""
+    total = getattr(response, "usage_total", None)
+    if total is not None and _counted(total):
+        return total
+    usage = getattr(response, "usage", None)
+    return usage if usage is not None else total
 
 
 class PolicyCompactor:

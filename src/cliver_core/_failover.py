@@ -11,7 +11,9 @@ and Anthropic's SDKs retry 408, 409, 429 and >= 500 and connection errors ("Retr
 READMEs); Gemini's troubleshooting guide names 429 RESOURCE_EXHAUSTED, 500 INTERNAL and
 503 UNAVAILABLE as the transient ones.
 
-Every attempt is an ``inference.started`` event, every failure an ``inference.error`` and
+Every attempt is an ``inference.started`` event (a stream's first delta an
+``inference.first_token``, each streamed call's id an ``inference.tool_call``, as 0.3.0a5's
+providers emit them), every failure an ``inference.error`` and
 every move to the next binding an ``inference.failover``. A stream fails over only before its
 first event reached the caller (later, the caller has already shown part of a reply).
 """
@@ -31,6 +33,9 @@ from agent_adapter import (
     ModelTimeout,
     StreamEnd,
     StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
 )
 from cliver_core._bindings import ModelBinding
 from cliver_core._events import EventHandler, InferenceEvent, InferenceEventType, emit
@@ -99,7 +104,7 @@ class Attempts:
         self.answered: ModelBinding = self.chain[0]
 
     def _event(self, kind: InferenceEventType, binding: ModelBinding, **data: Any) -> Any:
-        port = binding.get_provider()
+        port = binding._port()
         return emit(
             self.handlers,
             InferenceEvent(
@@ -169,7 +174,7 @@ class Attempts:
         """
         for k, binding in enumerate(self.chain):
             request = self.build(binding)
-            port = binding.get_provider()
+            port = binding._port()
             t0 = await self._started(k, binding, request, iteration)
             try:
                 response = await port.generate(request)
@@ -189,13 +194,30 @@ class Attempts:
         """
         for k, binding in enumerate(self.chain):
             request = self.build(binding)
-            port = binding.get_provider()
+            port = binding._port()
             t0 = await self._started(k, binding, request, iteration)
             started = False
+            first = True
             try:
                 async for event in port.stream(request):
                     if isinstance(event, StreamEnd):
                         await self._completed(k, binding, event.response, iteration, t0)
+                    elif first and isinstance(event, TextDelta | ThinkingDelta | ToolCallDelta):
+                        first = False
+                        await self._event(
+                            InferenceEventType.FIRST_TOKEN,
+                            binding,
+                            attempt=k,
+                            iteration=iteration,
+                            latency_ms=(time.perf_counter() - t0) * 1000,
+                        )
+                    if isinstance(event, ToolCallDelta) and event.id:
+                        await self._event(
+                            InferenceEventType.TOOL_CALL,
+                            binding,
+                            tool_name=event.name or "?",
+                            tool_call_id=event.id,
+                        )
                     started = True
                     yield event
                 return

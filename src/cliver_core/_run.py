@@ -7,8 +7,9 @@ agent, so concurrent runs on one event loop never see each other's state. Per it
    replaces the history, through the guard;
 2. the model is called with the core-owned system message and the history, binding after
    binding until one answers (a failover reuses the compacted history);
-3. a reply without tool calls ends the run; otherwise its calls run concurrently and one
-   result per call is appended, in call order.
+3. a reply without tool calls ends the run; otherwise its calls run one after the other
+   (as in 0.3.0a5; concurrently with ``parallel_tools=True``) and one result per call is
+   appended, in call order.
 
 ``run_timeout`` bounds every await of the run (compactor, model, tools) with one deadline.
 """
@@ -16,6 +17,7 @@ agent, so concurrent runs on one event loop never see each other's state. Per it
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 import time
@@ -33,7 +35,6 @@ from agent_adapter import (
     StreamEnd,
     TextDelta,
     ThinkingDelta,
-    ToolCallDelta,
     Usage,
 )
 from agent_adapter import ToolCall as AAToolCall
@@ -60,11 +61,19 @@ from cliver_core._messages import (
     CLIverMessage,
     CLIverMessageChunk,
     CLIverResponse,
-    ToolCallChunk,
     UsageInfo,
 )
+from cliver_core._request import provider_label, request_echo, request_fields, response_native
 from cliver_core._structured import OutputSpec
 from cliver_core._tools import CLIverTool, format_result, run_tool
+from cliver_core.policy import (
+    Decision,
+    DecisionAction,
+    ExecutionPolicy,
+    ToolCallContext,
+    ToolCategory,
+    policy_scope,
+)
 
 __all__ = ["Compactor", "PermissionCallback", "Run", "RunSpec"]
 
@@ -72,37 +81,23 @@ _T = TypeVar("_T")
 
 #: A compactor: ``compactor(context)`` returning a plan, a full history or ``None``.
 Compactor = Callable[[CompactionContext], Any]
-#: ``permission_callback(call)`` for a non-safe tool: True / None allow, False or a reason
-#: (``str``) deny; sync or async.
-PermissionCallback = Callable[[Any], Any]
+#: ``permission_callback(context)`` for a tool of category ASK: given a
+#: :class:`~cliver_core.policy.ToolCallContext`, returns a :class:`~cliver_core.policy.Decision`
+#: (0.3.0a5), or True / None to allow and False or a reason (``str``) to deny; sync or async.
+PermissionCallback = Callable[[ToolCallContext], Any]
 
-_FIELDS = {"temperature", "top_p", "stop", "seed", "tool_choice"}
-_MAX_TOKENS = ("max_output_tokens", "max_tokens", "max_completion_tokens")
 _FAILED = (
     "Tool calls failed repeatedly. Please check the tool arguments or try a different approach."
 )
 _MAX_ITER = "Reached maximum iterations without a final answer."
+_NOT_RUN = "Error: not run: the run stopped after repeated tool failures"
+#: ``max_tokens`` of an Anthropic call that sets none (the Messages API requires it; 0.3.0a5
+#: sends 4096)
+_ANTHROPIC_MAX_TOKENS = 4096
 _REPAIR = (
     "Your reply does not match the required JSON schema: {error}\n"
     "Reply again with only the JSON object, nothing else."
 )
-
-
-def request_fields(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Call options split into :class:`~agent_adapter.ModelRequest` fields and the rest
-    (passed to the SDK call as they are)."""
-    fields: dict[str, Any] = {}
-    rest: dict[str, Any] = {}
-    for key, value in options.items():
-        if key in _FIELDS:
-            if value is not None:
-                fields[key] = value
-        elif key in _MAX_TOKENS:
-            if value is not None:
-                fields["max_output_tokens"] = value
-        else:
-            rest[key] = value
-    return fields, rest
 
 
 @dataclass
@@ -121,6 +116,17 @@ class RunSpec:
     max_consecutive_errors: int
     permission_callback: PermissionCallback | None = None
     output: OutputSpec | None = None
+    parallel_tools: bool = False
+    safety_overrides: dict[str, ToolCategory] = field(default_factory=dict)
+    execution_policy: ExecutionPolicy | None = None
+    #: tools the model may call though they are not advertised (0.3.0a5 runs a registered
+    #: builtin by name even when a filter hid it)
+    fallback_tools: Callable[[str], CLIverTool | None] | None = None
+    #: the model-call events (``inference.*``) reach the handlers too (0.3.0a5: tool events
+    #: only)
+    inference_events: bool = False
+    #: after each tool batch: the next iteration's tools (skill activation narrows them)
+    retool: Callable[[list[CLIverTool]], list[CLIverTool]] | None = None
     repairs: int = 1
     stage: str = "main"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -143,12 +149,16 @@ class Run:
             if spec.run_timeout is not None
             else None
         )
-        self.by_name = {t.name: t for t in spec.tools}
-        self.function_tools = [t.function_tool() for t in spec.tools]
+        self.tools = list(spec.tools)
+        self.by_name = {t.name: t for t in self.tools}
+        self.function_tools = [t.function_tool() for t in self.tools]
+        self._echo: dict[str, Any] = {}
         self.errors = 0
         self.denials = 0
         self._messages: list[Message] = []
-        self.attempts = Attempts(spec.chain, spec.handlers, self.run_id, self._request)
+        self.attempts = Attempts(
+            spec.chain, spec.handlers if spec.inference_events else (), self.run_id, self._request
+        )
 
     # -- deadline ------------------------------------------------------------------------
 
@@ -231,11 +241,43 @@ class Run:
 
     def prepare(self) -> None:
         """Convert the history for this iteration's model call (once, for every attempt)."""
-        messages = to_messages(self.history)
+        # a tool result goes without the tool's name, as 0.3.0a5 sends it (OpenAI's tool
+        # message has role, content and tool_call_id; Gemini's converter names a result by
+        # its call): the name stays known to the cliver format and compaction
+        messages = [
+            dataclasses.replace(m, name=None) if m.role == "tool" and m.name else m
+            for m in to_messages(self.history)
+        ]
         self._messages = [self.system, *messages] if self.system is not None else messages
+        self._echo = {}
+
+    def options(self, binding: ModelBinding) -> dict[str, Any]:
+        """The call options for ``binding``: its ``params`` under the call's ``options``."""
+        return {**binding.params, **self.spec.options}
+
+    def echo(
+        self, binding: ModelBinding, *, streaming: bool = False, raw: Any = None
+    ) -> dict[str, Any] | None:
+        """The trace's request echo (0.3.0a5's keys), built once an iteration; a user
+        provider's own ``request_info`` when it answered (0.3.0a5 traces that)."""
+        if isinstance(raw, CLIverResponse) and not streaming:
+            return raw.request_info
+        if not self._echo:
+            self._echo = request_echo(
+                model=binding.model,
+                provider=provider_label(binding),
+                options=self.options(binding),
+                system=self.spec.system,
+                history=self.history,
+                tools=self.tools,
+                streaming=streaming,
+            )
+        return self._echo
 
     def _request(self, binding: ModelBinding) -> ModelRequest:
-        fields, rest = request_fields({**binding.params, **self.spec.options})
+        fields, rest = request_fields(self.options(binding), binding)
+        if binding.protocol == "anthropic" and "max_output_tokens" not in fields:
+            fields["max_output_tokens"] = _ANTHROPIC_MAX_TOKENS
         return ModelRequest(
             messages=self._messages,
             tools=self.function_tools,
@@ -246,49 +288,95 @@ class Run:
             **fields,
         )
 
-    def answered(self, iteration: int, response: ModelResponse) -> CLIverMessage:
+    def answered(
+        self, iteration: int, response: ModelResponse, *, streaming: bool = False
+    ) -> CLIverMessage:
         """Account for one model reply; its message, added to the trace."""
         usage = UsageInfo.of(response.usage)
         self.total = self.total + response.usage
         self.last_usage = usage
         message = from_message(response.message)
         binding = self.attempts.answered
-        self.trace.append(
-            {
-                "iteration": iteration,
-                "run_id": self.run_id,
-                "model": response.model or binding.model,
-                "provider": response.provider,
-                "request": {"message_count": len(self._messages), "tools": len(self.by_name)},
-                "message": message.model_dump(exclude={"native", "native_protocol", "trace"}),
-                "usage": usage.model_dump(exclude_none=True),
-                "usage_total": self.usage_total.model_dump(exclude_none=True),
-            }
-        )
+        native = response_native(response, binding.protocol)
+        if binding.protocol in ("openai", "anthropic") or isinstance(response.raw, CLIverResponse):
+            # the reply's wire form, as 0.3.0a5 keeps it (sending the message back still goes
+            # through the Message it came from)
+            message.native = native
+            message.native_protocol = (
+                response.raw.message.native_protocol
+                if isinstance(response.raw, CLIverResponse)
+                else binding.protocol
+            )
+        entry: dict[str, Any] = {
+            "iteration": iteration,
+            "model": binding.model,
+            "provider": provider_label(binding),
+            "request": self.echo(binding, streaming=streaming, raw=response.raw),
+        }
+        if streaming:
+            entry["message"] = message.model_dump(exclude={"native", "native_protocol"})
+            entry["usage"] = usage.model_dump()
+        else:
+            entry["response"] = native
+            entry["message"] = message.model_dump(exclude={"native", "native_protocol", "trace"})
+            entry["usage"] = usage.model_dump(exclude_none=True)
+        entry["run_id"] = self.run_id
+        entry["usage_total"] = self.usage_total.model_dump(exclude_none=True)
+        self.trace.append(entry)
         return message
 
-    async def _permitted(self, call: AAToolCall, tool: CLIverTool) -> str | None:
+    def _category(self, name: str, tool: CLIverTool | None) -> ToolCategory:
+        """``safety_overrides`` first, then the tool's ``safety``; unknown tools ASK (as
+        0.3.0a5: fail closed)."""
+        override = self.spec.safety_overrides.get(name)
+        if override is not None:
+            return ToolCategory(override)
+        return ToolCategory.SAFE if tool is not None and tool.safety == "safe" else ToolCategory.ASK
+
+    async def _permitted(
+        self, name: str, args: dict[str, Any], tool: CLIverTool | None
+    ) -> str | None:
         """``None`` when the call may run, else the denial reason."""
         check = self.spec.permission_callback
-        if check is None or tool.safety == "safe":
+        if check is None or self._category(name, tool) is not ToolCategory.ASK:
             return None
+        context = ToolCallContext(
+            tool_name=name,
+            args=args,
+            server=name.split("__")[1] if name.startswith("mcp__") and "__" in name[5:] else None,
+            category=ToolCategory.ASK,
+        )
         try:
-            verdict = check(call)
+            verdict = check(context)
             if inspect.isawaitable(verdict):
                 verdict = await verdict
         except Exception as e:  # a broken permission prompt never widens permissions
-            return f"permission callback failed: {e}"
+            verdict = Decision.deny(f"permission callback failed: {e}")
+        if isinstance(verdict, Decision):
+            if verdict.action is DecisionAction.ALLOW:
+                return None
+            return verdict.reason or "denied by permission callback"
         if verdict is None or verdict is True:
             return None
         return verdict if isinstance(verdict, str) and verdict else "denied by permission callback"
 
     async def _one(self, call: AAToolCall) -> tuple[CLIverMessage, str]:
+        """One call, as 0.3.0a5 runs it: ``tool.start``; the permission check; the tool;
+        ``tool.end`` with the result text (an error result, an unknown tool and a denial
+        included, a denial after ``tool.permission_denied``), or ``tool.error`` when the tool
+        raised.
+
+        As in 0.3.0a5, a handler that raises on ``tool.start`` or ``tool.error`` fails the
+        run, while one that raises on ``tool.permission_denied`` or ``tool.end`` turns the
+        call into a ``tool.error`` with that exception as its result.
+        """
         handlers, run_id = self.spec.handlers, self.run_id
         start = time.perf_counter()
         try:
             args = json.loads(call.arguments) if call.arguments.strip() else {}
         except ValueError:
             args = None
+        given = args if isinstance(args, dict) else {}
         await emit(
             handlers,
             ToolEvent(
@@ -296,64 +384,107 @@ class Run:
                 tool_name=call.name,
                 tool_call_id=call.id,
                 run_id=run_id,
-                args=args if isinstance(args, dict) else None,
+                args=given,
             ),
         )
         tool = self.by_name.get(call.name)
+        if tool is None and self.spec.fallback_tools is not None:
+            tool = self.spec.fallback_tools(call.name)
         status = "error"
-        if tool is None:
-            text = f"Error: Tool '{call.name}' not found"
-        elif not isinstance(args, dict):
-            text = "Error: the arguments are not a JSON object"
-        elif (reason := await self._permitted(call, tool)) is not None:
-            text, status = f"{DENIED_PREFIX} {reason}", "denied"
+        try:
+            reason = await self._permitted(call.name, given, tool)
+            if reason is not None:
+                text, status = f"{DENIED_PREFIX} {reason}", "denied"
+                await emit(
+                    handlers,
+                    ToolEvent(
+                        event=ToolEventType.PERMISSION_DENIED,
+                        tool_name=call.name,
+                        tool_call_id=call.id,
+                        run_id=run_id,
+                        args=given,
+                        error=text.removeprefix("Error: "),
+                    ),
+                )
+            elif call.name.startswith("mcp__") and tool is None:
+                text = "Error: No MCP client configured"
+            elif tool is None:
+                text = f"Error: Tool '{call.name}' not found"
+            elif not isinstance(args, dict):
+                text = "Error: the arguments are not a JSON object"
+            else:
+                text, failed = format_result(await run_tool(tool, args))
+                status = "error" if failed else "ok"
             await emit(
                 handlers,
                 ToolEvent(
-                    event=ToolEventType.PERMISSION_DENIED,
+                    event=ToolEventType.END,
                     tool_name=call.name,
                     tool_call_id=call.id,
                     run_id=run_id,
-                    error=text,
+                    result=text if len(text) <= 500 else text[:497] + "...",
+                    duration_ms=(time.perf_counter() - start) * 1000,
                 ),
             )
-        else:
-            try:
-                text, failed = format_result(await run_tool(tool, args))
-                status = "error" if failed else "ok"
-            except Exception as e:  # returned to the model, which may recover
-                text = f"Error: {e}"
-        seconds = (time.perf_counter() - start) * 1000
-        kind = ToolEventType.END if status != "error" else ToolEventType.ERROR
-        await emit(
-            handlers,
-            ToolEvent(
-                event=kind,
-                tool_name=call.name,
-                tool_call_id=call.id,
-                run_id=run_id,
-                result=text[:500] if status != "error" else None,
-                error=text if status == "error" else None,
-                duration_ms=seconds,
-            ),
-        )
+        except Exception as e:  # returned to the model, which may recover
+            await emit(
+                handlers,
+                ToolEvent(
+                    event=ToolEventType.ERROR,
+                    tool_name=call.name,
+                    tool_call_id=call.id,
+                    run_id=run_id,
+                    error=str(e),
+                    duration_ms=(time.perf_counter() - start) * 1000,
+                ),
+            )
+            return CLIverMessage(role="tool", content=f"Error: {e}", tool_call_id=call.id), "error"
         return CLIverMessage(role="tool", content=text, tool_call_id=call.id), status
 
-    async def run_tools(self, calls: Sequence[AAToolCall]) -> bool:
-        """Run one reply's calls concurrently, append one result per call in call order;
-        True when the consecutive error (or denial) limit stops the run."""
-        done = await self.bounded(asyncio.gather(*(self._one(c) for c in calls)))
-        stop = False
+    def _count(self, status: str) -> bool:
+        """Fold one result into the error / denial streaks; True when one hits the limit."""
+        if status == "denied":
+            self.errors, self.denials = 0, self.denials + 1
+        elif status == "error":
+            self.errors, self.denials = self.errors + 1, 0
+        else:
+            self.errors = self.denials = 0
         limit = self.spec.max_consecutive_errors
-        for message, status in done:
-            self.history.append(message)
-            if status == "denied":
-                self.errors, self.denials = 0, self.denials + 1
-            elif status == "error":
-                self.errors, self.denials = self.errors + 1, 0
+        return self.errors >= limit or self.denials >= limit
+
+    async def run_tools(self, calls: Sequence[AAToolCall]) -> bool:
+        """Run one reply's calls, appending one result per call in call order; True when the
+        consecutive error (or denial) limit stops the run.
+
+        In order, one at a time, as 0.3.0a5 does (the batch stops at the call that reaches
+        the limit, as there); with ``parallel_tools`` all at once. The execution policy is
+        ambient around the tools only (``policy_scope``: tools in worker threads see it).
+        """
+        with policy_scope(self.spec.execution_policy):
+            if self.spec.parallel_tools:
+                done = await self.bounded(asyncio.gather(*(self._one(c) for c in calls)))
+                stop = False
+                for message, status in done:
+                    self.history.append(message)
+                    stop = self._count(status) or stop
             else:
-                self.errors = self.denials = 0
-            stop = stop or self.errors >= limit or self.denials >= limit
+                stop = False
+                for k, call in enumerate(calls):
+                    message, status = await self.bounded(self._one(call))
+                    self.history.append(message)
+                    if self._count(status):
+                        stop = True
+                        # the calls after it are not run (no events, as in 0.3.0a5); each
+                        # still gets a result, so the history stays a valid conversation
+                        self.history.extend(
+                            CLIverMessage(role="tool", content=_NOT_RUN, tool_call_id=c.id)
+                            for c in calls[k + 1 :]
+                        )
+                        break
+        if self.spec.retool is not None:
+            self.tools = self.spec.retool(self.tools)
+            self.by_name = {t.name: t for t in self.tools}
+            self.function_tools = [t.function_tool() for t in self.tools]
         return stop
 
     def check_output(self, message: CLIverMessage) -> tuple[bool, Any]:
@@ -381,15 +512,13 @@ class Run:
     ) -> CLIverResponse:
         """The run's response."""
         message.trace = self.trace
+        echo = self.echo(self.attempts.answered, raw=last.raw) if last is not None else None
+        info = dict(echo or {})
+        info.update(message_count=len(self._messages), run_id=self.run_id)
         return CLIverResponse(
             message=message,
             usage=UsageInfo.of(last.usage) if last is not None else None,
-            request_info={
-                "model": last.model if last is not None else self.spec.chain[0].model,
-                "provider": last.provider if last is not None else "",
-                "message_count": len(self._messages),
-                "run_id": self.run_id,
-            },
+            request_info=info,
             usage_total=self.usage_total,
             run_id=self.run_id,
             messages=[*self.history, message],
@@ -435,21 +564,13 @@ class Run:
                     elif isinstance(event, ThinkingDelta):
                         if event.text:
                             yield CLIverMessageChunk(vendor_ext={"reasoning_content": event.text})
-                    elif isinstance(event, ToolCallDelta):
-                        piece = ToolCallChunk(
-                            index=event.index,
-                            id=event.id,
-                            name=event.name,
-                            args_delta=event.arguments,
-                        )
-                        yield CLIverMessageChunk(tool_call_chunks=[piece])
                     elif isinstance(event, StreamEnd):
                         last = event.response
             finally:
                 await events.aclose()  # type: ignore[attr-defined]
             if last is None:
                 raise ModelOutputInvalid("the stream ended without its reply")
-            message = self.answered(i, last)
+            message = self.answered(i, last, streaming=True)
             calls = last.message.tool_calls
             if not calls:
                 done, _parsed = self.check_output(message)

@@ -34,9 +34,13 @@ __all__ = [
     "glm",
     "glm_anthropic",
     "minimax_anthropic",
+    "minimax_asr",
+    "minimax_image",
+    "minimax_tts",
     "ollama",
     "openai",
     "openai_compatible",
+    "seedance",
     "vllm",
 ]
 
@@ -48,6 +52,7 @@ API_KEY_ENV: dict[str, tuple[str, ...]] = {
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "glm": ("GLM_API_KEY", "ZHIPUAI_API_KEY"),
     "minimax": ("MINIMAX_API_KEY",),
+    "seedance": ("SEEDANCE_API_KEY",),
 }
 
 
@@ -216,3 +221,91 @@ def openai_compatible(
     if not base_url:
         raise ConfigError("presets.openai_compatible: base_url is required")
     return _llm(provider_name, "", "openai", model, api_key, base_url, params)
+
+
+# -- media presets (0.3.0a5's): the bindings are made as there, but this version does not
+# generate media, so AgentCore.image / tts / asr / video on them raise CapabilityNotSupported
+
+
+def minimax_image(
+    *,
+    api_key: str | None = None,
+    model: str = "image-01",
+    base_url: str = "",
+    path: str | None = "/image_generation",
+    **params: Any,
+) -> ModelBinding:
+    """A MiniMax image-generation binding (0.3.0a5's preset; image generation is out of this
+    version's scope)."""
+    return ModelBinding.image(
+        model=model,
+        api_key=_key(api_key, "minimax"),
+        base_url=base_url,
+        protocol="anthropic",
+        provider_name="minimax",
+        path=path,
+        **params,
+    )
+
+
+def minimax_tts(
+    *,
+    api_key: str | None = None,
+    model: str = "speech-2.8-hd",
+    base_url: str = "",
+    path: str | None = "/t2a_v2",
+    **params: Any,
+) -> ModelBinding:
+    """A MiniMax speech-synthesis binding (0.3.0a5's preset; speech is out of this version's
+    scope)."""
+    return ModelBinding.tts(
+        model=model,
+        api_key=_key(api_key, "minimax"),
+        base_url=base_url,
+        protocol="anthropic",
+        provider_name="minimax",
+        path=path,
+        **params,
+    )
+
+
+def minimax_asr(
+    *,
+    api_key: str | None = None,
+    model: str = "asr-1.0",
+    base_url: str = "",
+    path: str | None = "/speech_to_text",
+    **params: Any,
+) -> ModelBinding:
+    """A MiniMax speech-to-text binding (0.3.0a5's preset; speech is out of this version's
+    scope)."""
+    return ModelBinding.asr(
+        model=model,
+        api_key=_key(api_key, "minimax"),
+        base_url=base_url,
+        protocol="anthropic",
+        provider_name="minimax",
+        path=path,
+        **params,
+    )
+
+
+def seedance(
+    *,
+    api_key: str | None = None,
+    model: str = "doubao-seedance-2-5-260628",
+    base_url: str = "",
+    path: str | None = "/contents/generations/tasks",
+    **params: Any,
+) -> ModelBinding:
+    """A Seedance (Volcano Engine Ark) video-generation binding (0.3.0a5's preset; video is
+    out of this version's scope)."""
+    return ModelBinding.video(
+        model=model,
+        api_key=_key(api_key, "seedance"),
+        base_url=base_url,
+        protocol="openai",
+        provider_name="seedance",
+        path=path,
+        **params,
+    )

@@ -64,7 +64,7 @@ from agent_adapter.context.formats._carrier import (
     split_carrier,
 )
 from agent_adapter.context.formats._chat import blank_dict, never_blank
-from agent_adapter.context.formats._codec import parse_json, to_json
+from agent_adapter.context.formats._codec import parse_json, split_data_url, to_json
 from agent_adapter.context.formats._patch import CHAT_TEXT, patch_text_blocks
 
 __all__ = ["AnthropicConverter"]
@@ -213,9 +213,14 @@ def _results_first(where: str, k: int, blocks: Sequence[Mapping[str, Any]]) -> s
 
 
 def _render_source(part: ImagePart | FilePart, kind: str, keys: frozenset[str]) -> Any:
-    """An ``image`` / ``document`` block with a ``url`` or ``base64`` source."""
-    if part.url is not None:
-        src: dict[str, Any] = {"type": "url", "url": part.url}
+    """An ``image`` / ``document`` block with a ``url`` or ``base64`` source; a ``data:``
+    URL (what Chat Completions and cliver messages carry inline) is a ``base64`` source, as
+    the Messages API takes inline bytes (its ``url`` source fetches an https URL)."""
+    media_type, inline = split_data_url(part.url) if part.url is not None else (None, None)
+    if inline is not None:
+        src: dict[str, Any] = {"type": "base64", "media_type": media_type, "data": inline}
+    elif part.url is not None:
+        src = {"type": "url", "url": part.url}
     elif part.data is not None:
         src = {"type": "base64", "media_type": part.media_type, "data": part.data}
     else:
