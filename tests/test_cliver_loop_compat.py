@@ -391,3 +391,64 @@ async def test_an_image_attached_as_media_reaches_each_provider_inline(protocol:
         }
     else:
         assert blocks[1]["image_url"]["url"] == f"data:image/png;base64,{png}"
+
+
+async def test_a_dict_tool_choice_goes_on_the_wire_as_given() -> None:
+    choice = {"type": "function", "function": {"name": "read_file"}}
+    async with ProviderServer([Reply(text="ok")]) as server:
+        async with AgentCore(ModelBindings(llm=binding(server)), [read_file]) as agent:
+            await agent.chat("x", options={"tool_choice": choice})
+        body = server.requests[0].body
+    assert isinstance(body, dict) and body["tool_choice"] == choice
+
+
+async def test_temperature_reaches_an_anthropic_binding() -> None:
+    async with ProviderServer([Reply(text="ok")]) as server:
+        async with AgentCore(ModelBindings(llm=binding(server, "anthropic"))) as agent:
+            await agent.chat("x", options={"temperature": 0.2, "top_p": 0.5})
+        body = server.requests[0].body
+    assert isinstance(body, dict)
+    assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.2, 0.5, 4096)
+
+
+async def test_a_conversation_of_dicts_is_read_as_messages() -> None:
+    conversation: list[Any] = [
+        {"role": "user", "content": "earlier"},
+        {"role": "assistant", "content": "noted"},
+    ]
+    async with ProviderServer([Reply(text="ok")]) as server:
+        async with AgentCore(ModelBindings(llm=binding(server))) as agent:
+            await agent.chat("now", conversation=conversation)
+        sent = wire_messages(server, 0)
+    assert [(m["role"], m["content"]) for m in sent] == [
+        ("user", "earlier"),
+        ("assistant", "noted"),
+        ("user", "now"),
+    ]
+
+
+def test_an_async_tool_dumps_to_json() -> None:
+    @tool(description="Wait.")
+    async def wait(seconds: int) -> str:
+        return "done"
+
+    dumped = json.loads(json.dumps(wait.model_dump(exclude={"execute"})))
+    assert dumped["name"] == "wait" and "aexecute" not in dumped
+
+
+async def test_anthropic_thinking_streams_under_0_3_0a5s_key() -> None:
+    async with (
+        ProviderServer([Reply(text="hi", thinking="let me see")]) as server,
+        AgentCore(ModelBindings(llm=binding(server, "anthropic"))) as agent,
+    ):
+        chunks = [c async for c in agent.stream("x")]
+    assert "".join(c.vendor_ext.get("thinking", "") for c in chunks) == "let me see"
+
+
+async def test_zero_iterations_answer_the_limit_without_a_request() -> None:
+    async with ProviderServer() as server:
+        async with AgentCore(ModelBindings(llm=binding(server))) as agent:
+            response = await agent.chat("x", max_iterations=0)
+        assert server.requests == []
+    assert response.message.content == "Reached maximum iterations without a final answer."
+    assert response.usage is None

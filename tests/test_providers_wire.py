@@ -16,6 +16,8 @@ from agent_adapter import (
     Message,
     MissingDependency,
     ModelContextOverflow,
+    ModelRequest,
+    ToolCall,
     model_profile,
 )
 from agent_adapter.providers import DeepSeekModel, OpenAIChatModel
@@ -122,6 +124,33 @@ async def test_anthropic_moves_system_out_and_defaults_max_tokens(
     body = await _sent(make, srv, "anthropic", max_output_tokens=50, response_format=SCHEMA)
     assert body["max_tokens"] == 50
     assert body["output_config"]["format"]["type"] == "json_schema"
+
+
+async def test_anthropic_sends_one_turns_tool_results_in_one_user_message(
+    make: Make, srv: ProviderServer
+) -> None:
+    calls = (ToolCall("t1", "get_weather", '{"city": "a"}'), ToolCall("t2", "get_weather", "{}"))
+    history = [
+        Message("user", "weather?"),
+        Message("assistant", "", tool_calls=calls),
+        Message("tool", "sunny", tool_call_id="t1"),
+        Message("tool", "rain", tool_call_id="t2"),
+        Message("user", "thanks"),
+    ]
+    srv.add(Reply(text="ok"))
+    await make("anthropic").generate(ModelRequest(messages=history))
+    sent = srv.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "user"]
+    assert [b["tool_use_id"] for b in sent[2]["content"]] == ["t1", "t2"]
+
+
+async def test_anthropic_sends_sampling_fields_its_sdk_no_longer_names(
+    make: Make, srv: ProviderServer
+) -> None:
+    # anthropic 2.x's messages.create() has no temperature / top_p keyword: passed as one,
+    # the SDK raised TypeError before any request; they go in the body as the API names them
+    body = await _sent(make, srv, "anthropic", temperature=0.2, top_p=0.9)
+    assert (body["temperature"], body["top_p"]) == (0.2, 0.9)
 
 
 @pytest.mark.parametrize(

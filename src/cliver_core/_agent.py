@@ -48,6 +48,19 @@ def _positive(value: Any, name: str) -> float | None:
     return float(value)
 
 
+def _message(item: Any, index: int) -> Any:
+    """A conversation item as a CLIverMessage: as it is, from an agent_adapter Message, or
+    validated from a dict (0.3.0a5's pydantic list field takes dicts)."""
+    if isinstance(item, Message):
+        return from_message(item)
+    if isinstance(item, dict):
+        try:
+            return CLIverMessage.model_validate(item)
+        except ValueError as e:
+            raise ConfigError(f"conversation[{index}]: not a message: {e}") from e
+    return item
+
+
 def _no_mcp(what: str) -> CapabilityNotSupported:
     return CapabilityNotSupported(
         f"{what}: MCP is not supported by this version of cliver_core (no MCP client; "
@@ -184,7 +197,7 @@ class AgentCore(EmbeddedModelsMixin):
         self.validate_conversation = bool(validate_conversation)
         self.inference_events = bool(inference_events)
         self._builtin_system_prompt = builtin_system_prompt
-        self.logger = logger or logging.getLogger(__name__)
+        self.logger = logger or logging.getLogger("cliver_core.agent")
 
     def __repr__(self) -> str:
         return f"AgentCore({self.llm.name if self.llm else None!r})"
@@ -234,9 +247,9 @@ class AgentCore(EmbeddedModelsMixin):
         if not isinstance(user_input, str):
             raise ConfigError(f"user_input must be a str, got {type(user_input).__name__}")
         if isinstance(max_iterations, bool) or not isinstance(max_iterations, int):
-            raise ConfigError(f"max_iterations must be an int >= 1, got {max_iterations!r}")
-        if max_iterations < 1:
-            raise ConfigError(f"max_iterations must be an int >= 1, got {max_iterations!r}")
+            raise ConfigError(f"max_iterations must be an int >= 0, got {max_iterations!r}")
+        if max_iterations < 0:
+            raise ConfigError(f"max_iterations must be an int >= 0, got {max_iterations!r}")
         compactor = self.context_compactor if context_compactor is _UNSET else context_compactor
         if compactor is not None and not callable(compactor):
             raise ConfigError("context_compactor must be callable or None")
@@ -247,10 +260,7 @@ class AgentCore(EmbeddedModelsMixin):
         # ignores it too
         del mcp_servers
         offer = await self._offer(user_input, extra_tools, tool_filter, skill_dispatch)
-        history = [
-            m if isinstance(m, CLIverMessage) else from_message(m) if isinstance(m, Message) else m
-            for m in (conversation or ())
-        ]
+        history = [_message(m, i) for i, m in enumerate(conversation or ())]
         parts = [p for p in (self._builtin_system_prompt, system_prompt, offer.catalog) if p]
         while history and isinstance(history[0], CLIverMessage) and history[0].role == "system":
             lead = history.pop(0)
@@ -329,7 +339,8 @@ class AgentCore(EmbeddedModelsMixin):
             options: call options over the binding's ``params`` (``temperature``,
                 ``max_tokens``, ``tool_choice``...; a key the SDK does not take goes in the
                 request body as it is, as 0.3.0a5 sends it).
-            max_iterations: model calls at most.
+            max_iterations: model calls at most (0: none; the run answers that it reached
+                the limit, as 0.3.0a5).
             execution_policy: this call's execution policy (over the agent's).
             skill_dispatch: advertise the skill catalog, ``FindSkills`` and
                 ``ActivateSkill`` (with a ``skill_manager``).

@@ -78,24 +78,32 @@ class CLIverMessage(BaseModel):
     @classmethod
     def from_native(cls, native: dict[str, Any], protocol: str) -> CLIverMessage:
         """Wrap a native wire message of ``protocol`` (``"openai"`` Chat Completions or
-        ``"anthropic"`` Messages), read by the library's own converter for that format;
-        ``native`` stays on the message and :meth:`to_native` gives it back unchanged.
+        ``"anthropic"`` Messages); ``native`` stays on the message and :meth:`to_native`
+        gives it back unchanged.
+
+        The fields are 0.3.0a5's reading of the native (OpenAI: its ``content`` as it is, a
+        missing role ``assistant``; Anthropic: text blocks joined by newlines, ``tool_use``
+        blocks as calls, a user message of ``tool_result`` blocks a ``tool`` message for the
+        first result); sending the message back sends the native itself, as the library's
+        converter for that format reads it.
 
         Raises:
-            ConfigError: an unknown protocol, or ``native`` is not a message of it (an
-                Anthropic user message holding several tool results is several messages:
-                convert the list with ``agent_adapter.context.formats.convert`` instead).
+            ConfigError: an unknown protocol, or ``native`` is not a message of it.
         """
-        from agent_adapter import ConfigError
-        from cliver_core._format import from_message, native_converter
+        from cliver_core._format import _source_key, from_message, native_converter
 
-        loaded = native_converter(protocol).load(native, 0)
-        if len(loaded) != 1:
-            raise ConfigError(
-                f"CLIverMessage.from_native: this {protocol} message holds {len(loaded)} "
-                "messages; convert the list with agent_adapter.context.formats.convert"
-            )
-        out = from_message(loaded[0])
+        converter = native_converter(protocol)
+        if protocol == "openai" and "role" not in native:
+            native = {**native, "role": "assistant"}
+        loaded = converter.load(native, 0)
+        fields = _native_fields(native, protocol)
+        if len(loaded) == 1:
+            out = from_message(loaded[0])
+            for name, value in fields.items():
+                setattr(out, name, value)
+            out._source = (loaded[0], _source_key(out))
+        else:  # several tool results in one Anthropic user message: 0.3.0a5 reads the first
+            out = cls(**fields)
         out.native, out.native_protocol = native, protocol
         return out
 
@@ -113,6 +121,11 @@ class CLIverMessage(BaseModel):
         converter = native_converter(protocol)
         if self.native is not None and self.native_protocol == protocol:
             return copy.deepcopy(self.native)
+        if protocol == "anthropic" and self.role == "system":
+            # 0.3.0a5's message-level form (the provider moves it to the top-level system)
+            text = self.content if isinstance(self.content, str) else ""
+            blocks = [{"type": "text", "text": text}] if text else []
+            return {"role": "system", "content": blocks if text else list(self.content or [])}
         from agent_adapter.context.formats import strip_reserved
 
         native: dict[str, Any] = strip_reserved([converter.dump(to_messages([self])[0])])[0]
@@ -243,3 +256,70 @@ class CLIverResponse(BaseModel):
     run_id: str = ""
     messages: list[CLIverMessage] = Field(default_factory=list)
     parsed: Any = None
+
+
+def _native_fields(native: dict[str, Any], protocol: str) -> dict[str, Any]:
+    """0.3.0a5's fields of a native message (``CLIverMessage._from_native_openai`` /
+    ``_from_native_anthropic``): role, content, tool calls and the answered call."""
+    import json
+
+    if protocol == "openai":
+        calls = []
+        for raw in native.get("tool_calls") or ():
+            function = raw.get("function") or {}
+            try:
+                args = json.loads(function.get("arguments") or "{}")
+            except ValueError:
+                args = {}
+            calls.append(
+                ToolCall(
+                    id=raw.get("id") or "",
+                    name=function.get("name") or "",
+                    args=args if isinstance(args, dict) else {},
+                )
+            )
+        content = native.get("content")
+        return {
+            "role": native.get("role") or "assistant",
+            "content": None if calls and not content else content,
+            "tool_calls": calls or None,
+            "tool_call_id": native.get("tool_call_id"),
+        }
+    blocks = native.get("content")
+    if isinstance(blocks, str):
+        return {"role": native.get("role") or "user", "content": blocks}
+    texts: list[str] = []
+    uses: list[ToolCall] = []
+    results: list[dict[str, Any]] = []
+    for block in blocks or ():
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(block.get("text") or "")
+        elif kind == "tool_use":
+            uses.append(
+                ToolCall(
+                    id=block.get("id") or "",
+                    name=block.get("name") or "",
+                    args=dict(block.get("input") or {}),
+                )
+            )
+        elif kind == "tool_result":
+            results.append(block)
+    if results:
+        first = results[0]
+        result = first.get("content")
+        if isinstance(result, list):
+            result = "".join(b.get("text") or "" for b in result if isinstance(b, dict))
+        return {
+            "role": "tool",
+            "content": result or None,
+            "tool_call_id": first.get("tool_use_id"),
+        }
+    return {
+        "role": native.get("role") or "assistant",
+        "content": "\n".join(texts) if texts else None,
+        "tool_calls": uses or None,
+    }
+

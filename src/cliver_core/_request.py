@@ -3,8 +3,9 @@
 The call options (a binding's ``params`` under a call's ``options``) go on the wire as
 0.3.0a5 sends them, where this project's providers build the request:
 
-* ``temperature``, ``top_p``, ``stop``, ``seed`` and ``tool_choice`` are
-  :class:`~agent_adapter.ModelRequest` fields (each provider writes them in its own words);
+* ``temperature``, ``top_p``, ``stop``, ``seed`` and a string ``tool_choice`` are
+  :class:`~agent_adapter.ModelRequest` fields (each provider writes them in its own words;
+  a dict ``tool_choice`` is the API's own form, passed as it is);
 * ``max_tokens`` and ``max_completion_tokens`` keep the name the caller used on the OpenAI
   Chat Completions protocol (0.3.0a5 sends its options verbatim); elsewhere they are
   ``max_output_tokens``, which each provider writes under its API's name;
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent_adapter import ModelResponse
@@ -27,9 +28,15 @@ if TYPE_CHECKING:
     from cliver_core._messages import CLIverMessage
     from cliver_core._tools import CLIverTool
 
-__all__ = ["provider_label", "request_echo", "request_fields", "response_native"]
+__all__ = [
+    "binding_fields",
+    "provider_label",
+    "request_echo",
+    "request_fields",
+    "response_native",
+]
 
-_FIELDS = {"temperature", "top_p", "stop", "seed", "tool_choice"}
+_FIELDS = {"temperature", "top_p", "stop", "seed"}
 _MAX_TOKENS = ("max_output_tokens", "max_tokens", "max_completion_tokens")
 _PASSTHROUGH = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
 _DUMP = {"native", "native_protocol", "trace"}
@@ -56,30 +63,29 @@ def _sdk_parameters(protocol: str) -> frozenset[str] | None:
 
 
 def request_fields(
-    options: dict[str, Any], binding: ModelBinding | None = None
+    options: Mapping[str, Any], protocol: str | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Call options split into :class:`~agent_adapter.ModelRequest` fields and the rest
     (passed to the SDK call), as the module docstring says.
 
     Args:
         options: the merged call options.
-        binding: the binding the call goes to; a binding with a ``provider=`` of its own gets
-            every other option as it is (that port decides what they mean).
+        protocol: the wire protocol of the SDK provider the call goes to (``"openai"`` Chat
+            Completions, ``"anthropic"``...); ``None`` for a port of the caller's own, which
+            gets every other option as it is (that port decides what they mean).
     """
-    built = binding is not None and binding.provider is None
-    protocol = binding.protocol if binding is not None else ""
-    accepted = _sdk_parameters(protocol) if built else None
+    accepted = _sdk_parameters(protocol) if protocol is not None else None
     fields: dict[str, Any] = {}
     rest: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in options.items():
-        if key in _FIELDS:
+        if key in _FIELDS or (key == "tool_choice" and isinstance(value, str)):
             if value is not None:
                 fields[key] = value
         elif key in _MAX_TOKENS:
             if value is None:
                 continue
-            if built and protocol == "openai" and key != "max_output_tokens":
+            if protocol == "openai" and key != "max_output_tokens":
                 rest[key] = value
             else:
                 fields["max_output_tokens"] = value
@@ -90,6 +96,14 @@ def request_fields(
     if extra:
         rest["extra_body"] = {**extra, **(rest.get("extra_body") or {})}
     return fields, rest
+
+
+def binding_fields(
+    options: Mapping[str, Any], binding: ModelBinding
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`request_fields` for a call to ``binding``: built from its protocol, or a
+    ``provider=`` port of the caller's own."""
+    return request_fields(options, binding.protocol if binding.provider is None else None)
 
 
 def provider_label(binding: ModelBinding) -> str:

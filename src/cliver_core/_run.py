@@ -63,7 +63,7 @@ from cliver_core._messages import (
     CLIverResponse,
     UsageInfo,
 )
-from cliver_core._request import provider_label, request_echo, request_fields, response_native
+from cliver_core._request import binding_fields, provider_label, request_echo, response_native
 from cliver_core._structured import OutputSpec
 from cliver_core._tools import CLIverTool, format_result, run_tool
 from cliver_core.policy import (
@@ -275,7 +275,7 @@ class Run:
         return self._echo
 
     def _request(self, binding: ModelBinding) -> ModelRequest:
-        fields, rest = request_fields(self.options(binding), binding)
+        fields, rest = binding_fields(self.options(binding), binding)
         if binding.protocol == "anthropic" and "max_output_tokens" not in fields:
             fields["max_output_tokens"] = _ANTHROPIC_MAX_TOKENS
         return ModelRequest(
@@ -544,7 +544,8 @@ class Run:
             self.history.append(message)
             if await self.run_tools(calls):
                 return self.response(CLIverMessage(role="assistant", content=_FAILED), last)
-        return self.response(CLIverMessage(role="assistant", content=_MAX_ITER), last)
+        # no usage on the limit's answer (0.3.0a5's has none; usage_total has every call)
+        return self.response(CLIverMessage(role="assistant", content=_MAX_ITER), None)
 
     async def stream(self) -> AsyncIterator[CLIverMessageChunk]:
         """The whole run as chunks; the last one carries the trace, usage_total and run_id."""
@@ -552,6 +553,9 @@ class Run:
             await self.compact(i)
             self.prepare()
             events = self.attempts.stream(i)
+            # 0.3.0a5's names: Anthropic's thinking deltas, the Chat servers' reasoning_content
+            protocol = self.spec.chain[0].protocol
+            thinking_key = "thinking" if protocol == "anthropic" else "reasoning_content"
             last: ModelResponse | None = None
             try:
                 while True:
@@ -563,7 +567,7 @@ class Run:
                         yield CLIverMessageChunk(content=event.text)
                     elif isinstance(event, ThinkingDelta):
                         if event.text:
-                            yield CLIverMessageChunk(vendor_ext={"reasoning_content": event.text})
+                            yield CLIverMessageChunk(vendor_ext={thinking_key: event.text})
                     elif isinstance(event, StreamEnd):
                         last = event.response
             finally:

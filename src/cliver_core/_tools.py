@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 import pydantic
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_adapter import ConfigError, FunctionTool
 
@@ -63,7 +63,8 @@ class CLIverTool(BaseModel):
     long_description: str | None = None
     parameters: dict[str, Any]
     execute: Callable[..., Any]
-    aexecute: Callable[..., Awaitable[Any]] | None = None
+    #: never serialized (``model_dump`` gives 0.3.0a5's fields: a tool dumps to JSON)
+    aexecute: Callable[..., Awaitable[Any]] | None = Field(default=None, exclude=True)
     safety: str = "mutating"
 
     def to_openai_schema(self) -> dict[str, Any]:

@@ -139,7 +139,7 @@ class AnthropicModel(ProviderModel):
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": max_tokens,
-            "messages": strip_reserved(_ANTHROPIC.dump_all(rest)),
+            "messages": _results_together(strip_reserved(_ANTHROPIC.dump_all(rest))),
         }
         if system:
             blocks: list[Any] = []
@@ -170,17 +170,22 @@ class AnthropicModel(ProviderModel):
             kwargs["output_config"] = {
                 "format": {"type": "json_schema", "schema": dict(fmt.schema)}
             }
-        if request.temperature is not None:
-            kwargs["temperature"] = request.temperature
-        if request.top_p is not None:
-            kwargs["top_p"] = request.top_p
+        accepted = call_parameters(self._client.messages.create)
+        # sampling fields the installed SDK's create() no longer names (anthropic 2.x takes
+        # neither temperature nor top_p) go in the body as the API spells them
+        sampling = {
+            name: value
+            for name in ("temperature", "top_p")
+            if (value := getattr(request, name)) is not None
+        }
         if request.stop:
             kwargs["stop_sequences"] = list(request.stop)
-        kwargs.update(
-            checked_options(
-                request, call_parameters(self._client.messages.create), "Anthropic messages.create"
-            )
-        )
+        kwargs.update(checked_options(request, accepted, "Anthropic messages.create"))
+        for name, value in sampling.items():
+            if name in accepted:
+                kwargs[name] = value
+            else:
+                kwargs["extra_body"] = {name: value, **(kwargs.get("extra_body") or {})}
         if self._prefixes is not None:
             place(kwargs, self._prefixes.stable(chain(kwargs)))
         return kwargs
@@ -270,3 +275,29 @@ class AnthropicModel(ProviderModel):
         if isinstance(error, anthropic.AnthropicError):
             return ModelError(f"{type(error).__name__}: {error}", **where)
         return None
+
+
+def _only_results(native: Any) -> bool:
+    content = native.get("content") if isinstance(native, dict) else None
+    return (
+        native.get("role") == "user"
+        and isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
+
+
+def _results_together(natives: list[Any]) -> list[Any]:
+    """Adjacent user turns holding only ``tool_result`` blocks as one user turn: the results
+    of one assistant turn's parallel calls go back in a single user message ("Parallel tool
+    use", platform.claude.com/docs/en/agents-and-tools/tool-use/parallel-tool-use: formatting
+    the history that way keeps Claude making parallel calls; separate messages teach it not
+    to). The API would combine the turns anyway; the request is just as it recommends."""
+    out: list[Any] = []
+    for native in natives:
+        if out and _only_results(native) and _only_results(out[-1]):
+            out[-1] = {**out[-1], "content": [*out[-1]["content"], *native["content"]]}
+        else:
+            out.append(native)
+    return out
+

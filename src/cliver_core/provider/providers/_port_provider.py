@@ -14,11 +14,10 @@ SDKs do the I/O; raises :class:`~cliver_core.CapabilityNotSupported`) and ``user
 
 from __future__ import annotations
 
-import functools
 import inspect
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 from uuid import uuid4
 
@@ -37,63 +36,10 @@ from cliver_core._errors import CapabilityNotSupported
 from cliver_core._events import EventHandler, InferenceEvent, InferenceEventType
 from cliver_core._format import from_message, native_converter, to_messages
 from cliver_core._messages import CLIverMessageChunk, CLIverResponse, ToolCallChunk, UsageInfo
+from cliver_core._request import request_fields
 from cliver_core.provider import CLIverRequest, Provider
 
-__all__ = ["PortProvider", "split_options"]
-
-_FIELDS = ("temperature", "top_p", "stop", "seed")
-_MAX_TOKENS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
-_PASSTHROUGH = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
-
-
-@functools.cache
-def _sdk_parameters(protocol: str) -> frozenset[str] | None:
-    try:
-        if protocol == "openai":
-            from openai.resources.chat.completions import AsyncCompletions
-
-            method: Any = AsyncCompletions.create
-        else:
-            from anthropic.resources.messages import AsyncMessages
-
-            method = AsyncMessages.create
-    except ImportError:
-        return None
-    return frozenset(inspect.signature(method).parameters) - {"self"}
-
-
-def split_options(
-    options: Mapping[str, Any], protocol: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """0.3.0a5 call options as (:class:`~agent_adapter.ModelRequest` fields, SDK options).
-
-    ``temperature``, ``top_p``, ``stop``, ``seed`` and a string ``tool_choice`` are request
-    fields; ``max_tokens`` / ``max_completion_tokens`` keep their name on the OpenAI protocol
-    (Chat Completions takes both) and are ``max_output_tokens`` elsewhere; a key the SDK's
-    request method does not take goes into ``extra_body`` (as 0.3.0a5's transports do).
-    """
-    accepted = _sdk_parameters(protocol)
-    fields: dict[str, Any] = {}
-    rest: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in options.items():
-        if key in _FIELDS or (key == "tool_choice" and isinstance(value, str)):
-            if value is not None:
-                fields[key] = value
-        elif key in _MAX_TOKENS:
-            if value is None:
-                continue
-            if protocol == "openai" and key != "max_output_tokens":
-                rest[key] = value
-            else:
-                fields["max_output_tokens"] = value
-        elif accepted is not None and key not in accepted and key not in _PASSTHROUGH:
-            extra[key] = value
-        else:
-            rest[key] = value
-    if extra:
-        rest["extra_body"] = {**extra, **(rest.get("extra_body") or {})}
-    return fields, rest
+__all__ = ["PortProvider"]
 
 
 def wire_message(message: Message, protocol: str) -> dict[str, Any]:
@@ -181,7 +127,7 @@ class PortProvider(Provider):
 
     def model_request(self, request: CLIverRequest) -> ModelRequest:
         """``request`` as the port's :class:`~agent_adapter.ModelRequest`."""
-        fields, rest = split_options(self.filter_options(dict(request.options)), self.protocol)
+        fields, rest = request_fields(self.filter_options(dict(request.options)), self.protocol)
         return ModelRequest(
             messages=to_messages(request.messages),
             tools=[t.function_tool() for t in request.tools or ()],
