@@ -322,4 +322,3 @@ def _native_fields(native: dict[str, Any], protocol: str) -> dict[str, Any]:
         "content": "\n".join(texts) if texts else None,
         "tool_calls": uses or None,
     }
-

@@ -300,4 +300,3 @@ def _results_together(natives: list[Any]) -> list[Any]:
         else:
             out.append(native)
     return out
-
