@@ -452,3 +452,31 @@ async def test_zero_iterations_answer_the_limit_without_a_request() -> None:
         assert server.requests == []
     assert response.message.content == "Reached maximum iterations without a final answer."
     assert response.usage is None
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_a_tool_name_providers_reject_goes_out_valid_and_comes_back_declared(
+    protocol: str,
+) -> None:
+    @tool(name="docs.search", description="Search the docs.", safety="safe")
+    def search(q: str) -> str:
+        return f"found {q}"
+
+    events: list[Any] = []
+    wire = "docs_search"
+    async with ProviderServer() as server:
+        server.add(calls(("c1", wire, {"q": "cache"})), Reply(text="ok"))
+        async with AgentCore(
+            ModelBindings(llm=binding(server, protocol)), [search], on_event=events.append
+        ) as agent:
+            response = await agent.chat("look it up")
+        first, second = (r.body for r in server.requests)
+    assert isinstance(first, dict) and isinstance(second, dict)
+    names = [t["function"]["name"] if protocol == "openai" else t["name"] for t in first["tools"]]
+    assert names == [wire]
+    assert _tool_events(events) == [("tool.start", "docs.search"), ("tool.end", "docs.search")]
+    assert response.messages[1].tool_calls is not None
+    assert response.messages[1].tool_calls[0].name == "docs.search"
+    assert response.messages[2].content == "found cache"
+    replayed = json.dumps(second["messages"])
+    assert wire in replayed and "docs.search" not in replayed

@@ -20,7 +20,6 @@ import asyncio
 import dataclasses
 import inspect
 import json
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -51,12 +50,10 @@ from cliver_core._events import (
     CompactionEvent,
     CompactionEventType,
     EventHandler,
-    ToolEvent,
-    ToolEventType,
     emit,
 )
 from cliver_core._failover import Attempts
-from cliver_core._format import DENIED_PREFIX, from_message, to_messages
+from cliver_core._format import from_message, to_messages
 from cliver_core._messages import (
     CLIverMessage,
     CLIverMessageChunk,
@@ -65,10 +62,10 @@ from cliver_core._messages import (
 )
 from cliver_core._request import binding_fields, provider_label, request_echo, response_native
 from cliver_core._structured import OutputSpec
-from cliver_core._tools import CLIverTool, format_result, run_tool
+from cliver_core._tool_calls import run_call
+from cliver_core._tool_names import WireNames
+from cliver_core._tools import CLIverTool
 from cliver_core.policy import (
-    Decision,
-    DecisionAction,
     ExecutionPolicy,
     ToolCallContext,
     ToolCategory,
@@ -149,9 +146,8 @@ class Run:
             if spec.run_timeout is not None
             else None
         )
-        self.tools = list(spec.tools)
-        self.by_name = {t.name: t for t in self.tools}
-        self.function_tools = [t.function_tool() for t in self.tools]
+        self._retool(list(spec.tools))
+        self.calls: tuple[AAToolCall, ...] = ()
         self._echo: dict[str, Any] = {}
         self.errors = 0
         self.denials = 0
@@ -248,6 +244,8 @@ class Run:
             dataclasses.replace(m, name=None) if m.role == "tool" and m.name else m
             for m in to_messages(self.history)
         ]
+        if self.names is not None:
+            messages = self.names.to_wire(messages)
         self._messages = [self.system, *messages] if self.system is not None else messages
         self._echo = {}
 
@@ -295,7 +293,9 @@ class Run:
         usage = UsageInfo.of(response.usage)
         self.total = self.total + response.usage
         self.last_usage = usage
-        message = from_message(response.message)
+        reply = self.names.restore(response.message) if self.names else response.message
+        self.calls = reply.tool_calls
+        message = from_message(reply)
         binding = self.attempts.answered
         native = response_native(response, binding.protocol)
         if binding.protocol in ("openai", "anthropic") or isinstance(response.raw, CLIverResponse):
@@ -325,121 +325,11 @@ class Run:
         self.trace.append(entry)
         return message
 
-    def _category(self, name: str, tool: CLIverTool | None) -> ToolCategory:
-        """``safety_overrides`` first, then the tool's ``safety``; unknown tools ASK (as
-        0.3.0a5: fail closed)."""
-        override = self.spec.safety_overrides.get(name)
-        if override is not None:
-            return ToolCategory(override)
-        return ToolCategory.SAFE if tool is not None and tool.safety == "safe" else ToolCategory.ASK
-
-    async def _permitted(
-        self, name: str, args: dict[str, Any], tool: CLIverTool | None
-    ) -> str | None:
-        """``None`` when the call may run, else the denial reason."""
-        check = self.spec.permission_callback
-        if check is None or self._category(name, tool) is not ToolCategory.ASK:
-            return None
-        context = ToolCallContext(
-            tool_name=name,
-            args=args,
-            server=name.split("__")[1] if name.startswith("mcp__") and "__" in name[5:] else None,
-            category=ToolCategory.ASK,
-        )
-        try:
-            verdict = check(context)
-            if inspect.isawaitable(verdict):
-                verdict = await verdict
-        except Exception as e:  # a broken permission prompt never widens permissions
-            verdict = Decision.deny(f"permission callback failed: {e}")
-        if isinstance(verdict, Decision):
-            if verdict.action is DecisionAction.ALLOW:
-                return None
-            return verdict.reason or "denied by permission callback"
-        if verdict is None or verdict is True:
-            return None
-        return verdict if isinstance(verdict, str) and verdict else "denied by permission callback"
-
     async def _one(self, call: AAToolCall) -> tuple[CLIverMessage, str]:
-        """One call, as 0.3.0a5 runs it: ``tool.start``; the permission check; the tool;
-        ``tool.end`` with the result text (an error result, an unknown tool and a denial
-        included, a denial after ``tool.permission_denied``), or ``tool.error`` when the tool
-        raised.
-
-        As in 0.3.0a5, a handler that raises on ``tool.start`` or ``tool.error`` fails the
-        run, while one that raises on ``tool.permission_denied`` or ``tool.end`` turns the
-        call into a ``tool.error`` with that exception as its result.
-        """
-        handlers, run_id = self.spec.handlers, self.run_id
-        start = time.perf_counter()
-        try:
-            args = json.loads(call.arguments) if call.arguments.strip() else {}
-        except ValueError:
-            args = None
-        given = args if isinstance(args, dict) else {}
-        await emit(
-            handlers,
-            ToolEvent(
-                event=ToolEventType.START,
-                tool_name=call.name,
-                tool_call_id=call.id,
-                run_id=run_id,
-                args=given,
-            ),
-        )
         tool = self.by_name.get(call.name)
         if tool is None and self.spec.fallback_tools is not None:
             tool = self.spec.fallback_tools(call.name)
-        status = "error"
-        try:
-            reason = await self._permitted(call.name, given, tool)
-            if reason is not None:
-                text, status = f"{DENIED_PREFIX} {reason}", "denied"
-                await emit(
-                    handlers,
-                    ToolEvent(
-                        event=ToolEventType.PERMISSION_DENIED,
-                        tool_name=call.name,
-                        tool_call_id=call.id,
-                        run_id=run_id,
-                        args=given,
-                        error=text.removeprefix("Error: "),
-                    ),
-                )
-            elif call.name.startswith("mcp__") and tool is None:
-                text = "Error: No MCP client configured"
-            elif tool is None:
-                text = f"Error: Tool '{call.name}' not found"
-            elif not isinstance(args, dict):
-                text = "Error: the arguments are not a JSON object"
-            else:
-                text, failed = format_result(await run_tool(tool, args))
-                status = "error" if failed else "ok"
-            await emit(
-                handlers,
-                ToolEvent(
-                    event=ToolEventType.END,
-                    tool_name=call.name,
-                    tool_call_id=call.id,
-                    run_id=run_id,
-                    result=text if len(text) <= 500 else text[:497] + "...",
-                    duration_ms=(time.perf_counter() - start) * 1000,
-                ),
-            )
-        except Exception as e:  # returned to the model, which may recover
-            await emit(
-                handlers,
-                ToolEvent(
-                    event=ToolEventType.ERROR,
-                    tool_name=call.name,
-                    tool_call_id=call.id,
-                    run_id=run_id,
-                    error=str(e),
-                    duration_ms=(time.perf_counter() - start) * 1000,
-                ),
-            )
-            return CLIverMessage(role="tool", content=f"Error: {e}", tool_call_id=call.id), "error"
-        return CLIverMessage(role="tool", content=text, tool_call_id=call.id), status
+        return await run_call(self.spec, self.run_id, call, tool)
 
     def _count(self, status: str) -> bool:
         """Fold one result into the error / denial streaks; True when one hits the limit."""
@@ -482,10 +372,18 @@ class Run:
                         )
                         break
         if self.spec.retool is not None:
-            self.tools = self.spec.retool(self.tools)
-            self.by_name = {t.name: t for t in self.tools}
-            self.function_tools = [t.function_tool() for t in self.tools]
+            self._retool(self.spec.retool(self.tools))
         return stop
+
+    def _retool(self, tools: list[CLIverTool]) -> None:
+        """Advertise ``tools`` from the next model call (each under its wire name)."""
+        self.tools = tools
+        self.by_name = {t.name: t for t in tools}
+        self.names = WireNames.of([t.name for t in tools])
+        names = self.names
+        self.function_tools = [
+            names.tool(t.function_tool()) if names else t.function_tool() for t in tools
+        ]
 
     def check_output(self, message: CLIverMessage) -> tuple[bool, Any]:
         """For chat_structured: (done, parsed). A bad reply with a repair left appends the
@@ -535,7 +433,7 @@ class Run:
             self.prepare()
             last = await self.bounded(self.attempts.generate(i))
             message = self.answered(i, last)
-            calls = last.message.tool_calls
+            calls = self.calls
             if not calls:
                 done, parsed = self.check_output(message)
                 if done:
@@ -575,7 +473,7 @@ class Run:
             if last is None:
                 raise ModelOutputInvalid("the stream ended without its reply")
             message = self.answered(i, last, streaming=True)
-            calls = last.message.tool_calls
+            calls = self.calls
             if not calls:
                 done, _parsed = self.check_output(message)
                 if done:

@@ -264,7 +264,11 @@ def _build(
     arguments = _arguments_for(model, legacy)
     tool_name = name or _fn_name(fn)
     if not _NAME.fullmatch(tool_name):
-        logger.warning("tool name %r is not [a-zA-Z0-9_-]{1,64}: providers reject it", tool_name)
+        logger.warning(
+            "tool name %r is not [a-zA-Z0-9_-]{1,64}: the model sees it with '_' for the "
+            "other characters (its calls come back under this name)",
+            tool_name,
+        )
     doc = inspect.getdoc(fn)
     aexecute: Callable[..., Awaitable[Any]] | None = None
     if inspect.iscoroutinefunction(fn):

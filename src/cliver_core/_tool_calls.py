@@ -1,0 +1,139 @@
+"""One tool call of a run, as 0.3.0a5 runs it: its permission category and check, the
+tool, and the events around it."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from agent_adapter import ToolCall as AAToolCall
+from cliver_core._events import ToolEvent, ToolEventType, emit
+from cliver_core._format import DENIED_PREFIX
+from cliver_core._messages import CLIverMessage
+from cliver_core._tools import CLIverTool, format_result, run_tool
+from cliver_core.policy import Decision, DecisionAction, ToolCallContext, ToolCategory
+
+if TYPE_CHECKING:
+    from cliver_core._run import RunSpec
+
+__all__ = ["category", "denial", "run_call"]
+
+
+def category(spec: RunSpec, name: str, tool: CLIverTool | None) -> ToolCategory:
+    """``safety_overrides`` first, then the tool's ``safety``; unknown tools ASK (as
+    0.3.0a5: fail closed)."""
+    override = spec.safety_overrides.get(name)
+    if override is not None:
+        return ToolCategory(override)
+    return ToolCategory.SAFE if tool is not None and tool.safety == "safe" else ToolCategory.ASK
+
+
+async def denial(
+    spec: RunSpec, name: str, args: dict[str, Any], tool: CLIverTool | None
+) -> str | None:
+    """``None`` when the call may run, else the denial reason."""
+    check = spec.permission_callback
+    if check is None or category(spec, name, tool) is not ToolCategory.ASK:
+        return None
+    context = ToolCallContext(
+        tool_name=name,
+        args=args,
+        server=name.split("__")[1] if name.startswith("mcp__") and "__" in name[5:] else None,
+        category=ToolCategory.ASK,
+    )
+    try:
+        verdict = check(context)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except Exception as e:  # a broken permission prompt never widens permissions
+        verdict = Decision.deny(f"permission callback failed: {e}")
+    if isinstance(verdict, Decision):
+        if verdict.action is DecisionAction.ALLOW:
+            return None
+        return verdict.reason or "denied by permission callback"
+    if verdict is None or verdict is True:
+        return None
+    return verdict if isinstance(verdict, str) and verdict else "denied by permission callback"
+
+
+async def run_call(
+    spec: RunSpec, run_id: str, call: AAToolCall, tool: CLIverTool | None
+) -> tuple[CLIverMessage, str]:
+    """One call, as 0.3.0a5 runs it: ``tool.start``; the permission check; the tool;
+    ``tool.end`` with the result text (an error result, an unknown tool and a denial
+    included, a denial after ``tool.permission_denied``), or ``tool.error`` when the tool
+    raised.
+
+    As in 0.3.0a5, a handler that raises on ``tool.start`` or ``tool.error`` fails the
+    run, while one that raises on ``tool.permission_denied`` or ``tool.end`` turns the
+    call into a ``tool.error`` with that exception as its result.
+    """
+    handlers = spec.handlers
+    start = time.perf_counter()
+    try:
+        args = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        args = None
+    given = args if isinstance(args, dict) else {}
+    await emit(
+        handlers,
+        ToolEvent(
+            event=ToolEventType.START,
+            tool_name=call.name,
+            tool_call_id=call.id,
+            run_id=run_id,
+            args=given,
+        ),
+    )
+    status = "error"
+    try:
+        reason = await denial(spec, call.name, given, tool)
+        if reason is not None:
+            text, status = f"{DENIED_PREFIX} {reason}", "denied"
+            await emit(
+                handlers,
+                ToolEvent(
+                    event=ToolEventType.PERMISSION_DENIED,
+                    tool_name=call.name,
+                    tool_call_id=call.id,
+                    run_id=run_id,
+                    args=given,
+                    error=text.removeprefix("Error: "),
+                ),
+            )
+        elif call.name.startswith("mcp__") and tool is None:
+            text = "Error: No MCP client configured"
+        elif tool is None:
+            text = f"Error: Tool '{call.name}' not found"
+        elif not isinstance(args, dict):
+            text = "Error: the arguments are not a JSON object"
+        else:
+            text, failed = format_result(await run_tool(tool, args))
+            status = "error" if failed else "ok"
+        await emit(
+            handlers,
+            ToolEvent(
+                event=ToolEventType.END,
+                tool_name=call.name,
+                tool_call_id=call.id,
+                run_id=run_id,
+                result=text if len(text) <= 500 else text[:497] + "...",
+                duration_ms=(time.perf_counter() - start) * 1000,
+            ),
+        )
+    except Exception as e:  # returned to the model, which may recover
+        await emit(
+            handlers,
+            ToolEvent(
+                event=ToolEventType.ERROR,
+                tool_name=call.name,
+                tool_call_id=call.id,
+                run_id=run_id,
+                error=str(e),
+                duration_ms=(time.perf_counter() - start) * 1000,
+            ),
+        )
+        return CLIverMessage(role="tool", content=f"Error: {e}", tool_call_id=call.id), "error"
+    return CLIverMessage(role="tool", content=text, tool_call_id=call.id), status
