@@ -480,3 +480,26 @@ async def test_a_tool_name_providers_reject_goes_out_valid_and_comes_back_declar
     assert response.messages[2].content == "found cache"
     replayed = json.dumps(second["messages"])
     assert wire in replayed and "docs.search" not in replayed
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_a_model_failure_is_the_sdks_exception_and_a_model_error(protocol: str) -> None:
+    # 0.3.0a5 lets the SDK's exception out; ours is a ModelError with it as the cause: the
+    # run raises one object that is both
+    import anthropic
+    import openai
+
+    from agent_adapter import ModelContextOverflow, ModelError
+
+    sdk: Any = openai if protocol == "openai" else anthropic
+    async with ProviderServer([Reply.rate_limited()]) as server:
+        async with AgentCore(ModelBindings(llm=binding(server, protocol))) as agent:
+            with pytest.raises(sdk.RateLimitError) as limited:
+                await agent.chat("x")
+        server.add(Reply.overflow(tokens=300_000, limit=200_000))
+        async with AgentCore(ModelBindings(llm=binding(server, protocol))) as agent:
+            with pytest.raises(sdk.BadRequestError) as overflow:
+                await agent.chat("x")
+    assert isinstance(limited.value, ModelError) and limited.value.status_code == 429
+    assert isinstance(overflow.value, ModelContextOverflow)
+    assert overflow.value.status_code == 400 and overflow.value.limit == 200_000

@@ -40,6 +40,7 @@ from agent_adapter import (
 from cliver_core._bindings import ModelBinding
 from cliver_core._events import EventHandler, InferenceEvent, InferenceEventType, emit
 from cliver_core._messages import UsageInfo
+from cliver_core._sdk_errors import sdk_compatible
 
 __all__ = ["Attempts", "is_retryable"]
 
@@ -130,7 +131,7 @@ class Attempts:
             retryable=retry,
         )
         if not retry or k == len(self.chain) - 1:
-            raise error
+            raise sdk_compatible(error) from error.__cause__
         nxt = self.chain[k + 1]
         await self._event(
             InferenceEventType.FAILOVER,
@@ -223,6 +224,6 @@ class Attempts:
                 return
             except ModelError as error:
                 if started:
-                    raise
+                    raise sdk_compatible(error) from error.__cause__
                 await self._failed(k, binding, error, iteration)
                 continue
