@@ -168,8 +168,14 @@ async def test_built_providers() -> None:
     llm = ModelBinding.llm(model="gpt", api_key="k", base_url="http://h/v1")
     port = llm.get_provider()
     assert isinstance(port, OpenAIChatModel) and llm._port() is port is llm.get_provider()
-    anthropic = ModelBinding.llm(model="claude", api_key="k", protocol="anthropic")
+    anthropic = ModelBinding.llm(
+        model="claude", api_key="k", protocol="anthropic", provider_name="anthropic"
+    )
     assert isinstance(anthropic._port(), AnthropicModel)
+    # no endpoint is guessed (0.3.0a5): a key meant for another vendor never goes to OpenAI's
+    for protocol in ("openai", "anthropic"):
+        with pytest.raises(ValueError, match="No base_url"):
+            ModelBinding.llm(model="m", api_key="k", protocol=protocol).get_provider()
 
     embed = ModelBinding.embed(model="e", api_key="k", base_url="http://h/v1")
     provider = embed.get_provider()

@@ -77,6 +77,11 @@ _KINDS = {
 }
 
 
+#: provider names whose endpoint is known without a base_url (the SDKs' own defaults for
+#: OpenAI and Anthropic, DeepSeekModel's for DeepSeek)
+_DEFAULT_ENDPOINTS = frozenset({"openai", "anthropic", "deepseek"})
+
+
 @dataclass(kw_only=True)
 class ModelBinding:
     """A model bound to one purpose: its definition, default call parameters and provider.
@@ -91,8 +96,11 @@ class ModelBinding:
             module docstring for what each purpose accepts); otherwise one is built on first
             use and reused.
         api_key: the key; ``""`` lets the SDK read its environment variable.
-        base_url: the endpoint (``""``: the vendor's default; a built non-llm binding needs
-            one unless ``provider_name`` names a brand with a default endpoint).
+        base_url: the endpoint; ``""`` is the vendor's default only where
+            ``provider_name`` names one that has it (``"openai"``, ``"anthropic"``,
+            ``"deepseek"`` for llm; the brands of 0.3.0a5 for the other purposes), else
+            building the provider is a ``ValueError``, as in 0.3.0a5 (``"responses"`` and
+            ``"gemini"``, this version's own, default to the vendor's endpoint).
         protocol: ``"openai"`` (Chat Completions), ``"responses"``, ``"anthropic"`` or
             ``"gemini"``.
         provider_name: the vendor (``"deepseek"``, ``"vllm"``...): its name in the ledger,
@@ -448,6 +456,19 @@ class ModelBinding:
         return adapted[2]
 
     def _build_llm(self) -> LLMPort:
+        if (
+            not self.base_url
+            and self.protocol in ("openai", "anthropic")
+            and self.provider_name not in _DEFAULT_ENDPOINTS
+        ):
+            # 0.3.0a5's rule: no endpoint is guessed (a key meant for another vendor would go
+            # to OpenAI's or Anthropic's)
+            named = f" and provider_name '{self.provider_name}'" if self.provider_name else ""
+            raise ConfigError(
+                f"No base_url for protocol '{self.protocol}'{named} — pass base_url "
+                "explicitly (any OpenAI- or Anthropic-compatible endpoint works). Only these "
+                f"provider_name values carry a default endpoint: {sorted(_DEFAULT_ENDPOINTS)}"
+            )
         kwargs: dict[str, Any] = {
             "api_key": self.api_key or None,
             "base_url": self.base_url or None,
