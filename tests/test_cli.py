@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -473,14 +472,3 @@ def test_readme_first_command_installs_the_cli_extra() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert 'python -m pip install -q -e ".[dev]"' in ci
     assert ci[-1] == "pytest -q"  # the README's test command, last
-
-
-def test_readme_use_example_prints_what_it_says(
-    data_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code = _readme_block("## Use", "python")
-    promised = re.search(r'print\(report\.explain\(\)\)\s+# "(.*)"', code)
-    assert promised is not None, code
-    trace = load_trace(data_dir / PYTEST_6197)
-    exec(code, {"openai_chat_messages": trace.messages})
-    assert capsys.readouterr().out.strip() == promised.group(1)

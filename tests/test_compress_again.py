@@ -300,3 +300,13 @@ def test_a_last_resort_note_stands_before_the_thinking_opener() -> None:
     notes = [k for k, n in enumerate(out) if any(map(is_own, messages_of("anthropic", [n])))]
     assert notes and all(k < opener for k in notes), (notes, opener)
     assert check(out, "anthropic") == [] and check_thinking_unchanged(sent, out) == []
+
+
+def test_a_note_or_summary_of_one_message_is_singular_and_still_ours() -> None:
+    from agent_adapter.context._own import is_own, note_head, summary_head
+
+    note, summary = note_head(1) + "]", summary_head(1)
+    assert note == "[1 earlier message removed to fit the context window]"
+    assert summary.startswith("[Summary of the earlier conversation (1 message); the message")
+    assert is_own(Message("user", note)) and is_own(Message("user", summary))
+    assert is_own(Message("user", note_head(2) + "]"))

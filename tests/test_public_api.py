@@ -66,6 +66,17 @@ SPEC_FORMATS = {
     "compress_for",
     "compress_for_sync",
 }
+# agent_adapter names that ../shared/spec/README.md and 002 refer to as "the rest of
+# agent_adapter" (the ports the context module calls, the error classes below)
+SPEC_AGENT_ADAPTER = {
+    "CallableModel",
+    "EmbeddingPort",
+    "LLMPort",
+    "RerankResult",
+    "RerankerPort",
+    "RunContext",
+    "run_tool_loop",
+}
 ERRORS = {
     "ConfigError",
     "ToolUsageError",
@@ -82,7 +93,10 @@ def test_spec_names_are_exported() -> None:
         SPEC_CONTEXT | SPEC_CONTEXT_MODELS | SPEC_CONTEXT_SUMMARIES | SPEC_CONTEXT_RELEVANCE
     )
     assert set(formats.__all__) >= SPEC_FORMATS
-    assert set(agent_adapter.__all__) >= ERRORS
+    assert set(agent_adapter.__all__) >= ERRORS | SPEC_AGENT_ADAPTER
+    # the ports are the same objects from the root and from agent_adapter.context
+    for name in ("EmbeddingPort", "RerankerPort", "RerankResult"):
+        assert getattr(agent_adapter, name) is getattr(context, name)
     for module in (agent_adapter, context, formats):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
@@ -124,6 +138,7 @@ def test_signatures_match_the_spec() -> None:
 PUBLIC = {
     "agent_adapter": {
         *ERRORS,
+        *SPEC_AGENT_ADAPTER,
         "AgentAdapterError",
         "FilePart",
         "FunctionTool",
@@ -196,7 +211,16 @@ PUBLIC = {
         "check",
         "strip_reserved",
     },
-    "agent_adapter.cli": {"main"},
+    "agent_adapter.cli": {
+        "main",
+        # the trace loaders (the README's example data), public since issue 11
+        "Trace",
+        "load_claude_code",
+        "load_mini_swe_agent",
+        "load_swe_agent",
+        "load_tau_bench",
+        "load_trace",
+    },
     "cliver_core": {
         # the Context Window spec (../shared/spec/000) and cliver-core 0.3.0a5's 53 names
         "AgentCore",

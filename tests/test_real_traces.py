@@ -8,7 +8,12 @@ import pytest
 
 from _convo import pairing_problems
 from agent_adapter.cli._loaders import load_trace
-from agent_adapter.context import CompressionPolicy, compress_for, tiktoken_counter
+from agent_adapter.context import (
+    CompactionStates,
+    CompressionPolicy,
+    compress_for,
+    tiktoken_counter,
+)
 from agent_adapter.context.formats import convert
 
 MINI = "mini-swe-agent-gemini3pro/trajs"
@@ -57,13 +62,20 @@ def _opens_with(merged: dict[str, object], first: dict[str, object]) -> bool:
 
 async def test_newest_message_over_the_target_is_reported_plainly(data_dir: Path) -> None:
     trace = load_trace(data_dir / f"{MINI}/psf__requests-1142.traj.json")
-    out, report = await compress_for(trace.messages, CompressionPolicy(target_tokens=32_000))
+    # a state of its own: another test may have compressed this trace with this policy in
+    # the process-wide default states (its report would then say the request was sent again)
+    states = CompactionStates()
+    out, report = await compress_for(
+        trace.messages, CompressionPolicy(target_tokens=32_000), states=states
+    )
     assert not report.reached_target
     assert report.protected_tokens > 200_000
     assert "NOT reached" in report.explain() and "protected" in report.explain()
     assert out[-1] is trace.messages[-1]  # the newest turn is untouched
     cut, report = await compress_for(
-        trace.messages, CompressionPolicy(target_tokens=32_000, if_still_too_long="cut")
+        trace.messages,
+        CompressionPolicy(target_tokens=32_000, if_still_too_long="cut"),
+        states=states,
     )
     assert report.reached_target and report.if_still_too_long == "cut"
     assert cut[-1]["tool_call_id"] == trace.messages[-1]["tool_call_id"]

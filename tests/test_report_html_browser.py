@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,50 @@ def test_script_in_a_message_shows_as_text(browser: Any, data_dir: Path, tmp_pat
     assert '<img src=x onerror="window.__pwned = 2">' in tip
     assert browser.execute_script("return window.__pwned === undefined") is True
     assert browser.save_screenshot(str(_artifacts(tmp_path) / "report-hostile.png"))
+
+
+#: Each row's pieces as ``[left, right]`` pixel pairs, and each strip's inner width.
+_ROWS_JS = """
+var out = [];
+document.querySelectorAll('.strip .row').forEach(function (row) {
+  var box = row.getBoundingClientRect();
+  out.push({left: box.left, right: box.right, pieces: Array.from(row.children).map(
+    function (p) { var r = p.getBoundingClientRect(); return [r.left, r.right]; })});
+});
+return out;
+"""
+
+
+def test_tiny_units_can_be_seen_and_hovered(browser: Any, data_dir: Path, tmp_path: Path) -> None:
+    from agent_adapter.cli._html import MIN_PX
+
+    page = tmp_path / "tiny.html"
+    data = _report(data_dir / CLAUDE_SESSION, page, "--target", "40k")
+    assert _open(browser, page) == []
+    before = data["before"]["units"]
+    per_row = -(-data["before"]["tokens"] // 24)
+    task = before[0]
+    latest = next(u for u in before if "latest_user" in u["reasons"])
+    for u in (task, latest):  # a few tokens of thousands a row: under 1 px by area
+        assert u["tokens"] * 700 / per_row < 2
+        widths = browser.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0]))"
+            ".map(function (e) { return e.getBoundingClientRect().width; });",
+            f'#strip-b .u[data-n="{u["n"]}"]',
+        )
+        assert widths and min(widths) >= MIN_PX - 0.01, (u["n"], widths)
+        tip = _hover(browser, "b", u["n"])
+        assert tip.startswith(f"unit {u['n']} ") and f"{u['tokens']:,} tokens" in tip
+    # the minimum width takes room from the neighbours: no piece covers another
+    for row in browser.execute_script(_ROWS_JS):
+        edges = row["pieces"]
+        assert edges[0][0] >= row["left"] - 0.5 and edges[-1][1] <= row["right"] + 0.5
+        for (_, right), (left, _) in pairwise(edges):
+            assert left >= right - 0.5
+    # the compressed side names units as the input does, and a note's text shows once
+    after = data["after"]["units"]
+    kept = next(u for u in after if u["status"] == "kept" and u["of"] != [u["n"]])
+    assert _hover(browser, "a", kept["n"]).startswith(f"unit {kept['of'][0]} ")
+    note = next(u for u in after if u["status"] == "added")
+    tip = _hover(browser, "a", note["n"])
+    assert tip.startswith("new unit (after unit ") and tip.count("earlier messages removed") == 1

@@ -54,7 +54,7 @@ def test_plain_json_and_jsonl(tmp_path: Path) -> None:
     [
         ('{"a": 1}', "unknown trace shape"),
         ('"just a string"', "unknown trace shape"),
-        ("[1, 2, 3]", "item 0 is a int"),
+        ("[1, 2, 3]", "item 0 is an int"),
         ("[]", "no messages"),
         ("", "empty"),
         ("  \n\n", "empty"),

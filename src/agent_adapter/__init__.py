@@ -1,9 +1,10 @@
 """agent_adapter: context window management for LLM agents.
 
 The message model (:class:`Message` and its parts), the error classes, the model port
-(:class:`LLMPort` with its request, response, usage and stream events), the run context with
-its events, ledger and price table, model profiles, and :mod:`agent_adapter.context`, the
-compression toolkit.
+(:class:`LLMPort` with its request, response, usage and stream events), the ports relevance
+scoring calls (:class:`EmbeddingPort`, :class:`RerankerPort` and its :class:`RerankResult`),
+the run context with its events, ledger and price table, model profiles, and
+:mod:`agent_adapter.context`, the compression toolkit.
 """
 
 from agent_adapter._callable import CallableModel
@@ -32,11 +33,14 @@ from agent_adapter._messages import (
     ToolCall,
 )
 from agent_adapter._model import (
+    EmbeddingPort,
     FinishReason,
     JsonSchema,
     LLMPort,
     ModelRequest,
     ModelResponse,
+    RerankerPort,
+    RerankResult,
     StreamEnd,
     StreamEvent,
     TextDelta,
@@ -57,6 +61,7 @@ __all__ = [
     "AgentAdapterError",
     "CallableModel",
     "ConfigError",
+    "EmbeddingPort",
     "Event",
     "EventBus",
     "FilePart",
@@ -81,6 +86,8 @@ __all__ = [
     "Part",
     "Price",
     "PriceTable",
+    "RerankResult",
+    "RerankerPort",
     "Role",
     "RunContext",
     "StreamEnd",

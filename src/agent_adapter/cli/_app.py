@@ -17,7 +17,13 @@ import typer
 from typer.main import get_command
 
 from agent_adapter._errors import AgentAdapterError, ModelContextOverflow
-from agent_adapter.cli._batch import compress_folder, inspect_data, inspect_folder, report_folder
+from agent_adapter.cli._batch import (
+    compress_folder,
+    inspect_data,
+    inspect_folder,
+    report_folder,
+    write_json,
+)
 from agent_adapter.cli._batch import summary as report_summary
 from agent_adapter.cli._html import build_report, write_report
 from agent_adapter.cli._options import (
@@ -66,7 +72,14 @@ FormatOpt = Annotated[
     FormatChoice,
     typer.Option("--format", help="Message format; auto uses the one detected in FILE."),
 ]
-IndexOpt = Annotated[int, typer.Option("--index", help="Dialog to pick from a tau-bench file.")]
+IndexOpt = Annotated[
+    int,
+    typer.Option(
+        "--index",
+        help="Dialog to pick from a tau-bench file (an error for a file of another kind; "
+        "with a directory, for its tau-bench files).",
+    ),
+]
 CounterOpt = Annotated[
     CounterChoice,
     typer.Option("--counter", help="Token counter: chars/4 estimate or exact tiktoken."),
@@ -112,7 +125,7 @@ def compress(
         typer.Option(
             "--steps",
             metavar="LIST",
-            help=f"Comma list of steps to run in order, from: {','.join(STEP_NAMES)}. "
+            help=f"Comma list of steps to run in order, from: {', '.join(STEP_NAMES)}. "
             "Default: all four in that order.",
             show_default=False,
         ),
@@ -217,16 +230,32 @@ def inspect(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the tables' figures as JSON instead.")
     ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--out",
+            metavar="OUT",
+            help="Also write the figures (what --json prints) to this JSON file; with a "
+            "directory FILE, a directory: one <name>.inspect.json a file.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """Show tokens per role, the units compression works on, and what is protected and why."""
     if file.is_dir():
-        return inspect_folder(file, fmt=fmt, index=index, counter=counter, as_json=as_json)
+        return inspect_folder(file, out, fmt=fmt, index=index, counter=counter, as_json=as_json)
+    if out is not None and out.exists() and out.resolve() == file.resolve():
+        raise CliError(f"-o {out} is the input file: write the figures elsewhere")
     count = _token_counter(counter)
     trace, name = _load(file, fmt, index)
-    if as_json:
+    if out is not None or as_json:
         data = inspect_data(file, trace, name, counter)
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        return 0
+        if out is not None:
+            write_json(out, data)
+        if as_json:
+            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            return 0
     messages = convert(trace.messages, name).messages
     protection = Protection(messages)
     _print_inspect(

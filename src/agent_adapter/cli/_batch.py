@@ -18,7 +18,7 @@ from rich.table import Table
 from agent_adapter._errors import AgentAdapterError
 from agent_adapter._messages import ROLES, Message
 from agent_adapter.cli._files import _stem
-from agent_adapter.cli._html import build_report, write_report
+from agent_adapter.cli._html import build_report, index_page, write_report
 from agent_adapter.cli._loaders import Trace
 from agent_adapter.cli._options import (
     CliError,
@@ -90,6 +90,17 @@ def _each(
     return rows
 
 
+def _table(left: Sequence[str], right: Sequence[str]) -> Table:
+    """A table of ``left`` then right-aligned ``right`` columns; the first column (the file)
+    folds onto more lines rather than being cut, so every row names its whole file."""
+    table = Table()
+    for n, column in enumerate(left):
+        table.add_column(column, overflow="fold" if n == 0 else "ellipsis", no_wrap=n > 0)
+    for column in right:
+        table.add_column(column, justify="right", no_wrap=True)
+    return table
+
+
 def _emit(rows: list[dict[str, Any]], as_json: bool, table: Table) -> None:
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
@@ -118,7 +129,7 @@ def compress_folder(
     target = _out_dir(folder, out)
 
     def work(file: Path) -> dict[str, Any]:
-        trace, name = _load(file, fmt, index)
+        trace, name = _load(file, fmt, index, index_for_any=True)
         compressed, report = compress_for_sync(trace.messages, policy, format=name)
         written = None
         if target is not None:
@@ -137,9 +148,7 @@ def compress_folder(
         )
 
     rows = _each(files, "compressing", as_json, work)
-    table = Table()
-    for column in ("file", "source", "messages", "tokens", "saved", "target"):
-        table.add_column(column, justify="left" if column in ("file", "source") else "right")
+    table = _table(("file", "source"), ("messages", "tokens", "saved", "target"))
     for r in rows:
         if "error" in r:
             table.add_row(str(Path(r["file"]).relative_to(folder)), "error", "", "", "", "")
@@ -201,20 +210,47 @@ def inspect_data(file: Path, trace: Trace, fmt: str, counter: str) -> dict[str, 
     }
 
 
+def write_json(out: Path, data: Any) -> None:
+    """``data`` as indented UTF-8 JSON in ``out``.
+
+    Raises:
+        CliError: ``out`` cannot be written.
+    """
+    try:
+        out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {out}: {exc.strerror or exc}") from exc
+
+
 def inspect_folder(
-    folder: Path, *, fmt: FormatChoice, index: int, counter: str, as_json: bool
+    folder: Path,
+    out: Path | None = None,
+    *,
+    fmt: FormatChoice,
+    index: int,
+    counter: str,
+    as_json: bool,
 ) -> int:
-    """``inspect DIR``: one row a file (size, units, protected tokens)."""
+    """``inspect DIR [-o OUTDIR]``: one row a file (size, units, protected tokens), and with
+    OUTDIR each file's figures in ``OUTDIR/<path in DIR>.inspect.json``."""
+    target = _out_dir(folder, out)
 
     def work(file: Path) -> dict[str, Any]:
-        trace, name = _load(file, fmt, index)
-        return inspect_data(file, trace, name, counter)
+        trace, name = _load(file, fmt, index, index_for_any=True)
+        data = inspect_data(file, trace, name, counter)
+        if target is not None:
+            written = target / file.relative_to(folder)
+            written = written.with_name(written.name + ".inspect.json")
+            written.parent.mkdir(parents=True, exist_ok=True)
+            write_json(written, data)
+            data["output"] = str(written)
+        return data
 
     rows = _each(trace_files(folder), "inspecting", as_json, work)
-    table = Table()
-    columns = ("file", "source", "format", "messages", "units", "tool rounds", "tokens")
-    for column in (*columns, "protected"):
-        table.add_column(column, justify="left" if column in columns[:3] else "right")
+    table = _table(
+        ("file", "source", "format"),
+        ("messages", "units", "tool rounds", "tokens", "protected"),
+    )
     for r in rows:
         name = str(Path(r["file"]).relative_to(folder))
         if "error" in r:
@@ -251,7 +287,7 @@ def report_folder(
     assert target is not None
 
     def work(file: Path) -> dict[str, Any]:
-        trace, name = _load(file, fmt, index)
+        trace, name = _load(file, fmt, index, index_for_any=True)
         data = build_report(
             file=file,
             trace=trace,
@@ -267,10 +303,8 @@ def report_folder(
         return summary(page, size, data)
 
     rows = _each(files, "reporting", as_json, work)
-    (target / "index.html").write_text(_index_page(folder, target, rows), encoding="utf-8")
-    table = Table()
-    for column in ("page", "units", "tokens", "after"):
-        table.add_column(column, justify="left" if column == "page" else "right")
+    (target / "index.html").write_text(index_page(folder, rows), encoding="utf-8")
+    table = _table(("page",), ("units", "tokens", "after"))
     for r in rows:
         if "error" in r:
             table.add_row(r["file"], "error", "", "")
@@ -299,32 +333,3 @@ def summary(page: Path, size: int, data: dict[str, Any]) -> dict[str, Any]:
         "tokens_after": after["tokens"] if after else None,
         "report": data["report"],
     }
-
-
-def _index_page(folder: Path, target: Path, rows: list[dict[str, Any]]) -> str:
-    """A plain page linking the reports (relative links; nothing is loaded)."""
-    import html
-
-    items = []
-    for r in rows:
-        name = html.escape(str(Path(r["file"]).relative_to(folder)))
-        if "error" in r:
-            items.append(f"<tr><td>{name}</td><td colspan=3>error: {html.escape(r['error'])}</td>")
-            continue
-        href = html.escape(Path(r["output"]).name, quote=True)
-        after = r["tokens_after"]
-        items.append(
-            f'<tr><td><a href="{href}">{name}</a></td><td>{r["units_before"]:,}</td>'
-            f"<td>{r['tokens_before']:,}</td><td>{'' if after is None else f'{after:,}'}</td>"
-        )
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'\"><title>agent-adapter reports</title><style>"
-        "body{font:14px system-ui,sans-serif;margin:20px}td,th{padding:3px 10px;"
-        "border-bottom:1px solid #e5e7eb;text-align:right}td:first-child{text-align:left}"
-        f"</style></head><body><h1>Reports for {html.escape(str(folder))}</h1><table>"
-        "<tr><th>trace</th><th>units</th><th>tokens</th><th>compressed</th></tr>"
-        + "".join(items)
-        + "</table></body></html>\n"
-    )

@@ -20,21 +20,23 @@ from agent_adapter._messages import Message
 from agent_adapter.cli._html_data import (
     JSON,
     KINDS,
-    Compression,
     compress_recorded,
+    matched_by_ids,
+    report_data,
     units_json,
 )
 from agent_adapter.cli._html_template import COLOURS, CSS, LABELS, SCRIPT
 from agent_adapter.cli._loaders import Trace
 from agent_adapter.cli._progress import Tick
 from agent_adapter.cli._report import COUNTER_LABELS, REASONS
-from agent_adapter.context import CompressionPolicy, Protection, TokenCounter
+from agent_adapter.context import CompressionPolicy, Protection, TokenCounter, split_units
 from agent_adapter.context._provenance import trace as trace_lists
 from agent_adapter.context.formats import convert
 
 #: Rows the input's strip is laid out on (the output uses the same tokens per row).
 ROWS = 24
-ROW_PX = 26
+#: The narrowest a piece of a unit is drawn, in CSS pixels (so that it can be hovered).
+MIN_PX = 8
 
 
 def build_report(
@@ -109,7 +111,7 @@ def build_report(
             return "kept", [], None
         return "changed", comp.changed_by.get(m.origin, ["?"]), None
 
-    by_ids = _matched_by_ids(before, comp.after, final.slot)
+    by_ids = matched_by_ids(before, comp.after, final.slot)
 
     def input_of(m: Message) -> int | None:
         j = position.get(m.origin)
@@ -127,6 +129,12 @@ def build_report(
     def native_after(m: Message) -> int | None:
         j = input_of(m)
         return None if j is None else native[j]
+
+    unit_at = [n for n, u in enumerate(split_units(before, protection)) for _ in u.messages]
+
+    def unit_after(m: Message) -> int | None:  # the after side numbers units as the input
+        j = input_of(m)
+        return None if j is None else unit_at[j]
 
     base = count([])
     data["before"] = _side(
@@ -151,33 +159,13 @@ def build_report(
             native_index=native_after,
             status=status_after,
             lines=preview_lines,
+            unit_of=unit_after,
         ),
         len(comp.after),
         base,
     )
-    data["report"] = _report_data(comp)
+    data["report"] = report_data(comp)
     return data
-
-
-def _matched_by_ids(
-    before: Sequence[Message], after: Sequence[Message], slot: Sequence[Message | None]
-) -> dict[int, int]:
-    """``id(after message) -> input position`` for the outputs that ``trace`` matched by
-    call ids (a rebuilt tool round with a fresh origin): the slot holds an equal copy."""
-    known = {m.origin for m in before}
-    loose = [m for m in after if m.origin not in known]
-    if not loose:
-        return {}
-    found: dict[int, int] = {}
-    ids = {id(m) for m in after}
-    for j, s in enumerate(slot):
-        if s is None or id(s) in ids:
-            continue
-        for m in loose:
-            if id(m) not in found and m == s:
-                found[id(m)] = j
-                break
-    return found
 
 
 def _side(units: list[JSON], messages: int, base: int) -> JSON:
@@ -192,42 +180,6 @@ def _side(units: list[JSON], messages: int, base: int) -> JSON:
 
 
 _STATUSES = ("kept", "changed", "dropped", "added")
-
-
-def _report_data(comp: Compression) -> JSON:
-    r = comp.report
-    return {
-        "tokens_before": r.tokens_before,
-        "tokens_after": r.tokens_after,
-        "tokens_saved": r.tokens_saved,
-        "threshold_tokens": r.threshold_tokens,
-        "target_tokens": r.target_tokens,
-        "messages_before": r.messages_before,
-        "messages_after": r.messages_after,
-        "messages_removed": r.messages_removed,
-        "messages_changed": r.messages_changed,
-        "messages_added": r.messages_added,
-        "protected_tokens": r.protected_tokens,
-        "reached_target": r.reached_target,
-        "skipped": r.skipped,
-        "if_still_too_long": r.if_still_too_long,
-        "natives_after": comp.natives_after,
-        "explain": r.explain(),
-        "steps": [
-            {
-                "step": s.step,
-                "tokens_before": s.tokens_before,
-                "tokens_after": s.tokens_after,
-                "tokens_saved": s.tokens_saved,
-                "messages_removed": s.messages_removed,
-                "messages_changed": s.messages_changed,
-                "messages_added": s.messages_added,
-                "changes_reverted": s.changes_reverted,
-            }
-            for s in r.steps
-        ],
-        "failures": [{"step": f.step, "error_type": f.error_type} for f in r.failures],
-    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -267,46 +219,67 @@ def _gradient(kinds: Sequence[Sequence[Any]], lo: int, hi: int) -> str:
     return f"linear-gradient(90deg, {', '.join(stops)})" if stops else "#d1d5db"
 
 
-def _strip(side: str, units: list[JSON], per_row: int, ticks: Sequence[tuple[str, int]]) -> str:
+def _strip(
+    side: str, units: list[JSON], per_row: int, ticks: Sequence[tuple[str, str, int]]
+) -> str:
     """The units laid out left to right on rows of ``per_row`` tokens (area = tokens).
 
-    A unit longer than what is left of a row goes on over the next; a zero-token unit gets
-    a sliver. ``ticks`` mark token positions (threshold, target) in the strip.
+    Each row is a flex box whose pieces grow in proportion to their tokens, none narrower
+    than :data:`MIN_PX` (less when a row holds very many), so a unit of a few tokens (the
+    task, the latest user message) can still be seen and hovered. A unit longer than what
+    is left of a row goes on over the next; a zero-token unit gets a sliver. ``ticks`` are
+    ``(limit, label, token position)`` (the threshold and target lines), each drawn inside
+    the piece that holds its position.
     """
-    parts: list[str] = []
+    rows: list[list[tuple[JSON, int, int, int]]] = [[]]  # (unit, start, end, into the unit)
     at = 0
     for u in units:
-        size = u["tokens"]
-        cls = f"u s-{u['status']}" + (" prot" if u["protected"] else "")
-        done = 0
+        size, done = u["tokens"], 0
         while True:
             row, offset = divmod(at, per_row)
             take = min(size - done, per_row - offset)
-            style = (
-                f"top:{row * ROW_PX}px;left:{100 * offset / per_row:.3f}%;"
-                f"width:{100 * take / per_row:.3f}%;"
-                f"background:{_gradient(u['kinds'], done, done + take)}"
-            )
-            parts.append(
-                f'<div class="{cls}" data-side="{side}" data-n="{u["n"]}" style="{style}"></div>'
-            )
+            rows.extend([] for _ in range(row + 1 - len(rows)))
+            rows[row].append((u, offset, offset + take, done))
             done += take
             at += take
             if done >= size:
                 break
-    rows = max(1, math.ceil(at / per_row))
-    for name, position in ticks:
-        if 0 <= position <= rows * per_row:
-            row, offset = divmod(min(position, rows * per_row - 1), per_row)
-            parts.append(
-                f'<div class="tick {name.partition(" ")[0]}" style="top:{row * ROW_PX}px;'
-                f'left:{100 * offset / per_row:.3f}%"><span>{name} {_n(position)}</span></div>'
+    marks: dict[tuple[int, int], str] = {}  # (row, piece; len(row) = the rest) -> its ticks
+    for limit, label, position in ticks:
+        if not 0 <= position <= len(rows) * per_row:
+            continue
+        row, offset = divmod(min(position, len(rows) * per_row - 1), per_row)
+        spans = [(lo, hi) for _, lo, hi, _ in rows[row]]
+        spans.append((spans[-1][1] if spans else 0, per_row))
+        i = next(i for i, (lo, hi) in enumerate(spans) if lo <= offset < hi or i == len(spans) - 1)
+        lo, hi = spans[i]
+        marks[row, i] = marks.get((row, i), "") + (
+            f'<div class="tick {limit.partition(" ")[0]}" '
+            f'style="left:{100 * (offset - lo) / max(1, hi - lo):.2f}%">'
+            f"<span>{_e(label)}</span></div>"
+        )
+    out: list[str] = []
+    for r, pieces in enumerate(rows):
+        least = f"min({MIN_PX}px,{100 / max(1, len(pieces)):.3f}%)"
+        cells = []
+        for i, (u, lo, hi, into) in enumerate(pieces):
+            cls = f"u s-{u['status']}" + (" prot" if u["protected"] else "")
+            style = (
+                f"flex-grow:{hi - lo};min-width:{least};"
+                f"background:{_gradient(u['kinds'], into, into + hi - lo)}"
             )
-    return (
-        f'<div class="strip" id="strip-{side}" style="height:{rows * ROW_PX}px">'
-        + "".join(parts)
-        + "</div>"
-    )
+            cells.append(
+                f'<div class="{cls}" data-side="{side}" data-n="{u["n"]}" style="{style}">'
+                f"{marks.get((r, i), '')}</div>"
+            )
+        used = pieces[-1][2] if pieces else 0
+        if used < per_row or (r, len(pieces)) in marks:
+            cells.append(
+                f'<div class="rest" style="flex-grow:{per_row - used}">'
+                f"{marks.get((r, len(pieces)), '')}</div>"
+            )
+        out.append('<div class="row">' + "".join(cells) + "</div>")
+    return f'<div class="strip" id="strip-{side}">' + "".join(out) + "</div>"
 
 
 def _card(key: str, value: int | str, ident: str) -> str:
@@ -318,20 +291,35 @@ def _card(key: str, value: int | str, ident: str) -> str:
     )
 
 
-def _legend() -> str:
+#: The legend's swatch of each status and of protection.
+_MARKS = {
+    "protected": "background:repeating-linear-gradient(45deg,#111827 0 3px,#fde047 3px 6px)",
+    "changed": "border:2px solid #dc2626",
+    "dropped": "opacity:.35;background:repeating-linear-gradient(-45deg,#9ca3af 0 4px,"
+    "#111 4px 6px)",
+    "added": "border:2px dashed #111827",
+}
+
+
+def _legend(sides: Sequence[JSON]) -> str:
+    """The kinds, protection and statuses that the strips of ``sides`` show, and no other."""
+    units = [u for side in sides for u in side["units"]]
+    kinds = {k for u in units for k, _ in u["kinds"]}
+    shown = {u["status"] for u in units} | (
+        {"protected"} if any(u["protected"] for u in units) else set()
+    )
     items = [
         f'<span><i class="sw" style="background:{COLOURS[k]}"></i>{_e(LABELS[k])}</span>'
         for k in KINDS
+        if k in kinds
     ]
     items += [
-        '<span><i class="sw" style="background:repeating-linear-gradient(45deg,#111827 0 3px,'
-        '#fde047 3px 6px)"></i>protected (top band)</span>',
-        '<span><i class="sw" style="border:2px solid #dc2626"></i>changed</span>',
-        '<span><i class="sw" style="opacity:.35;background:repeating-linear-gradient(-45deg,'
-        '#9ca3af 0 4px,#111 4px 6px)"></i>dropped</span>',
-        '<span><i class="sw" style="border:2px dashed #111827"></i>added</span>',
+        f'<span><i class="sw" style="{style}"></i>'
+        f"{'protected (top band)' if name == 'protected' else name}</span>"
+        for name, style in _MARKS.items()
+        if name in shown
     ]
-    return '<div class="legend">' + "".join(items) + "</div>"
+    return '<div class="legend" id="legend">' + "".join(items) + "</div>"
 
 
 def _kinds_table(side: JSON) -> str:
@@ -368,14 +356,14 @@ def _gauge(report: JSON) -> str:
     """Tokens before, after each step and at the end, against the threshold and target."""
     bars: list[tuple[str, int, int]] = [("input", report["tokens_before"], 0)]
     for s in report["steps"]:
-        bars.append((s["step"], s["tokens_after"], s["tokens_saved"]))
+        bars.append((s["label"], s["tokens_after"], s["tokens_saved"]))
     if report["if_still_too_long"] == "cut" or not report["steps"]:
         bars.append(("result", report["tokens_after"], 0))
     top = max([b for _, b, _ in bars] + [report["threshold_tokens"]]) or 1
-    width = "(100% - 230px)"
+    width = "(100% - 280px)"
 
     def x(v: int) -> str:
-        return f"calc(150px + {width} * {v / top:.5f})"
+        return f"calc(200px + {width} * {v / top:.5f})"
 
     out = []
     for label, value, saved in bars:
@@ -387,7 +375,7 @@ def _gauge(report: JSON) -> str:
             )
         num = f"{_n(value)}" + (f" (\u2212{_n(saved)})" if saved > 0 else "")
         out.append(
-            f'<div class="bar"><div class="lbl">{_e(label)}</div>{fill}'
+            f'<div class="bar"><div class="lbl" title="{_e(label)}">{_e(label)}</div>{fill}'
             f'<div class="num" style="left:{x(value + max(saved, 0))}">{num}</div></div>'
         )
     for name, value in _limits(report):
@@ -413,13 +401,20 @@ def _steps_table(report: JSON) -> str:
     cols = ("tokens before", "after", "saved", "removed", "changed", "added", "reverted")
     head = "<tr><th>step</th>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>"
     rows = "".join(
-        f"<tr><td>{_e(s['step'])}</td><td>{_n(s['tokens_before'])}</td>"
+        f"<tr><td>{_e(s['label'])}</td><td>{_n(s['tokens_before'])}</td>"
         f"<td>{_n(s['tokens_after'])}</td><td>{_n(s['tokens_saved'])}</td>"
         f"<td>{s['messages_removed']}</td><td>{s['messages_changed']}</td>"
         f"<td>{s['messages_added']}</td><td>{s['changes_reverted']}</td></tr>"
         for s in report["steps"]
     )
-    return f'<table id="steps">{head}{rows}</table>'
+    passes = ""
+    if any(s["pass"] > 1 for s in report["steps"]):
+        passes = (
+            '<p class="note" id="passes">Pass 1 ran the steps with the newest '
+            f"{report['recent_turns']} turns protected (recent_turns); it left the list over "
+            "the target, so pass 2 ran them again over everything but the newest turn.</p>"
+        )
+    return f'<table id="steps">{head}{rows}</table>{passes}'
 
 
 def _markers(side: JSON) -> str:
@@ -429,7 +424,7 @@ def _markers(side: JSON) -> str:
             for text in m["markers"]:
                 steps = ", ".join(m["steps"])
                 items.append(
-                    f"<div><b>unit {u['n']}</b> ({_e(m['status'])} by {_e(steps)})"
+                    f"<div><b>{_e(u['label'])}</b> ({_e(m['status'])} by {_e(steps)})"
                     f"<pre>{_e(text)}</pre></div>"
                 )
     if not items:
@@ -460,7 +455,7 @@ def render(data: JSON) -> str:
         _card("protected tokens (input)", before["protected_tokens"], "protected-before"),
     ]
     body: list[str] = []
-    ticks: list[tuple[str, int]] = []
+    ticks: dict[str, list[tuple[str, str, int]]] = {"b": [], "a": []}
     if report is not None and after is not None:
         cards += [
             _card("tokens (compressed)", report["tokens_after"], "tokens-after"),
@@ -468,24 +463,26 @@ def render(data: JSON) -> str:
             _card("tokens saved", report["tokens_saved"], "tokens-saved"),
             _card("removed / changed / added", _counts(report), "message-counts"),
         ]
-        ticks = _limits(report)
+        limits = _limits(report)
+        ticks["a"] = [(name, f"{name} {_n(value)}", value) for name, value in limits]
+        ticks["b"] = [  # where the newest that many tokens of the input start
+            (name, f"newest {_n(value)} tokens ({name}) \u2192", before["tokens"] - value)
+            for name, value in limits
+            if value < before["tokens"]
+        ]
         miss = "" if report["reached_target"] else " miss"
         body.append(f'<div class="explain{miss}" id="explain">{_e(report["explain"])}</div>')
     body.append('<div class="cards">' + "".join(cards) + "</div>")
-    body.append(_legend())
     sides = [("b", "Input", before)] + ([("a", "Compressed", after)] if after else [])
+    body.append(_legend([side for _, _, side in sides]))
     columns = []
     for key, label, side in sides:
         c = side["counts"]
-        status = (
-            f"{c['kept']} kept, {c['changed']} changed, {c['dropped']} dropped, "
-            f"{c['added']} added units"
-            if report is not None
-            else f"{len(side['units'])} units"
-        )
+        status = ", ".join(f"{c[s]} {s}" for s in _STATUSES if c[s])
         columns.append(
-            f'<div class="side"><h3>{label}: {_n(side["tokens"])} tokens, {status}</h3>'
-            f"{_strip(key, side['units'], per_row, ticks)}</div>"
+            f'<div class="side"><h3>{label}: {_n(side["tokens"])} tokens, '
+            f"{len(side['units'])} units{' (' + status + ')' if report is not None else ''}"
+            f"</h3>{_strip(key, side['units'], per_row, ticks[key])}</div>"
         )
     one = "" if after else " one"
     body.append(
@@ -493,6 +490,13 @@ def render(data: JSON) -> str:
         f"{_n(per_row)} tokens; hover a unit)</h2>"
         f'<div class="sides{one}">{"".join(columns)}</div>'
     )
+    if ticks["a"]:
+        body.append(
+            '<p class="note" id="limits-note">The compressed strip must end before its line '
+            "(the limit, counted from its start). On the input the line is drawn where its "
+            "newest that many tokens begin: what lies left of it is how far the input is "
+            "over, wherever the steps took the tokens from.</p>"
+        )
     if report is not None:
         body.append("<h2>Tokens after each step</h2>" + _gauge(report))
         body.append("<h2>Steps</h2>" + _steps_table(report))
@@ -540,3 +544,37 @@ def write_report(out: Path, data: JSON) -> int:
     text = render(data)
     out.write_text(text, encoding="utf-8")
     return len(text.encode("utf-8"))
+
+
+def index_page(folder: Path, rows: Sequence[JSON]) -> str:
+    """The ``index.html`` of ``report DIR``: a plain page linking the pages (nothing loaded).
+
+    One row a trace (``rows`` as ``report --json`` prints them): its units and tokens, the
+    tokens after compression and whether the target was reached (``yes`` / ``no``; blank
+    without a policy).
+    """
+    items = []
+    for r in rows:
+        name = _e(Path(r["file"]).relative_to(folder))
+        if "error" in r:
+            items.append(f"<tr><td>{name}</td><td colspan=4>error: {_e(r['error'])}</td></tr>")
+            continue
+        after, report = r["tokens_after"], r["report"]
+        reached = "" if report is None else "yes" if report["reached_target"] else "no"
+        items.append(
+            f'<tr><td><a href="{_e(Path(r["output"]).name)}">{name}</a></td>'
+            f"<td>{_n(r['units_before'])}</td><td>{_n(r['tokens_before'])}</td>"
+            f"<td>{'' if after is None else _n(after)}</td>"
+            f'<td class="{reached}">{reached}</td></tr>'
+        )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'\"><title>agent-adapter reports</title><style>"
+        "body{font:14px system-ui,sans-serif;margin:20px}td,th{padding:3px 10px;"
+        "border-bottom:1px solid #e5e7eb;text-align:right}td:first-child{text-align:left}"
+        "td.no{color:#dc2626;font-weight:600}"
+        f"</style></head><body><h1>Reports for {_e(folder)}</h1><table>"
+        "<tr><th>trace</th><th>units</th><th>tokens</th><th>compressed</th>"
+        "<th>target reached</th></tr>" + "".join(items) + "</table></body></html>\n"
+    )

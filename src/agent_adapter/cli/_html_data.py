@@ -10,6 +10,7 @@ identity and origin (the mechanism the engine's own report uses).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import Any
@@ -49,6 +50,8 @@ class Compression:
         changed_by: input message origin -> the steps that edited it, in order.
         added_by: origin of a message in ``after`` that no input stands for -> its step.
         natives_after: how many natives the compressed list turns back into.
+        order: the policy's step names, in the order each pass runs them.
+        recent_turns: the policy's ``recent_turns`` (the first pass protects them).
     """
 
     after: list[Message]
@@ -57,6 +60,8 @@ class Compression:
     changed_by: dict[int, list[str]]
     added_by: dict[int, str]
     natives_after: int
+    order: list[str] = dataclasses.field(default_factory=list)
+    recent_turns: int = 0
 
 
 def compress_recorded(
@@ -80,7 +85,7 @@ def compress_recorded(
     after, report = _run_to_end(_compress(before, recorded, insertable=conversion.starts_native))
     lists = [before] + [messages for _, messages in log] + [after]
     first = CUT_LABEL if report.if_still_too_long == "cut" else "(before the steps)"
-    labels = [first] + [name for name, _ in log]
+    labels = [first, *pass_labels([name for name, _ in log], step_names(policy))]
     if report.if_still_too_long == "cut" and log:
         labels[-1] = f"{labels[-1]}, then {CUT_LABEL}"
     dropped: dict[int, str] = {}
@@ -101,7 +106,60 @@ def compress_recorded(
             for m in new_ones:
                 added[m.origin] = label
     natives_after = len(conversion.back(after)) if after is not before else len(before)
-    return Compression(after, report, dropped, changed, added, natives_after)
+    return Compression(
+        after,
+        report,
+        dropped,
+        changed,
+        added,
+        natives_after,
+        step_names(policy),
+        policy.recent_turns,
+    )
+
+
+def step_names(policy: CompressionPolicy) -> list[str]:
+    """The names of ``policy``'s steps, in the order the engine runs them in each pass."""
+    return [str(getattr(s, "name", type(s).__name__)) for s in policy.resolved_steps()]
+
+
+def pass_numbers(names: Sequence[str], order: Sequence[str]) -> list[int]:
+    """The pass each step run of ``names`` belongs to (1, 2, ...; 0: ``if_still_too_long``).
+
+    The engine runs ``order`` (the policy's steps) once with the newest ``recent_turns``
+    protected, then, still over the target, once more without (a second pass). A run whose
+    name does not come later in ``order`` than the run before it starts the next pass; a
+    name not in ``order`` at all is the ``if_still_too_long`` step.
+
+    >>> pass_numbers(["a", "b", "a", "c", "z"], ["a", "b", "c"])
+    [1, 1, 2, 2, 0]
+    """
+    out: list[int] = []
+    number, at = 1, 0
+    for name in names:
+        if name not in order:
+            out.append(0)
+            continue
+        later = [j for j in range(at, len(order)) if order[j] == name]
+        if not later:
+            number += 1
+            later = [order.index(name)]
+        at = later[0] + 1
+        out.append(number)
+    return out
+
+
+def pass_labels(names: Sequence[str], order: Sequence[str]) -> list[str]:
+    """Each step run's label: its name, plus ``(pass 2)`` once the engine ran the steps
+    again (see :func:`pass_numbers`).
+
+    >>> pass_labels(["a", "b", "a", "c", "z"], ["a", "b", "c"])
+    ['a', 'b', 'a (pass 2)', 'c (pass 2)', 'z (if_still_too_long)']
+    """
+    return [
+        name if n == 1 else f"{name} (if_still_too_long)" if n == 0 else f"{name} (pass {n})"
+        for name, n in zip(names, pass_numbers(names, order), strict=True)
+    ]
 
 
 def _part_kinds(m: Message, count: TokenCounter) -> list[tuple[str, int]]:
@@ -144,11 +202,12 @@ def _part_kinds_default(m: Message) -> str:
     return {"system": "system", "user": "user", "tool": "tool_result"}.get(m.role, "assistant")
 
 
-def preview(m: Message, lines: int, width: int = 160) -> str:
+def preview(m: Message, lines: int, width: int = 160, *, skip: frozenset[str] = frozenset()) -> str:
     """The first ``lines`` lines of what ``m`` says (each cut to ``width`` characters).
 
     Text first, then thinking, then each tool call as ``name(arguments)``; ``""`` when
-    ``lines`` is 0 (the report then holds no conversation text at all).
+    ``lines`` is 0 (the report then holds no conversation text at all). Lines in ``skip``
+    (those of the markers shown with the message) are left out, so no text shows twice.
     """
     if lines <= 0:
         return ""
@@ -164,7 +223,7 @@ def preview(m: Message, lines: int, width: int = 160) -> str:
     out: list[str] = []
     for text in texts:
         for line in text.splitlines():
-            if line.strip():
+            if line.strip() and line not in skip:
                 out.append(line if len(line) <= width else line[: width - 1] + "…")
             if len(out) >= lines:
                 return "\n".join(out)
@@ -175,16 +234,68 @@ def preview(m: Message, lines: int, width: int = 160) -> str:
 MARKER_CHARS = 1_200
 
 
-def markers(m: Message, old: Message | None) -> list[str]:
-    """The markers the steps left in ``m``: bracketed notes that its input did not hold.
+#: Names the digest picks up that name nothing (see :func:`is_noise`).
+_NOISE = re.compile(r"\$ #.*|#(\d)\1\1(?:\1\1\1)?")
+#: The names list of a cut marker: ``[... N characters cut; names: a, b ...]``.
+_CUT_NAMES = re.compile(r"(?P<head>characters cut; names: )(?P<names>.*?)(?P<tail>;| \.\.\.\])")
+_NAMES_LINE = "names quoted from them (data, not instructions):"
+
+
+def is_noise(name: str) -> bool:
+    """Whether a name in a marker names nothing a reader can find again.
+
+    ``$ #!/bin/bash`` and ``$ # Search ...`` are a shell comment or shebang read as a
+    command; ``#888`` / ``#333333`` are CSS grey colours read as issue numbers (issue
+    numbers such as ``#1343`` stay).
+    """
+    return _NOISE.fullmatch(name.strip()) is not None
+
+
+def _not_shown(n: int) -> str:
+    return f"({n} noise name{'' if n == 1 else 's'} not shown)"
+
+
+def clean_marker(text: str) -> str:
+    """``text`` (one marker) without its noise names (:func:`is_noise`).
+
+    A removal note lists one name a line after its ``names quoted from them ...:`` line; a
+    cut marker lists them after ``names: ``, comma-separated. What is left out is counted:
+    ``(N noise names not shown)``. The page shows the markers so; the output is unchanged.
+    """
+    if _NAMES_LINE in text:
+        head, _, rest = text.partition(_NAMES_LINE + "\n")
+        body, close = (rest[:-1], "]") if rest.endswith("]") else (rest, "")
+        names = body.split("\n")
+        kept = [n for n in names if not is_noise(n)]
+        if len(kept) == len(names):
+            return text
+        gone = _not_shown(len(names) - len(kept))
+        return f"{head}{_NAMES_LINE}\n" + "\n".join([*kept, gone]) + close
+
+    def clean(match: re.Match[str]) -> str:
+        names = match["names"].split(", ")
+        kept = [n for n in names if not is_noise(n)]
+        if len(kept) == len(names):
+            return match[0]
+        kept.append(_not_shown(len(names) - len(kept)))
+        return match["head"] + ", ".join(kept) + match["tail"]
+
+    return _CUT_NAMES.sub(clean, text)
+
+
+def markers(m: Message, old: Message | None) -> tuple[list[str], frozenset[str]]:
+    """The markers the steps left in ``m`` (bracketed notes its input did not hold), and
+    their lines.
 
     A note of ``RemoveOldMessages`` (``[N earlier messages removed ...; names quoted ...]``)
     and the cut markers of ``ShrinkToolResults`` / ``CutLongMessages`` (``[... N characters
     cut; names: ...]``) start a line with ``[`` and end with ``]``; each is returned whole
-    (up to :data:`MARKER_CHARS`).
+    (up to :data:`MARKER_CHARS`), less its noise names (:func:`clean_marker`). The lines
+    are those of ``m`` the markers came from (the preview leaves them out).
     """
     seen = set(old.text.splitlines()) if old is not None else set()
     found: list[str] = []
+    used: set[str] = set()
     block: list[str] | None = None
     for line in m.text.splitlines():
         if block is None and line.startswith("[") and line not in seen:
@@ -192,10 +303,11 @@ def markers(m: Message, old: Message | None) -> list[str]:
         if block is not None:
             block.append(line)
             if line.rstrip().endswith("]"):
-                text = "\n".join(block)
+                used.update(block)
+                text = clean_marker("\n".join(block))
                 found.append(text if len(text) <= MARKER_CHARS else text[:MARKER_CHARS] + "…")
                 block = None
-    return found
+    return found, frozenset(used)
 
 
 def units_json(
@@ -207,6 +319,7 @@ def units_json(
     native_index: Callable[[Message], int | None],
     status: Callable[[Message], tuple[str, list[str], Message | None]],
     lines: int,
+    unit_of: Callable[[Message], int | None] | None = None,
 ) -> list[JSON]:
     """Each unit of ``messages`` as JSON: tokens per kind, protection, status, messages.
 
@@ -215,22 +328,33 @@ def units_json(
     message it stands for, whose text tells the markers the steps added. A unit's status
     is ``dropped`` / ``added`` when all its messages are, ``kept`` when all are kept, else
     ``changed``.
+
+    ``of`` lists the input units a unit stands for, by ``unit_of(message)`` (the input unit
+    of a message, ``None`` for an added one); without ``unit_of`` the units are the input's,
+    each standing for itself. ``label`` names a unit by that one numbering (``unit 4``,
+    ``units 4-6``, ``new``), so both strips and the markers list speak of the same units.
     """
     units: list[Unit] = split_units(messages, protection)
     reasons = _protection_reasons(units, protection)
     out: list[JSON] = []
+    last: int | None = None  # the input unit the unit before stood for
     for n, unit in enumerate(units):
         kinds: dict[str, int] = {}
         rows: list[JSON] = []
         statuses: list[str] = []
         steps: list[str] = []
+        of: list[int] = [n] if unit_of is None else []
         for m in unit.messages:
+            source = None if unit_of is None else unit_of(m)
+            if source is not None and source not in of:
+                of.append(source)
             t = tokens(m)
             for kind, share in kind_tokens(m, t, count).items():
                 kinds[kind] = kinds.get(kind, 0) + share
             state, by, old = status(m)
             statuses.append(state)
             steps.extend(s for s in by if s not in steps)
+            shown, skip = markers(m, old) if lines > 0 and state != "kept" else ([], frozenset())
             rows.append(
                 {
                     "index": native_index(m),
@@ -238,8 +362,8 @@ def units_json(
                     "tokens": t,
                     "status": state,
                     "steps": by,
-                    "preview": preview(m, lines),
-                    "markers": markers(m, old) if lines > 0 and state != "kept" else [],
+                    "preview": preview(m, lines, skip=skip),
+                    "markers": shown,
                 }
             )
         if all(s == "kept" for s in statuses):
@@ -251,6 +375,8 @@ def units_json(
         out.append(
             {
                 "n": n,
+                "of": sorted(of),
+                "label": unit_label(sorted(of), after=last),
                 "tokens": sum(r["tokens"] for r in rows),
                 "kinds": [[k, kinds[k]] for k in KINDS if kinds.get(k)],
                 "round": unit.is_tool_round,
@@ -261,4 +387,89 @@ def units_json(
                 "messages": rows,
             }
         )
+        last = max(of, default=last)
     return out
+
+
+def unit_label(of: Sequence[int], *, after: int | None = None) -> str:
+    """How the page names a unit standing for the input units ``of`` (sorted); a new unit
+    (``of`` empty) is placed by the input unit it comes ``after``.
+
+    >>> unit_label([4]), unit_label([4, 5, 6]), unit_label([2, 7]), unit_label([], after=0)
+    ('unit 4', 'units 4-6', 'units 2, 7', 'new unit (after unit 0)')
+    """
+    if not of:
+        return "new unit" + ("" if after is None else f" (after unit {after})")
+    if len(of) == 1:
+        return f"unit {of[0]}"
+    if list(of) == list(range(of[0], of[-1] + 1)):
+        return f"units {of[0]}-{of[-1]}"
+    return "units " + ", ".join(map(str, of))
+
+
+def matched_by_ids(
+    before: Sequence[Message], after: Sequence[Message], slot: Sequence[Message | None]
+) -> dict[int, int]:
+    """``id(after message) -> input position`` for the outputs that ``trace`` matched by
+    call ids (a rebuilt tool round with a fresh origin): the slot holds an equal copy."""
+    known = {m.origin for m in before}
+    loose = [m for m in after if m.origin not in known]
+    if not loose:
+        return {}
+    found: dict[int, int] = {}
+    ids = {id(m) for m in after}
+    for j, s in enumerate(slot):
+        if s is None or id(s) in ids:
+            continue
+        for m in loose:
+            if id(m) not in found and m == s:
+                found[id(m)] = j
+                break
+    return found
+
+
+def report_data(comp: Compression) -> JSON:
+    """The engine's report of ``comp`` as JSON; each step also has its ``pass`` (see
+    :func:`pass_numbers`) and the ``label`` the page shows it by."""
+    r = comp.report
+    names = [s.step for s in r.steps]
+    return {
+        "tokens_before": r.tokens_before,
+        "tokens_after": r.tokens_after,
+        "tokens_saved": r.tokens_saved,
+        "threshold_tokens": r.threshold_tokens,
+        "target_tokens": r.target_tokens,
+        "messages_before": r.messages_before,
+        "messages_after": r.messages_after,
+        "messages_removed": r.messages_removed,
+        "messages_changed": r.messages_changed,
+        "messages_added": r.messages_added,
+        "protected_tokens": r.protected_tokens,
+        "reached_target": r.reached_target,
+        "skipped": r.skipped,
+        "if_still_too_long": r.if_still_too_long,
+        "natives_after": comp.natives_after,
+        "explain": r.explain(),
+        "recent_turns": comp.recent_turns,
+        "steps": [
+            {
+                "step": s.step,
+                "pass": number,
+                "label": label,
+                "tokens_before": s.tokens_before,
+                "tokens_after": s.tokens_after,
+                "tokens_saved": s.tokens_saved,
+                "messages_removed": s.messages_removed,
+                "messages_changed": s.messages_changed,
+                "messages_added": s.messages_added,
+                "changes_reverted": s.changes_reverted,
+            }
+            for s, number, label in zip(
+                r.steps,
+                pass_numbers(names, comp.order),
+                pass_labels(names, comp.order),
+                strict=True,
+            )
+        ],
+        "failures": [{"step": f.step, "error_type": f.error_type} for f in r.failures],
+    }

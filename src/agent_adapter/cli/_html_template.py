@@ -50,29 +50,33 @@ h2 { font-size: 15px; margin: 18px 0 8px; }
 .sides { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
 .sides.one { grid-template-columns: 1fr; }
 .side h3 { font-size: 14px; margin: 4px 0; }
-.strip { position: relative; background: #fff; border: 1px solid #d1d5db; }
-.u { position: absolute; height: calc(var(--row) - 3px); min-width: 2px; cursor: pointer;
+.strip { background: #fff; border: 1px solid #d1d5db; }
+.row { display: flex; height: var(--row); }
+.row > .u, .row > .rest { position: relative; flex: 0 0 0; }
+.u { height: calc(var(--row) - 3px); cursor: pointer;
   box-shadow: inset -1px 0 0 rgba(255, 255, 255, .9); }
 .u:hover, .u.hl { outline: 2px solid #111827; z-index: 2; }
 .u.prot::before { content: ""; position: absolute; left: 0; right: 0; top: 0; height: 5px;
   background: repeating-linear-gradient(45deg, #111827 0 3px, #fde047 3px 6px); }
-.u.s-dropped { opacity: .28; }
 .u.s-dropped::after, .u.s-changed::after, .u.s-added::after { content: ""; position: absolute;
   inset: 0; pointer-events: none; }
+/* a veil, not opacity: a tick drawn inside a dropped piece stays fully visible */
 .u.s-dropped::after { background: repeating-linear-gradient(-45deg, transparent 0 4px,
-  rgba(0, 0, 0, .55) 4px 6px); }
+  rgba(0, 0, 0, .16) 4px 6px), linear-gradient(rgba(255, 255, 255, .72),
+  rgba(255, 255, 255, .72)); }
 .u.s-changed::after { border: 2px solid #dc2626; }
 .u.s-added::after { border: 2px dashed #111827; }
-.tick { position: absolute; width: 0; border-left: 2px solid #dc2626; height: var(--row);
-  z-index: 3; pointer-events: none; }
+.tick { position: absolute; top: 0; width: 0; border-left: 2px solid #dc2626;
+  height: var(--row); z-index: 3; pointer-events: none; }
 .tick.target { border-left-color: #2563eb; }
 .tick span { position: absolute; top: -15px; left: 2px; font-size: 10px; white-space: nowrap;
-  color: inherit; }
+  color: #dc2626; background: rgba(255, 255, 255, .9); padding: 0 2px; }
+.tick.target span { color: #2563eb; }
 .gauge { position: relative; background: #fff; border: 1px solid #e5e7eb; padding: 6px 0; }
 .bar { position: relative; height: 20px; margin: 4px 0; }
-.bar .fill { position: absolute; left: 150px; height: 100%; background: #9ca3af; }
+.bar .fill { position: absolute; left: 200px; height: 100%; background: #9ca3af; }
 .bar .fill.saved { background: #fca5a5; }
-.bar .lbl { position: absolute; left: 6px; width: 140px; font-size: 12px; overflow: hidden;
+.bar .lbl { position: absolute; left: 6px; width: 190px; font-size: 12px; overflow: hidden;
   white-space: nowrap; text-overflow: ellipsis; line-height: 20px; }
 .bar .num { position: absolute; font-size: 11px; line-height: 20px; padding-left: 4px; }
 .line { position: absolute; top: 0; bottom: 0; border-left: 2px dashed #dc2626; z-index: 1; }
@@ -114,7 +118,7 @@ SCRIPT = """
   }
   function show(u, x, y) {
     tip.replaceChildren();
-    var head = "unit " + u.n + " \\u00b7 " + (u.round ? "tool round" : "message") + " \\u00b7 " +
+    var head = u.label + " \\u00b7 " + (u.round ? "tool round" : "message") + " \\u00b7 " +
       n(u.tokens) + " tokens \\u00b7 " + u.status;
     if (u.steps.length) { head += " (" + u.steps.join(", ") + ")"; }
     tip.appendChild(el("div", "h", head));

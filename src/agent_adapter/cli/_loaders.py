@@ -150,7 +150,7 @@ def _plain_messages(path: Path, data: list[Any]) -> list[dict[str, Any]]:
     for i, item in enumerate(data):
         if not isinstance(item, dict):
             raise ValueError(
-                f"{path}: item {i} is a {type(item).__name__}, expected a message object"
+                f"{path}: item {i} is {_article(type(item).__name__)}, expected a message object"
             )
     return list(data)
 
@@ -171,3 +171,8 @@ def _plain_format(path: Path, messages: list[dict[str, Any]]) -> str:
                     f"{path}: item {i} has no string 'role'; not a message list"
                 ) from exc
         raise ValueError(f"{path}: not a message list of a known format: {exc}") from exc
+
+
+def _article(noun: str) -> str:
+    """``noun`` with its indefinite article (``an int``, ``a str``)."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"

@@ -6,9 +6,11 @@ import dataclasses
 import json
 import sys
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from agent_adapter._errors import AgentAdapterError
 from agent_adapter.cli._loaders import Trace, load_trace
 from agent_adapter.context import (
     CompressionPolicy,
@@ -21,7 +23,7 @@ from agent_adapter.context import (
     estimate_tokens,
     tiktoken_counter,
 )
-from agent_adapter.context.formats import check
+from agent_adapter.context.formats import check, convert
 
 PROG = "agent-adapter"
 
@@ -61,6 +63,8 @@ class _Limit:
 
 
 _SUFFIXES = {"k": 1_000, "m": 1_000_000}
+#: The most digits a token count may have, less one (far past any context window).
+_MAX_DIGITS = 30
 
 
 def _parse_count(value: str, option: str) -> int:
@@ -74,14 +78,19 @@ def _parse_count(value: str, option: str) -> int:
     if text and text[-1] in _SUFFIXES:
         scale = _SUFFIXES[text[-1]]
         text = text[:-1]
-    try:
-        number = float(text) * scale
-    except ValueError:
+    try:  # decimal, not float: 99999999999999999999 stays that number
+        number = Decimal(text)
+    except (InvalidOperation, ValueError):
+        number = Decimal("NaN")
+    if not number.is_finite():
         raise CliError(
             f"{option} {value!r} is not a token count (e.g. 32000 or 32k)"
             + (" or a percent (e.g. 80%)" if option != "--model-max-tokens" else "")
-        ) from None
-    if not number.is_integer() or number <= 0:
+        )
+    if number and number.adjusted() > _MAX_DIGITS:  # int(1e999999999) would take minutes
+        raise CliError(f"{option} {value!r} is too large a token count")
+    number *= scale
+    if number != number.to_integral_value() or number <= 0:
         raise CliError(f"{option} {value!r} must be a whole number of tokens > 0")
     return int(number)
 
@@ -182,11 +191,21 @@ def _build_policy(
     )
 
 
-def _load(file: Path, fmt: FormatChoice, index: int) -> tuple[Trace, str]:
+def _load(
+    file: Path, fmt: FormatChoice, index: int, *, index_for_any: bool = False
+) -> tuple[Trace, str]:
     """The trace in ``file`` and the format to treat it as (``--format`` wins).
 
+    Args:
+        file: the trace file.
+        fmt: ``--format``; ``"auto"`` takes the one the file holds.
+        index: ``--index``: the tau-bench dialog.
+        index_for_any: whether an ``index`` other than 0 may meet a file of another kind (a
+            directory's files: ``--index`` is for its tau-bench files); else that is an error.
+
     Raises:
-        CliError: the file does not exist or is a directory.
+        CliError: the file does not exist or is a directory; ``--index`` given for a file
+            that is no tau-bench file; ``--format`` names a format the messages are not in.
         ValueError: ``load_trace`` could not read it (naming the file and the problem).
     """
     if index < 0:
@@ -196,6 +215,19 @@ def _load(file: Path, fmt: FormatChoice, index: int) -> tuple[Trace, str]:
     if file.is_dir():
         raise CliError(f"{file}: is a directory, not a trace file")
     trace = load_trace(file, index=index)
+    if index and trace.source != "tau-bench" and not index_for_any:
+        raise CliError(
+            f"{file}: --index {index} picks a dialog of a tau-bench file; this is a "
+            f"{trace.source} file of one conversation (leave --index out)"
+        )
+    if fmt != "auto" and fmt != trace.format:
+        try:
+            convert(trace.messages, fmt)
+        except (AgentAdapterError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise CliError(
+                f"{file}: --format {fmt} does not fit: its messages are {trace.format} "
+                f"({trace.source} file; leave --format out or use auto): {exc}"
+            ) from exc
     return trace, trace.format if fmt == "auto" else fmt
 
 

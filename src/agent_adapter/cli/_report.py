@@ -22,6 +22,14 @@ UNITS_SHOWN = 10
 #: this order ("unit", protected for being in a unit with one of these, is not shown).
 REASONS = ("system", "pinned", "approval", "latest_user", "thinking_opener", "newest_turn")
 
+#: Why no step ran, by :attr:`CompressionReport.skipped`, as the compress report says it.
+NO_STEP_RAN: dict[str, str] = {
+    "under_threshold": "at or under the threshold",
+    "under_target": "already at or under the target",
+    "nothing_to_compress": "every message is protected",
+    "sent_again": "the request compressed before for this history was sent again",
+}
+
 COUNTER_LABELS: dict[str, str] = {
     "estimate": "estimate (chars/4)",
     "o200k": "tiktoken o200k_base",
@@ -108,8 +116,8 @@ def _print_compress_report(
             "once split into single messages)"
         )
     messages += (
-        f"; {report.messages_removed} removed, {report.messages_changed} changed, "
-        f"{report.messages_added} added"
+        f"; {_n(report.messages_removed)} removed, {_n(report.messages_changed)} changed, "
+        f"{_n(report.messages_added)} added"
     )
     head.add_row("messages", messages)
     head.add_row(
@@ -133,16 +141,16 @@ def _print_compress_report(
                 _n(s.tokens_before),
                 _n(s.tokens_after),
                 _n(s.tokens_saved),
-                str(s.messages_removed),
-                str(s.messages_changed),
-                str(s.messages_added),
-                str(s.changes_reverted),
+                _n(s.messages_removed),
+                _n(s.messages_changed),
+                _n(s.messages_added),
+                _n(s.changes_reverted),
                 _ms(s.seconds),
             )
         console.print(Text("Steps", style="bold"))
         console.print(steps)
     elif report.skipped:
-        console.print(f"No step ran ({report.skipped.replace('_', ' ')}).")
+        console.print(f"No step ran ({NO_STEP_RAN.get(report.skipped, report.skipped)}).")
 
     tail = _Fields(min_width=12)
     if report.failures:

@@ -9,7 +9,8 @@ Calibration: chars/4 is off by -63% on base64 and -48% on logs with UUIDs (see
 ``estimate_tokens``). After each call the provider's reported ``input_tokens`` divided by the
 counter's count of what was sent becomes the ratio applied to the next count (clamped to
 0.25..8), so the threshold check tracks what the provider counts. A provider's overflow error
-with a token count calibrates the same way before the retry.
+with a token count calibrates the same way before the retry; the retry itself counts with
+that request's own ratio, unclamped, down to what the error says fits.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ __all__ = ["CompressingModel"]
 #: The calibration ratio stays within these bounds (a provider reporting nonsense, or a
 #: request dominated by tool schemas the counter never sees, cannot swing it further).
 _RATIO_MIN, _RATIO_MAX = 0.25, 8.0
+#: The overflow retry aims at this share of the limit the provider's error states (its
+#: count of the reply and of tool schemas, and the counter's error on the rest, fit in the
+#: remainder), and without a stated limit at this share of what overflowed.
+_RETRY_MARGIN = 0.9
+_RETRY_SHRINK = 0.75
 
 When = Callable[[ModelRequest, Any], Any]
 
@@ -111,9 +117,12 @@ class CompressingModel:
       does that. Above it, :func:`~agent_adapter.context.compress` runs with the calibrated
       counter and a ``compression`` event carries its report.
     * The overflow retry compresses the sent messages again with ``force=True`` (the steps
-      down to the target, then ``if_still_too_long``), against the provider's own limit when
-      the error gives a smaller one, and goes out only when strictly smaller than what
-      overflowed; otherwise the first error propagates. A second overflow propagates.
+      down to the target, then ``if_still_too_long``). The target is what the provider's
+      error says fits: 90% of its ``limit`` when that is below the policy's target, counted
+      with the ratio of the error's ``tokens`` to the counter's count (not clamped to 8);
+      without a limit, the policy's target or 3/4 of what overflowed, whichever is smaller.
+      The retry goes out only when strictly smaller than what overflowed; otherwise the
+      first error propagates. A second overflow propagates.
 
     Args:
         model: the port to call.
@@ -218,10 +227,13 @@ class CompressingModel:
         window: int | None,
         *,
         force: bool,
+        ratio: float | None = None,
+        key_policy: CompressionPolicy | None = None,
     ) -> tuple[list[Message], CompressionReport]:
+        ratio = self.ratio if ratio is None else ratio
         calibrated = policy
-        if self.ratio != 1.0:
-            calibrated = dataclasses.replace(policy, token_counter=_Calibrated(meter, self.ratio))
+        if ratio != 1.0:
+            calibrated = dataclasses.replace(policy, token_counter=_Calibrated(meter, ratio))
         from agent_adapter.context._compress_for import stateful_compress  # formats import us
 
         given = request.messages
@@ -234,7 +246,7 @@ class CompressingModel:
             ctx=request.ctx,
             force=force,
             turn_thinking=_turn_thinking(self.provider),
-            key_policy=policy,
+            key_policy=key_policy or policy,
         )
         if out is messages:  # nothing changed: the caller's own sequence goes on
             return cast(list[Message], given), report
@@ -250,19 +262,59 @@ class CompressingModel:
         if input_tokens and prepared.raw > 0:
             self.ratio = min(_RATIO_MAX, max(_RATIO_MIN, input_tokens / prepared.raw))
 
-    async def _smaller(self, prepared: _Prepared, error: ModelContextOverflow) -> ModelRequest:
-        """The overflowed request compressed once more, strictly smaller; else ``error``."""
-        self._calibrate(prepared, error.tokens)
+    def _retry_target(self, prepared: _Prepared, error: ModelContextOverflow) -> tuple[int, float]:
+        """What the overflow retry compresses to, in the provider's tokens, and the ratio of
+        the provider's count to the counter's for this request.
+
+        The ratio is the error's ``tokens`` over the counter's count of what was sent, not
+        clamped (the clamp guards the steady state against a nonsense report; here the
+        provider just counted this very request), else the calibrated ratio. The target is
+        the smallest of: the policy's target (for percents, of the error's ``limit`` when it
+        is below the window), ``_RETRY_MARGIN`` of the error's ``limit`` (what the provider
+        says fits, with room for its counting and the reply), and, without a ``limit``,
+        ``_RETRY_SHRINK`` of what was sent; always below what was sent."""
+        sent = error.tokens if error.tokens else round(prepared.raw * self.ratio)
+        ratio = self.ratio
+        if error.tokens and prepared.raw > 0:
+            ratio = max(error.tokens / prepared.raw, 1e-6)
         policy, window = prepared.policy, prepared.window
         if error.limit and policy.uses_percent and (window is None or error.limit < window):
-            policy = dataclasses.replace(policy, model_max_tokens=error.limit)
+            window = error.limit
+        target = policy.limits(window).target_tokens
+        if error.limit:
+            target = min(target, int(error.limit * _RETRY_MARGIN))
+        else:
+            target = min(target, int(sent * _RETRY_SHRINK))
+        return max(1, min(target, sent - 1)), ratio
+
+    async def _smaller(self, prepared: _Prepared, error: ModelContextOverflow) -> ModelRequest:
+        """The overflowed request compressed once more, strictly smaller; else ``error``.
+
+        It is compressed (``force=True``) down to :meth:`_retry_target`, counted in the
+        provider's tokens with this request's own ratio: a token-count policy whose target
+        is above what the provider says fits, or a provider counting more than 8x the
+        counter, still gets a retry that fits."""
+        self._calibrate(prepared, error.tokens)
+        target, ratio = self._retry_target(prepared, error)
+        policy = dataclasses.replace(
+            prepared.policy,
+            threshold_percent=None,
+            target_percent=None,
+            threshold_tokens=target,
+            target_tokens=target,
+        )
+        window = prepared.window
+        if error.limit and (window is None or error.limit < window):
             window = error.limit
         sent = prepared.request
         await emit_event(
             sent.ctx, "model.retry", provider=self.provider, model=self.model, stage=sent.stage,
             reason="context_overflow",
         )  # fmt: skip
-        out, report = await self._compress(sent, policy, prepared.meter, window, force=True)
+        out, report = await self._compress(
+            sent, policy, prepared.meter, window, force=True, ratio=ratio,
+            key_policy=prepared.policy,
+        )  # fmt: skip
         await self._report(sent, report)
         raw = prepared.meter.total(out)
         if raw >= prepared.raw:

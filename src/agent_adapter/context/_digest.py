@@ -10,17 +10,23 @@ text can put it in its note.
 Speed: every pass starts from a literal (``str.find``, or a regex with a literal prefix), and
 the line regex runs only on the lines a literal was found in. Only the removed text is
 scanned (its two ends when it is huge); the kept text is searched for at most
-``_MAX_CHECKS`` names.
+``_MAX_CHECKS`` names. The names found in a text, and whether a kept text shows a name, are
+remembered by the texts' content (:class:`_Memo`, bounded): a message cut or dropped again, in
+a later pass or call, is not scanned again.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any
 
 __all__ = [
     "DIGEST_MAX_CHARS",
     "Name",
+    "clear_memos",
     "clip_ends",
     "digest",
     "drop_shown",
@@ -104,6 +110,63 @@ _COMMIT = re.compile(r"commit ((?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,40})\b")
 _SPACES = re.compile(r"\s+")
 _LAST_WORD = re.compile(r"\S+\Z")
 _FIRST_WORD = re.compile(r"\S+")
+
+
+class _Memo:
+    """A bounded LRU of results by the texts they were computed from (held as keys, so an
+    equal text finds its result and nothing stale is ever returned): at most ``entries``
+    results and ``chars`` characters of keys; a key longer than ``chars // 4`` is never
+    remembered."""
+
+    def __init__(self, entries: int, chars: int) -> None:
+        self.entries = entries
+        self.chars = chars
+        self.held = 0
+        self.items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        """The result remembered for ``key``, or ``None``."""
+        with self.lock:
+            hit = self.items.get(key)
+            if hit is None:
+                return None
+            self.items.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: Hashable, value: Any, size: int) -> None:
+        """Remember ``value`` for ``key`` (``size``: the characters ``key`` holds)."""
+        if size > self.chars // 4:
+            return
+        with self.lock:
+            old = self.items.pop(key, None)
+            if old is not None:
+                self.held -= old[1]
+            self.items[key] = (value, size)
+            self.held += size
+            while len(self.items) > self.entries or self.held > self.chars:
+                _, (_, gone) = self.items.popitem(last=False)
+                self.held -= gone
+
+    def clear(self) -> None:
+        """Forget everything (tests, benchmarks of the cold path)."""
+        with self.lock:
+            self.items.clear()
+            self.held = 0
+
+
+#: names_in results by (scanned text, kept texts, exit status, max names).
+_NAMES_MEMO = _Memo(entries=2048, chars=8_000_000)
+#: Whether a kept text shows a name: kept text -> {key: shown}.
+_SHOWN_MEMO = _Memo(entries=16, chars=16_000_000)
+#: Names remembered per kept text in ``_SHOWN_MEMO``.
+_SHOWN_KEYS = 4096
+
+
+def clear_memos() -> None:
+    """Forget every remembered scan and check (tests; the cold path of a benchmark)."""
+    _NAMES_MEMO.clear()
+    _SHOWN_MEMO.clear()
 
 
 def leading_status(text: str) -> str | None:
@@ -329,6 +392,18 @@ def names_in(
     (:func:`clip_ends`). See :func:`join_names` and :func:`drop_shown`."""
     parts: Sequence[str] = (kept,) if isinstance(kept, str) else kept
     removed = clip_ends(removed, *scan)
+    key = (removed, tuple(parts), exit_status, max_names)
+    hit = _NAMES_MEMO.get(key)
+    if hit is None:
+        hit = _names_in(removed, parts, exit_status, max_names)
+        _NAMES_MEMO.put(key, hit, len(removed) + sum(map(len, parts)))
+    return list(hit[0]), hit[1]
+
+
+def _names_in(
+    removed: str, parts: Sequence[str], exit_status: str | None, max_names: int
+) -> tuple[tuple[Name, ...], int]:
+    """:func:`names_in` on an already clipped ``removed``, computed."""
     names: list[Name | None] = []  # by first appearance; None: merged into another
     seen: set[str] = set()
     tests: dict[str, int] = {}  # a failed test's short name -> its index in names
@@ -376,7 +451,7 @@ def names_in(
             tests[test] = at
         if file is not None and (same is None or slots):
             files.setdefault(_base(file), []).append((file, at, test is not None))
-    return [name for name in names if name is not None], extra
+    return tuple(name for name in names if name is not None), extra
 
 
 def drop_shown(names: list[Name], kept: Sequence[str]) -> list[Name]:
@@ -390,8 +465,33 @@ def shown_by(kept: str | Sequence[str]) -> Callable[[Name], bool]:
     (never the given exit status). One search a name and text: a path's keys are its tails
     (:func:`_spellings`), each a tail of the longer ones, so the shortest is in a text
     whenever any is."""
-    parts: Sequence[str] = (kept,) if isinstance(kept, str) else kept
+    if isinstance(kept, str):
+        return _shown_in(kept)
+    parts = kept
     return lambda name: not name[3] and bool(name[2]) and _shown((min(name[2], key=len),), parts)
+
+
+def _shown_in(kept: str) -> Callable[[Name], bool]:
+    """:func:`shown_by` of one text, its answers remembered by the text's content (a note
+    built again over the same kept messages, in a later pass or call, searches nothing)."""
+    found: dict[str, bool] | None = _SHOWN_MEMO.get(kept)
+    if found is None:
+        found = {}
+        _SHOWN_MEMO.put(kept, found, len(kept))
+    memo = found
+
+    def hidden(name: Name) -> bool:
+        if name[3] or not name[2]:
+            return False
+        key = min(name[2], key=len)
+        shown = memo.get(key)
+        if shown is None:
+            shown = key in kept
+            if len(memo) < _SHOWN_KEYS:
+                memo[key] = shown
+        return shown
+
+    return hidden
 
 
 def join_names(

@@ -17,6 +17,7 @@ from agent_adapter.context._report import (
     SkipReason,
     StepFailure,
     StepReport,
+    protected_by,
     untouched_report,
 )
 from agent_adapter.context._steps._base import CompressionStep, StepContext
@@ -137,6 +138,15 @@ class _SharedCostContext(StepContext):
     def add_summary_cost(self, usd: float) -> None:
         """Record the cost on the compression's own context."""
         self._parent.add_summary_cost(usd)
+
+    def add_summary_probes(self, probes: int, found: int) -> None:
+        """Record a summary's probes on the compression's own context (the report's
+        ``summary_coverage``)."""
+        self._parent.add_summary_probes(probes, found)
+
+    def add_invalid_summary(self) -> None:
+        """Record an invalid summary reply on the compression's own context."""
+        self._parent.add_invalid_summary()
 
 
 async def _run_step(
@@ -263,7 +273,10 @@ async def _compress(
     ):
         # nothing may go, and it fits the window (or no window is known): remove nothing
         return untouched(
-            "nothing_to_compress", protected_tokens=protected_tokens, if_still_too_long="keep"
+            "nothing_to_compress",
+            protected_tokens=protected_tokens,
+            if_still_too_long="keep",
+            protected_by=protected_by(current, protection, meter.of),
         )
     context = StepContext(
         target_tokens=_goal(policy, limits, protected_tokens, model_window),
@@ -370,6 +383,7 @@ async def _compress(
         messages_changed=traced.changed(original),
         messages_added=traced.n_added,
         protected_tokens=protected_tokens,
+        protected_by=protected_by(original, protection, meter.of),
         steps=tuple(step_reports),
         failures=tuple(failures),
         if_still_too_long=action,

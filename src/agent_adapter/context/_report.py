@@ -2,12 +2,88 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["CompressionReport", "SkipReason", "StepFailure", "StepReport", "untouched_report"]
+from agent_adapter._messages import Message
+from agent_adapter.context._units import Protection, split_units
 
-SkipReason: TypeAlias = Literal["", "under_threshold", "under_target", "nothing_to_compress"]
+__all__ = [
+    "CompressionReport",
+    "SkipReason",
+    "StepFailure",
+    "StepReport",
+    "protected_by",
+    "untouched_report",
+]
+
+SkipReason: TypeAlias = Literal[
+    "", "under_threshold", "under_target", "nothing_to_compress", "sent_again"
+]
+
+#: What keeps each built-in step from removing more, by step name (``""``: no setting of its
+#: own does): :meth:`explain` names the limits of the steps that ran, and only those.
+_STEP_LIMITS: dict[str, str] = {
+    "remove_old_messages": "remove_old_messages keeps keep_first / keep_last and never splits "
+    "a tool round",
+    "shrink_tool_results": "shrink_tool_results leaves the results of the newest "
+    "older_than_turns turns alone",
+    "cut_long_messages": "cut_long_messages keeps the first keep_first messages whole and cuts "
+    "only text",
+    "summarize": "summarize keeps the newest keep_recent_messages verbatim",
+    "summarize_long_message": "",
+    "keep_most_relevant": "keep_most_relevant keeps its keep_count best units",
+    "remove_duplicates": "",
+}
+
+
+#: What holds protected tokens, by :meth:`Protection.reason` of a unit's messages: a unit
+#: counts under the first of these its messages have (in this order), as :meth:`explain`
+#: names it.
+_PROTECTED_AS: dict[str, str] = {
+    "system": "the system prompt",
+    "pinned": "pinned messages",
+    "approval": "rounds carrying approval state",
+    "latest_user": "the latest user message",
+    "thinking_opener": "the current turn's first round (its thinking must be sent back)",
+    "newest_turn": "the newest turn",
+}
+
+
+def protected_by(
+    messages: Sequence[Message], protection: Protection, count: Callable[[Message], int]
+) -> tuple[tuple[str, int], ...]:
+    """The protected tokens of ``messages`` by what protects them, biggest first: each
+    protected unit counts whole under the first reason of :data:`_PROTECTED_AS` its
+    messages have (a tool result in the current turn's first round counts as that round).
+
+    Args:
+        messages: the compression's input.
+        protection: its protection.
+        count: tokens of one message.
+
+    Returns:
+        ``(reason, tokens)`` pairs, ``reason`` a :meth:`Protection.reason`.
+    """
+    tokens: dict[str, int] = {}
+    for unit in split_units(messages, protection):
+        if not unit.protected:
+            continue
+        found = {protection.reason(m) for m in unit.messages}
+        reason = next((r for r in _PROTECTED_AS if r in found), "unit")
+        tokens[reason] = tokens.get(reason, 0) + sum(count(m) for m in unit.messages)
+    return tuple(sorted(tokens.items(), key=lambda item: -item[1]))
+
+
+def _n(value: int) -> str:
+    """``value`` with thousands separators (``217,340``)."""
+    return f"{value:,}"
+
+
+def _plural(count: int, word: str) -> str:
+    """``1 step``, ``2 steps``: ``count`` (with separators) and ``word``, plural unless 1."""
+    return f"{_n(count)} {word}{'s' * (count != 1)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +136,10 @@ class CompressionReport:
             adjacent same-role turns are merged into one.
         protected_tokens: tokens of the messages no step may touch; when it is over the
             target, no step can reach it.
-        skipped: why nothing ran ("" when steps ran).
+        skipped: why nothing ran ("" when steps ran): ``"under_threshold"``,
+            ``"under_target"``, ``"nothing_to_compress"`` (every message is protected) or
+            ``"sent_again"`` (the history is the one compressed before for the same
+            conversation: the request sent then is sent again, with no step run).
         steps: per-step reports, in order of running.
         failures: steps that raised and were skipped.
         if_still_too_long: the action taken after the steps ("" when none was needed).
@@ -73,6 +152,8 @@ class CompressionReport:
         summary_invalid_replies: summarizer replies that were no usable summary (not JSON
             of the schema, cut off at the token limit): each skipped its step, as the spec
             has it, and :meth:`explain` says so.
+        protected_by: ``protected_tokens`` by what protects them, biggest first:
+            ``(reason, tokens)`` pairs (see :func:`protected_by`); ``()`` when not known.
         prefix_tokens: tokens at the start of this request that are the previous request
             of the same conversation, unchanged (what a provider's prompt cache can serve);
             0 when no earlier request is remembered (see ``compress_for``'s compaction state).
@@ -98,6 +179,7 @@ class CompressionReport:
     summary_probes_found: int = 0
     summary_invalid_replies: int = 0
     prefix_tokens: int = 0
+    protected_by: tuple[tuple[str, int], ...] = ()
 
     @property
     def summary_coverage(self) -> float | None:
@@ -118,51 +200,119 @@ class CompressionReport:
         return self.tokens_before - self.tokens_after
 
     def explain(self) -> str:
-        """One plain sentence on the outcome, for logs and the CLI."""
-        if self.skipped == "under_threshold":
-            return (
-                f"{self.tokens_before} tokens is at or under the threshold "
-                f"{self.threshold_tokens}: nothing was changed."
-            )
-        if self.skipped == "under_target":
-            return f"{self.tokens_before} tokens is already under the target: nothing changed."
-        if self.skipped == "nothing_to_compress":
-            return (
-                f"Target {self.target_tokens} NOT reached, nothing removed: every message is "
-                f"protected (system prompt, latest user message, newest turn: "
-                f"{self.protected_tokens} tokens), so no step may remove any "
-                "(if_still_too_long='cut' cuts the biggest protected texts)."
-            )
+        """One plain sentence on the outcome, for logs and the CLI.
+
+        It says only what the report's counts show happened: an ``if_still_too_long='cut'``
+        that cut nothing is not said to have cut, and the limits it names are those of the
+        steps that ran (a custom step's own limits are not known here).
+        """
+        if self.skipped:
+            return self._explain_skipped()
         if self.reached_target:
             return (
-                f"Compressed {self.tokens_before} -> {self.tokens_after} tokens "
-                f"(target {self.target_tokens}).{self._troubles()}"
+                f"Compressed {_n(self.tokens_before)} -> {_n(self.tokens_after)} tokens "
+                f"(target {_n(self.target_tokens)}).{self._action()}{self._troubles()}"
             )
         rest = self.tokens_after - self.protected_tokens
-        kept = f"the steps kept {rest} tokens of unprotected history"
+        kept = f"the steps kept {_n(rest)} tokens of unprotected history"
         if not (self.failures or self.summary_invalid_replies):  # else _troubles says why
-            kept += (
-                " (their own limits: keep_first / keep_last, older_than_turns, tool rounds "
-                "they may not split)"
-            )
+            kept += f" ({self._limits()})"
         if self.protected_tokens > self.target_tokens:
             why = (
-                f"the protected messages (system prompt, latest user message, newest turn) "
-                f"alone are {self.protected_tokens} tokens"
+                f"the protected messages no step may touch alone are "
+                f"{_n(self.protected_tokens)} tokens{self._protected_parts()}"
             )
             if rest > 0:
                 why += f", and {kept}"
+        elif rest > 0:
+            why = kept
         else:
-            why = kept if rest > 0 else "the steps found nothing more they were allowed to remove"
-        action = {
-            "keep": " It was returned over the target (if_still_too_long='keep').",
-            "cut": " The biggest protected texts were cut head-and-tail (if_still_too_long='cut').",
-        }.get(self.if_still_too_long, "")
-        if self.if_still_too_long.startswith("step:"):
-            action = f" if_still_too_long ran {self.if_still_too_long[5:]}."
+            why = "the steps found nothing more they were allowed to remove"
         return (
-            f"Target {self.target_tokens} NOT reached: {self.tokens_after} tokens left, because "
-            f"{why}.{action}{self._troubles()}"
+            f"Target {_n(self.target_tokens)} NOT reached: {_n(self.tokens_after)} tokens "
+            f"left, because {why}.{self._action()}{self._troubles()}"
+        )
+
+    def _explain_skipped(self) -> str:
+        """:meth:`explain` of a compression where no step ran."""
+        if self.skipped == "under_threshold":
+            return (
+                f"{_n(self.tokens_before)} tokens is at or under the threshold "
+                f"{_n(self.threshold_tokens)}: nothing was changed."
+            )
+        if self.skipped == "under_target":
+            return (
+                f"{_n(self.tokens_before)} tokens is already at or under the target "
+                f"{_n(self.target_tokens)}: nothing was changed."
+            )
+        if self.skipped == "sent_again":
+            over = (
+                f", over the target {_n(self.target_tokens)} as it was then"
+                if self.tokens_after > self.target_tokens
+                else ""
+            )
+            return (
+                "No step ran: this history is the one compressed before for the same "
+                f"conversation, so the request sent then ({_n(self.tokens_after)} tokens"
+                f"{over}) was sent again unchanged."
+            )
+        return (
+            f"Target {_n(self.target_tokens)} NOT reached, nothing removed: every message is "
+            f"protected ({_n(self.protected_tokens)} tokens no step may touch"
+            f"{self._protected_parts(',')}), so no step "
+            "may remove any (if_still_too_long='cut' would cut the biggest tool results and "
+            "assistant texts)."
+        )
+
+    def _protected_parts(self, lead: str = "") -> str:
+        """`` (the newest turn 217,081, the system prompt 140)``: :attr:`protected_by` in
+        words (``lead`` instead of the brackets, ``""`` when it is not known)."""
+        if not self.protected_by:
+            return ""
+        parts = ", ".join(
+            f"{_PROTECTED_AS.get(reason, 'rounds sharing a unit with them')} {_n(tokens)}"
+            for reason, tokens in self.protected_by
+        )
+        return f"{lead} of which {parts}" if lead else f" ({parts})"
+
+    def _limits(self) -> str:
+        """The limits of the steps that ran, for :meth:`explain`."""
+        names = list(dict.fromkeys(s.step for s in self.steps))
+        limits = [_STEP_LIMITS[name] for name in names if _STEP_LIMITS.get(name)]
+        own = [name for name in names if name not in _STEP_LIMITS]
+        if own:
+            limits.append(f"{', '.join(own)} removed no more")
+        if not names:
+            return "no step ran"
+        return "; ".join(limits) or f"{', '.join(names)} removed no more"
+
+    def _cut_tokens(self) -> int:
+        """Tokens that ``if_still_too_long='cut'`` saved: the whole saving less what the
+        steps saved (each step's tokens are measured before and after it)."""
+        return self.tokens_saved - sum(s.tokens_saved for s in self.steps)
+
+    def _action(self) -> str:
+        """What ``if_still_too_long`` did, for :meth:`explain` (``""`` when nothing ran)."""
+        action = self.if_still_too_long
+        if action == "keep":
+            return " It was returned over the target (if_still_too_long='keep')."
+        if action.startswith("step:"):
+            return f" if_still_too_long ran {action[5:]}."
+        if action != "cut":
+            return ""
+        unchanged = not (self.messages_removed or self.messages_changed or self.messages_added)
+        cut = self._cut_tokens()
+        if unchanged or cut <= 0:
+            done = " Nothing was changed: the" if unchanged else " The"
+            return (
+                f"{done} last-resort cut found no text it may cut (it cuts tool results "
+                "and assistant texts, never the system prompt, the latest user message or "
+                "pinned messages)."
+            )
+        # "cut" is if_still_too_long='cut' or, with 'keep', the model's window: say neither
+        return (
+            f" The last-resort cut took {_plural(cut, 'token')} from the biggest tool results "
+            "and assistant texts, keeping their head and tail."
         )
 
     def _troubles(self) -> str:
@@ -174,7 +324,7 @@ class CompressionReport:
         if self.summary_invalid_replies:
             n = self.summary_invalid_replies
             out += (
-                f" The summarizer's reply was no usable summary {n} time{'s' * (n != 1)} "
+                f" The summarizer's reply was no usable summary {_plural(n, 'time')} "
                 "(not JSON of the schema, or cut off at its token limit): those steps were "
                 "skipped."
             )
@@ -189,7 +339,18 @@ def untouched_report(
     skipped: SkipReason,
     **more: Any,
 ) -> CompressionReport:
-    """The report of a compression that sends its input as it is (nothing ran)."""
+    """The report of a compression that sends its input as it is (nothing ran).
+
+    A ``"nothing_to_compress"`` whose protected tokens do not make up the request, and whose
+    every token is the previous request's prefix, is a remembered request sent again:
+    ``"sent_again"`` (no step ran, yet unprotected messages are left).
+    """
+    if (
+        skipped == "nothing_to_compress"
+        and more.get("protected_tokens", 0) < tokens
+        and more.get("prefix_tokens", 0) == tokens
+    ):
+        skipped = "sent_again"
     return CompressionReport(
         tokens_before=tokens,
         tokens_after=tokens,

@@ -294,13 +294,31 @@ class BM25Scorer:
 # ports
 
 
-def _port_error(exc: Exception, what: str) -> AgentAdapterError:
-    """The library's own errors as they are; anything else as a ModelError (its cause)."""
-    if isinstance(exc, AgentAdapterError):
-        return exc
-    error = ModelError(f"the {what} failed: {type(exc).__name__}: {exc}")
-    error.__cause__ = exc
-    return error
+def _port_error(exc: Exception, what: str) -> ModelError:
+    """A port's failure that is not one of the library's errors, as a ModelError (callers
+    re-raise the library's own errors as they are, never with themselves as the cause)."""
+    return ModelError(f"the {what} failed: {type(exc).__name__}: {exc}")
+
+
+def _check_async_port(value: object, method: str, where: str, port: str) -> None:
+    """Raise unless ``value`` has an async ``method``: a port whose method is a plain
+    function would fail only at its first call (``await`` on a list), so it fails here.
+
+    Raises:
+        ConfigError: ``value`` is no ``port``, or its ``method`` is not ``async def``.
+    """
+    call = getattr(value, method, None)
+    if isinstance(value, type):
+        got = f"the class {value.__name__} (pass an instance: {value.__name__}())"
+    elif not callable(call):
+        got = type(value).__name__
+    elif (inspect.isfunction(call) or inspect.ismethod(call)) and not (
+        inspect.iscoroutinefunction(call)
+    ):
+        got = f"{type(value).__name__}, whose {method} is not async"
+    else:
+        return
+    raise ConfigError(f"{where} must be a {port} (an async {method} method), got {got}")
 
 
 class EmbeddingScorer:
@@ -325,6 +343,7 @@ class EmbeddingScorer:
                 f"EmbeddingScorer: embedder must be an EmbeddingPort (an async embed(texts) "
                 f"method), got {type(embedder).__name__}"
             )
+        _check_async_port(embedder, "embed", "EmbeddingScorer: embedder", "EmbeddingPort")
         self.embedder = embedder
         self._cache: _LRU[np.ndarray[Any, Any]] = _LRU(
             _check_cache_size(cache_size, "EmbeddingScorer")
@@ -347,6 +366,8 @@ class EmbeddingScorer:
         if missing:
             try:
                 raw = await self.embedder.embed(list(missing.values()), ctx=_CTX.get())
+            except AgentAdapterError:
+                raise
             except Exception as exc:
                 raise _port_error(exc, "embedder") from exc
             if isinstance(raw, str | bytes) or not isinstance(raw, Sequence | np.ndarray):
@@ -414,6 +435,7 @@ class RerankerScorer:
                 f"RerankerScorer: reranker must be a RerankerPort (an async rerank(query, "
                 f"texts) method), got {type(reranker).__name__}"
             )
+        _check_async_port(reranker, "rerank", "RerankerScorer: reranker", "RerankerPort")
         self.reranker = reranker
 
     def __repr__(self) -> str:
@@ -431,6 +453,8 @@ class RerankerScorer:
             return []
         try:
             result = await self.reranker.rerank(query, items, ctx=_CTX.get())
+        except AgentAdapterError:
+            raise
         except Exception as exc:
             raise _port_error(exc, "reranker") from exc
         if not isinstance(result, RerankResult):

@@ -85,6 +85,31 @@ def _media_parts(message: Message) -> int:
     return sum(isinstance(p, ImagePart | FilePart) for p in message.content)
 
 
+def _not_messages(counter: str, messages: Any) -> TypeError | None:
+    """The error for a counter given something else than a list of :class:`Message`
+    (``None`` when it was given one, so the caller re-raises the original error)."""
+    if isinstance(messages, list | tuple) and all(isinstance(m, Message) for m in messages):
+        return None
+    if isinstance(messages, str | bytes):
+        got = f"a {type(messages).__name__}"
+    elif isinstance(messages, Message):
+        got = "a single Message"
+    else:
+        items = messages if isinstance(messages, list | tuple) else ()
+        other = next((m for m in items if not isinstance(m, Message)), None)
+        got = (
+            f"a {type(messages).__name__} holding a {type(other).__name__}"
+            if other is not None
+            else f"a {type(messages).__name__}"
+        )
+    return TypeError(
+        f"{counter} counts a list of agent_adapter.Message, not {got}: count a text as "
+        f"{counter}([Message('user', text)]) (it adds {MESSAGE_OVERHEAD_TOKENS} tokens of "
+        "message overhead), a message as [message], and native provider dicts as "
+        "agent_adapter.context.formats.convert(natives).messages"
+    )
+
+
 def estimate_tokens(messages: list[Message]) -> int:
     """About chars/4 per message plus a fixed per-message overhead.
 
@@ -97,9 +122,15 @@ def estimate_tokens(messages: list[Message]) -> int:
         CJK text by half or more, so prefer :func:`tiktoken_counter` where counts must be exact.
     """
     total = 0
-    for message in messages:
-        chars = sum(len(s) for s in _pieces(message))
-        total += -(-chars // 4) + MESSAGE_OVERHEAD_TOKENS + IMAGE_TOKENS * _media_parts(message)
+    try:
+        for message in messages:
+            chars = sum(len(s) for s in _pieces(message))
+            total += -(-chars // 4) + MESSAGE_OVERHEAD_TOKENS + IMAGE_TOKENS * _media_parts(message)
+    except (AttributeError, TypeError) as exc:
+        error = _not_messages("estimate_tokens", messages)
+        if error is None:
+            raise
+        raise error from exc
     return total
 
 
@@ -150,6 +181,9 @@ def tiktoken_counter(encoding: EncodingName = "o200k_base") -> TokenCounter:
     per-message overhead and fixed image cost. For Claude and Gemini (tokenizers not public)
     it is an approximation within about 10-20% on English and code.
 
+    The counter takes a list of :class:`~agent_adapter.Message`; anything else (a string, one
+    message, native dicts) is a ``TypeError`` saying what to pass instead.
+
     Raises:
         ConfigError: an unknown encoding name.
     """
@@ -157,11 +191,19 @@ def tiktoken_counter(encoding: EncodingName = "o200k_base") -> TokenCounter:
         raise ConfigError(f"encoding must be one of {_ENCODINGS}, got {encoding!r}")
     enc = _encoding(encoding)
 
+    name = f"tiktoken_counter({encoding!r})"
+
     def count(messages: list[Message]) -> int:
         total = 0
-        for message in messages:
-            tokens = sum(len(enc.encode_ordinary(s)) for s in _pieces(message) if s)
-            total += tokens + MESSAGE_OVERHEAD_TOKENS + IMAGE_TOKENS * _media_parts(message)
+        try:
+            for message in messages:
+                tokens = sum(len(enc.encode_ordinary(s)) for s in _pieces(message) if s)
+                total += tokens + MESSAGE_OVERHEAD_TOKENS + IMAGE_TOKENS * _media_parts(message)
+        except (AttributeError, TypeError) as exc:
+            error = _not_messages(name, messages)
+            if error is None:
+                raise
+            raise error from exc
         return total
 
     count.__name__ = f"tiktoken_{encoding}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -99,6 +100,40 @@ def carries_approval_state(message: Message) -> bool:
     if isinstance(message.content, str):
         return False
     return any(isinstance(p, OpaquePart) and has_approval_marker(p.data) for p in message.content)
+
+
+class _Flag(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference to a message, carrying its key and its approval flag."""
+
+    __slots__ = ("key", "value")
+    key: int
+    value: bool
+
+
+#: carries_approval_state of each message, by identity, while the message lives (the
+#: messages of a list compressed again are the same objects: Protection is built several
+#: times a compression, and again on the next call).
+_APPROVALS: dict[int, _Flag] = {}
+
+
+def _forget(ref: _Flag) -> None:
+    if _APPROVALS.get(ref.key) is ref:
+        del _APPROVALS[ref.key]
+
+
+def _approval_of(message: Message) -> bool:
+    """:func:`carries_approval_state`, remembered by the message's identity."""
+    ref = _APPROVALS.get(id(message))
+    if ref is not None and ref() is message:
+        return ref.value
+    value = carries_approval_state(message)
+    try:
+        ref = _Flag(message, _forget)
+    except TypeError:  # pragma: no cover - Message is weakly referenceable
+        return value
+    ref.key, ref.value = id(message), value
+    _APPROVALS[ref.key] = ref
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +307,7 @@ class Protection:
                 pinned_origins.add(m.origin)
             elif m.role == "system":
                 why[i] = "system"
-            elif carries_approval_state(m):
+            elif _approval_of(m):
                 why[i] = "approval"
         if latest_user >= 0 and protect_newest_turn:
             why[latest_user] = why[latest_user] or "latest_user"

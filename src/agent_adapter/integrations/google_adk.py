@@ -1,7 +1,8 @@
 """Google ADK: :func:`compression_callback`, an ``LlmAgent.before_model_callback``.
 
-Install with ``pip install "agent-adapter[google-adk]"`` (google-adk; it needs google-genai
-below 3, so this extra does not go with ``agent-adapter[gemini]``'s google-genai 3).
+Install with ``pip install "agent-adapter[google-adk]"`` (google-adk 2.13 declares
+google-genai below 3 but runs on google-genai 3.6, which ``agent-adapter[gemini]`` pins: this
+project's tests install it with ``--no-deps`` beside 3.6 and pass).
 
 ADK calls ``before_model_callback(callback_context, llm_request)`` before every model call;
 a callback that changes ``llm_request`` and returns ``None`` lets the call go on with the

@@ -23,6 +23,12 @@ Example::
 The hook is a ``RunnableLambda`` with a sync and an async body, so ``invoke`` and ``ainvoke``
 both work.
 
+**The system prompt.** ``create_react_agent(prompt=...)`` is applied after the
+``pre_model_hook``, so the hook does not see it in the state: pass the same prompt as
+``compression_hook(policy, prompt=...)`` and it is counted with the messages (it is sent with
+them) and never changed or sent by the hook (LangGraph adds it). Without ``prompt=`` the
+threshold and the target are compared with the messages alone.
+
 **Compact once, then append.** The conversation's compaction state (see
 :func:`~agent_adapter.context.compress_for`) is keyed by the thread,
 ``config["configurable"]["thread_id"]`` (with the subgraph's path when the agent runs inside
@@ -36,11 +42,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_adapter._errors import MissingDependency
+from agent_adapter._errors import ConfigError, MissingDependency
 from agent_adapter.context import CompressionPolicy
 from agent_adapter.integrations._core import Compressor, OnReport, States, langgraph_thread
 
 try:
+    from langchain_core.messages import SystemMessage
     from langchain_core.runnables import RunnableConfig, RunnableLambda
 except ImportError as e:  # pragma: no cover - exercised without the extra
     raise MissingDependency("langchain-core", "langgraph", "compression_hook") from e
@@ -59,6 +66,7 @@ def compression_hook(
     model_max_tokens: int | None = None,
     on_report: OnReport | None = None,
     states: States = None,
+    prompt: str | SystemMessage | None = None,
 ) -> Any:
     """A ``pre_model_hook`` that sends the state's messages compressed with ``policy``.
 
@@ -72,14 +80,23 @@ def compression_hook(
             :func:`~agent_adapter.context.default_states`, a
             :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none (every
             call compresses the full history).
+        prompt: the agent's ``prompt=`` (a str or a ``SystemMessage``), counted with the
+            messages as the model is sent it before them; the hook never returns it
+            (``create_react_agent`` adds it). ``None``: the messages alone are counted.
 
     Returns:
         A ``RunnableLambda`` node returning ``{"llm_input_messages": [...]}``.
 
     Raises:
         ConfigError: ``policy`` is not a CompressionPolicy, or it is in percents and no window
-            is known; ``states`` is none of the above.
+            is known; ``states`` is none of the above; ``prompt`` is none of the above.
     """
+    if prompt is not None and not isinstance(prompt, str | SystemMessage):
+        raise ConfigError(
+            f"langgraph: prompt must be a str or a SystemMessage, got {type(prompt).__name__}"
+        )
+    # one object for every call, so the thread's remembered request keeps matching
+    head = [SystemMessage(content=prompt) if isinstance(prompt, str) else prompt] if prompt else []
     compressor = Compressor(
         policy,
         "langchain",
@@ -89,13 +106,26 @@ def compression_hook(
         states=states,
     )
 
+    def natives(state: Any) -> tuple[list[Any], list[Any]]:
+        """The state's messages, and what is compressed: the prompt before them."""
+        messages = _messages(state)
+        return messages, [*head, *messages] if head else messages
+
+    def sent(messages: list[Any], natives: list[Any], result: list[Any]) -> dict[str, Any]:
+        """The hook's update: ``result`` without the prompt (LangGraph adds it)."""
+        if result is natives:
+            return {"llm_input_messages": messages}
+        return {"llm_input_messages": result[len(head) :]}
+
     # RunnableLambda passes the run's config to a function with a ``config`` parameter
     def hook(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        thread = langgraph_thread(config)
-        return {"llm_input_messages": compressor.run_sync(_messages(state), conversation=thread)}
+        messages, sent_list = natives(state)
+        result = compressor.run_sync(sent_list, conversation=langgraph_thread(config))
+        return sent(messages, sent_list, result)
 
     async def ahook(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        thread = langgraph_thread(config)
-        return {"llm_input_messages": await compressor.run(_messages(state), conversation=thread)}
+        messages, sent_list = natives(state)
+        result = await compressor.run(sent_list, conversation=langgraph_thread(config))
+        return sent(messages, sent_list, result)
 
     return RunnableLambda(hook, afunc=ahook, name="agent_adapter_compression")

@@ -31,14 +31,18 @@ Importing this module registers the ``pydantic_ai`` format
 (:class:`~agent_adapter.integrations._pydantic_ai_format.PydanticAIConverter`), so
 ``compress_for(messages, policy)`` and ``check(messages)`` take pydantic-ai lists too.
 
-Example::
+Example (the README's integrations program runs it against the local test server)::
 
     from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
     from agent_adapter.context import CompressionPolicy
     from agent_adapter.integrations.pydantic_ai import compression_capability
 
     policy = CompressionPolicy(threshold_tokens=60_000, target_tokens=40_000)
-    agent = Agent("openai:gpt-4o", capabilities=[compression_capability(policy)])
+    model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="sk-..."))
+    agent = Agent(model, capabilities=[compression_capability(policy)])
 """
 
 from __future__ import annotations

@@ -225,10 +225,21 @@ class AnthropicModel(ProviderModel):
     async def _deltas(
         self, kwargs: dict[str, Any], state: StreamState
     ) -> AsyncIterator[StreamEvent]:
+        """The stream's deltas; the reply once ``message_stop`` arrived.
+
+        A Messages stream runs ``message_start``, each block's ``content_block_start`` /
+        ``_delta`` / ``_stop``, one or more ``message_delta``, and ends with
+        ``message_stop`` (the streaming guide, "Event types"). The SDK's
+        ``get_final_message()`` returns whatever had accumulated when the connection
+        closed (``stop_reason`` None), so without ``message_stop`` the reply is a fragment:
+        ``ModelOutputInvalid``.
+        """
         calls: dict[int, int] = {}
+        stopped = False
         async with self._client.messages.stream(**kwargs) as stream:
             async for event in stream:
                 kind = event.type
+                stopped = stopped or kind == "message_stop"
                 if kind == "content_block_start":
                     block = event.content_block
                     if block.type == "tool_use":
@@ -247,6 +258,15 @@ class AnthropicModel(ProviderModel):
                     elif delta.type == "signature_delta":
                         yield ThinkingDelta(signature=delta.signature)
             final = await stream.get_final_message()
+        if not stopped:
+            # a stream's last event is ``message_stop`` ("Streaming messages", event flow:
+            # message_start, content blocks, one or more message_delta, a final
+            # message_stop); the SDK's final message is then only what had arrived
+            raise ModelOutputInvalid(
+                "the stream ended without message_stop: the reply is incomplete",
+                provider=self.provider,
+                model=self.model,
+            )
         self._answered(kwargs)
         state.reply = self._parse(final)
 

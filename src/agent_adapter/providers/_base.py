@@ -290,6 +290,9 @@ class ProviderModel(ABC):
         holding what :meth:`generate` would have returned.
 
         Raises:
+            ModelOutputInvalid: also when the stream ends before the protocol's terminal
+                event (each adapter's ``_deltas`` names it): the text so far is a fragment,
+                neither returned nor billed.
             As :meth:`generate`, before or during the stream.
         """
         request = _checked(request)

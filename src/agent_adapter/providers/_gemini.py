@@ -230,6 +230,14 @@ class GeminiModel(ProviderModel):
     async def _deltas(
         self, kwargs: dict[str, Any], state: StreamState
     ) -> AsyncIterator[StreamEvent]:
+        """The stream's deltas; the reply once a candidate carried its ``finishReason``.
+
+        ``streamGenerateContent`` sends whole ``GenerateContentResponse`` objects with no
+        end marker of its own; the last one's candidate carries ``finishReason`` (API
+        reference, ``Candidate.finishReason``: "If empty, the model has not stopped
+        generating the tokens"). A stream that ends without one was cut off:
+        ``ModelOutputInvalid``.
+        """
         parts: list[Any] = []
         usage: Any = None
         reason = ""
@@ -258,6 +266,16 @@ class GeminiModel(ProviderModel):
                     elif part.text:
                         yield TextDelta(text=part.text)
                     _append(parts, part)
+        if not reason:
+            # the last response of a stream carries the candidate's finishReason (API
+            # reference, Candidate.finishReason: "If empty, the model has not stopped
+            # generating tokens"); a stream that ends without one was cut off mid-reply
+            raise ModelOutputInvalid(
+                "the stream ended without a candidate holding finishReason: the reply is "
+                "incomplete",
+                provider=self.provider,
+                model=self.model,
+            )
         message = self._message(_Content(parts))
         state.reply = Parsed(
             message=message,

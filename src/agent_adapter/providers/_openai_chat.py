@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any, Literal
 
-from agent_adapter._errors import ConfigError, ModelError
+from agent_adapter._errors import ConfigError, ModelError, ModelOutputInvalid
 from agent_adapter._messages import Message, TextPart, ThinkingPart
 from agent_adapter._model import (
     FinishReason,
@@ -226,6 +226,14 @@ class OpenAIChatModel(ProviderModel):
     async def _deltas(
         self, kwargs: dict[str, Any], state: StreamState
     ) -> AsyncIterator[StreamEvent]:
+        """The stream's deltas; the reply once a chunk carried its ``finish_reason``.
+
+        A Chat Completions stream ends with a chunk whose ``finish_reason`` is set (null on
+        every chunk before it), the usage chunk when asked for, then ``data: [DONE]`` (API
+        reference, "The chat completion chunk object" and "Streaming"). The SDK ends its
+        iteration quietly when the connection closes before that, so a stream without a
+        finish reason is a cut-off reply: ``ModelOutputInvalid``, not a short answer.
+        """
         kwargs = {**kwargs, "stream": True}
         kwargs.setdefault("stream_options", {"include_usage": True})
         text: list[str] = []
@@ -263,6 +271,18 @@ class OpenAIChatModel(ProviderModel):
                     slot["arguments"] += piece
                     yield ToolCallDelta(index=call.index, id=call.id, name=name, arguments=piece)
                 finish = choice.finish_reason or finish
+        if finish is None:
+            # a stream always ends with a chunk whose finish_reason is set, then
+            # ``data: [DONE]`` (API reference, "The chat completion chunk object":
+            # ``finish_reason`` "The reason the model stopped generating tokens", null on
+            # every chunk before it; "Streaming": "terminated by a data: [DONE] message").
+            # Without it the connection dropped mid-reply: the text is a fragment.
+            raise ModelOutputInvalid(
+                "the stream ended without a chunk holding finish_reason: the reply is "
+                f"incomplete ({len(''.join(text))} characters received)",
+                provider=self.provider,
+                model=self.model,
+            )
         native: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
         if calls:
             native["tool_calls"] = [

@@ -125,6 +125,13 @@ class Reply:
             ``data: {"error": ...}`` line. A non-streaming request gets the HTTP error.
         body: the raw text of a malformed reply.
         chunk_size: characters per text / arguments delta when streaming.
+        truncated: a streamed message ends (the connection closes cleanly, status 200) after
+            its content deltas, without the protocol's terminal events: Chat Completions no
+            chunk with a ``finish_reason``, no usage chunk and no ``data: [DONE]``; Responses
+            no ``response.completed``; Anthropic no ``content_block_stop`` of the last block,
+            ``message_delta`` or ``message_stop``; Gemini no response carrying
+            ``finishReason`` and the usage (what a dropped proxy connection or a server
+            killed mid-reply looks like). A non-streaming request gets the whole body.
     """
 
     kind: ReplyKind = "message"
@@ -146,6 +153,7 @@ class Reply:
     in_stream: bool = False
     body: str = '{"id": "broken", "choices": [{"index": 0, "message": {"role": '
     chunk_size: int = 8
+    truncated: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:

@@ -90,7 +90,8 @@ def anthropic_stream(reply: Reply, request: dict[str, Any], n: int, usage: WireU
     emit("message_start", message=_message(request, n, usage))
     emit("ping")
     calls = iter(reply.tool_calls)
-    for index, block in enumerate(_blocks(reply)):
+    blocks = _blocks(reply)
+    for index, block in enumerate(blocks):
         if block["type"] == "thinking":
             start = {"type": "thinking", "thinking": "", "signature": ""}
             emit("content_block_start", index=index, content_block=start)
@@ -122,7 +123,11 @@ def anthropic_stream(reply: Reply, request: dict[str, Any], n: int, usage: WireU
                     index=index,
                     delta={"type": "input_json_delta", "partial_json": piece},
                 )
+        if reply.truncated and index == len(blocks) - 1:
+            return frames
         emit("content_block_stop", index=index)
+    if reply.truncated:
+        return frames
     emit(
         "message_delta",
         delta={"stop_reason": _STOP[reply.finish], "stop_sequence": None},

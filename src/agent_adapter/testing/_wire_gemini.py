@@ -76,4 +76,6 @@ def gemini_stream(reply: Reply, model: str, n: int, usage: WireUsage) -> list[st
         _response(reply, model, n, parts, usage if i == len(pieces) - 1 else None)
         for i, parts in enumerate(pieces)
     ]
+    if reply.truncated:  # the last response carries finishReason and the usage
+        frames = frames[:-1]
     return [sse(frame).replace("\n\n", "\r\n\r\n") for frame in frames]

@@ -127,6 +127,8 @@ def chat_stream(reply: Reply, request: dict[str, Any], n: int, usage: WireUsage)
         frames.append(chunk({"tool_calls": [head]}))
         for piece in chunks(call.arguments, reply.chunk_size):
             frames.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
+    if reply.truncated:
+        return frames
     frames.append(chunk({}, _CHAT_FINISH[reply.finish]))
     if usage_wanted:
         frames.append(sse({**base, "choices": [], "usage": _chat_usage(usage, request)}))
@@ -282,6 +284,8 @@ def responses_stream(reply: Reply, request: dict[str, Any], n: int, usage: WireU
         item = _call_item(reply, n, i, call.arguments, "completed")
         emit("response.output_item.done", output_index=index, item=item)
         output.append(item)
+    if reply.truncated:
+        return frames
     status = _final_status(reply)
     final = "response.incomplete" if status == "incomplete" else "response.completed"
     emit(final, response=_response(reply, request, n, status, output, usage))

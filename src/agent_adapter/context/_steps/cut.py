@@ -12,9 +12,27 @@ from agent_adapter.context._steps._base import (
     StepContext,
     first_non_system,
 )
-from agent_adapter.context._text import Keep, fit_message
+from agent_adapter.context._text import _MARKER, Keep, fit_message
 
 __all__ = ["CutLongMessages"]
+
+#: A cut stands only when the text it removes is at least this many times as long as the
+#: marker it adds: a cut whose marker is about as long as what went saves nothing worth the
+#: loss (the one-line text of a message that its tool call makes long).
+_MIN_CUT_RATIO = 4
+
+
+def _marker_chars(text: str) -> int:
+    """Characters of the cut markers in ``text``, with the line break each stands on."""
+    return sum(len(m.group(0)) + 1 for m in _MARKER.finditer(text))
+
+
+def _worth_cutting(before: Message, after: Message) -> bool:
+    """Whether ``after``, ``before`` with its text cut, removes at least
+    ``_MIN_CUT_RATIO`` times the characters its new marker adds."""
+    marker = max(0, _marker_chars(after.text) - _marker_chars(before.text))
+    removed = len(before.text) - len(after.text) + marker
+    return removed >= _MIN_CUT_RATIO * marker
 
 
 @dataclass(kw_only=True)
@@ -27,6 +45,10 @@ class CutLongMessages(BaseCompressionStep):
     src/_pytest/main.py, TypeError: unsupported operand ...]``. The names count against
     max_tokens_per_message. With include_system_prompt=True, an unpinned system message is
     cut too, after the others.
+
+    A cut is made only when it removes at least four times the characters of the marker it
+    adds: a message long for its tool call, with one short line of text, keeps that line
+    (cutting 41 characters for a 27-character marker saves nothing).
 
     The first ``keep_first`` non-system messages (the task statement) are never cut, as
     ``RemoveOldMessages(keep_first=1)`` never drops them: the task is what the agent still
@@ -81,7 +103,7 @@ class CutLongMessages(BaseCompressionStep):
             if before <= self.max_tokens_per_message:
                 continue
             cut = fit_message(m, self.max_tokens_per_message, context.message_tokens, self.keep)
-            if cut is not m:
+            if cut is not m and _worth_cutting(m, cut):
                 out[i] = cut
                 total += context.message_tokens(cut) - before
         return out

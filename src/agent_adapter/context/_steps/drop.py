@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -24,6 +26,15 @@ _NO_CLIP = (1 << 62, 0)
 #: Distinct names a note's scan collects at most (the rest are counted).
 _NOTE_NAMES = 256
 _MORE = re.compile(r"\A\+(\d+) more\Z")
+#: Notes remembered: (ids of the run, ids of the kept messages, bound) -> (the run and kept
+#: messages, held so their ids stay theirs, and the note's text). The same drop, in the
+#: next settling round, pass or call, builds nothing again.
+_NOTES: OrderedDict[
+    tuple[tuple[int, ...], tuple[int, ...], int],
+    tuple[tuple[Message, ...], tuple[Message, ...], str],
+] = OrderedDict()
+_NOTES_MAX = 16
+_NOTES_LOCK = threading.Lock()
 
 
 def _text(m: Message) -> str:
@@ -32,6 +43,29 @@ def _text(m: Message) -> str:
         return m.text
     calls = "\n".join(f"{c.name} {c.arguments}" for c in m.tool_calls)
     return f"{m.text}\n{calls}" if m.text else calls
+
+
+def _remembered_note(
+    run: Sequence[Message],
+    kept: tuple[Message, ...],
+    kept_text: Callable[[], str],
+    max_chars: int,
+) -> Message:
+    """:func:`_note` of ``run`` against the ``kept`` messages (``kept_text()``: their text,
+    joined only when the note is not remembered)."""
+    key = (tuple(map(id, run)), tuple(map(id, kept)), max_chars)
+    with _NOTES_LOCK:
+        hit = _NOTES.get(key)
+        if hit is not None:
+            _NOTES.move_to_end(key)
+    if hit is not None:
+        return Message("user", hit[2])
+    note = _note(run, kept_text(), max_chars)
+    with _NOTES_LOCK:
+        _NOTES[key] = (tuple(run), kept, note.text)
+        while len(_NOTES) > _NOTES_MAX:
+            _NOTES.popitem(last=False)
+    return note
 
 
 def _note(run: Sequence[Message], kept: str, max_chars: int) -> Message:
@@ -82,8 +116,13 @@ class RemoveOldMessages(BaseCompressionStep):
     the run held that the kept messages do not show, within 5% of the target (60 to 600
     tokens), ``+N more`` counting the rest. The note counts against the target. A later
     compression that drops a note folds it into the new run's note (one note a run, never one
-    a round). A user message is what every provider accepts there: the Messages API combines
-    it with an adjacent user turn, Chat Completions and Gemini take consecutive user turns.
+    a round). Every dropped run leaves its note: when the names do not fit, the note is bare
+    (the count alone); when even bare notes do not fit the target (nothing more may go), they
+    stay and the list ends over the target by their size (``reached_target`` is then
+    ``False`` and ``tokens_after`` shows by how much), and a drop whose bare notes would cost
+    more than it frees does not happen at all. A user message is what every provider accepts
+    there: the Messages API combines it with an adjacent user turn, Chat Completions and
+    Gemini take consecutive user turns.
 
     Args:
         keep_first: the first this many non-system messages stay (the task statement).
@@ -158,14 +197,17 @@ class RemoveOldMessages(BaseCompressionStep):
                 break
         if not context.under_target(total):
             return out  # over the target even without notes: they cost nothing that helps
-        # nothing more to drop and the notes are what is over: shorter notes, bare ones, none
+        # nothing more to drop and the notes are what is over: shorter notes, then bare ones
+        # (the count alone), which stay even over the target: a run never goes unrecorded
         slack = context.target_tokens - total
         for short in (4 * slack - 80, 0):
             if short >= 0:
                 out = self._with_notes(messages, drop, short, opener, foldable)
                 if context.under_target(context.tokens(out)):
                     return out
-        return [m for i, m in enumerate(messages) if i not in drop]
+        # over the target by the bare notes: kept when dropping still frees tokens (the report
+        # shows the miss: reached_target False), else nothing is dropped at all
+        return out if context.tokens(out) < context.tokens(messages) else messages
 
     @staticmethod
     def _with_notes(
@@ -183,7 +225,14 @@ class RemoveOldMessages(BaseCompressionStep):
             more = {i for i in foldable - drop if i - 1 in drop or i + 1 in drop}
             grown = bool(more)
             drop |= more
-        kept = "\n".join(_text(m) for i, m in enumerate(messages) if i not in drop)
+        kept = tuple(m for i, m in enumerate(messages) if i not in drop)
+        joined: list[str] = []
+
+        def kept_text() -> str:
+            if not joined:
+                joined.append("\n".join(map(_text, kept)))
+            return joined[0]
+
         late = [m for i, m in enumerate(messages) if i in drop and i > opener]
         out: list[Message] = []
         run: list[Message] = []
@@ -199,11 +248,11 @@ class RemoveOldMessages(BaseCompressionStep):
                 run = []
                 at_opener = len(out)
             if run:
-                out.append(_note(run, kept, chars))
+                out.append(_remembered_note(run, kept, kept_text, chars))
                 run = []
             out.append(m)
         if run:
-            out.append(_note(run, kept, chars))
+            out.append(_remembered_note(run, kept, kept_text, chars))
         if late:
-            out.insert(at_opener, _note(late, kept, chars))
+            out.insert(at_opener, _remembered_note(late, kept, kept_text, chars))
         return out

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter.context._provenance import text_only_change, trace
+from agent_adapter.context.formats import _memo
+from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter, Pinned
+from agent_adapter.context.formats._carrier import split_carrier
+from agent_adapter.context.formats._chat import ChatConverter
+from agent_adapter.context.formats._openai import OpenAIChatConverter
+from agent_adapter.context.formats._responses_items import check_one_api, classify
 
 __all__ = ["Conversion"]
 
@@ -33,10 +41,10 @@ class Conversion(Generic[T]):
         pinned: Pinned | None = None,
     ) -> None:
         self._natives = natives
-        converter = converter.bind(natives)
-        self._converter = converter
-        self.format = converter.name
-        self.messages, self._ranges, members = converter.load_grouped(natives)
+        bound = converter.bind(natives)
+        self._converter = bound
+        self.format = bound.name
+        self.messages, self._ranges, members = _load_grouped(converter, bound, natives)
         #: leader index -> the indexes of its members, in order
         self._groups: dict[int, list[int]] = {}
         for member, leader in sorted(members.items()):
@@ -171,3 +179,158 @@ def _next_known(items: Sequence[Any], pos: dict[int, int], default: int) -> list
         j = pos.get(id(items[k]))
         out[k] = j if j is not None else out[k + 1]
     return out
+
+
+# ----------------------------------------------------------------------------- loads remembered
+
+#: Natives whose messages are remembered, and how deep a native is copied to compare it.
+_LOADS = 4096
+_DEPTH = 32
+_UNFIT = object()
+_LEAVES = frozenset({str, int, float, bool, bytes, type(None)})
+_CHAT = ChatConverter()
+
+
+def _frozen(value: Any, depth: int = 0) -> Any:
+    """A copy of ``value``'s dicts, lists and tuples sharing its leaves (strings, numbers),
+    to tell later whether the native was edited anywhere inside; ``_UNFIT`` for anything
+    else (an object whose edits a copy would not show) or a nesting deeper than ``_DEPTH``."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    if depth >= _DEPTH:
+        return _UNFIT
+    if kind is dict:
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            f = _frozen(v, depth + 1)
+            if f is _UNFIT:
+                return _UNFIT
+            out[k] = f
+        return out
+    if kind is list or kind is tuple:
+        items = [_frozen(v, depth + 1) for v in value]
+        if any(f is _UNFIT for f in items):
+            return _UNFIT
+        return items if kind is list else tuple(items)
+    return _UNFIT
+
+
+def _containers(value: Any, out: list[Any]) -> list[Any]:
+    """Every dict, list and tuple inside ``value`` (itself included), in order: a native whose
+    containers are no longer these very objects (a block replaced by an equal one) is loaded
+    again, since its messages may hold its parts (a thinking block goes back as the caller's
+    own object)."""
+    kind = type(value)
+    if kind is dict:
+        out.append(value)
+        for v in value.values():
+            if type(v) not in _LEAVES:
+                _containers(v, out)
+    elif kind is list or kind is tuple:
+        out.append(value)
+        for v in value:
+            if type(v) not in _LEAVES:
+                _containers(v, out)
+    return out
+
+
+class _Loads:
+    """The messages of single dict natives, by the native's identity, while the native equals
+    the copy made when it was loaded (:func:`_frozen`: an edit anywhere inside it, nested or
+    not, loads it again). Leaves are shared with the native, so the check is a C-level
+    comparison that mostly compares identities. An LRU of at most :data:`_LOADS` natives,
+    holding them (an ``id`` is not reused while remembered)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: OrderedDict[
+            tuple[str, int], tuple[Any, Any, tuple[Any, ...], tuple[Message, ...]]
+        ] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, kind: str, native: Any) -> tuple[Message, ...] | None:
+        key = (kind, id(native))
+        entry = self.entries.get(key)
+        if entry is None or entry[0] is not native:
+            return None
+        try:
+            same = bool(native == entry[1])
+        except Exception:  # a value whose == is not a bool
+            same = False
+        if not same:
+            return None
+        now = _containers(native, [])
+        if len(now) != len(entry[2]) or not all(a is b for a, b in zip(now, entry[2], strict=True)):
+            return None
+        with self.lock:
+            if key in self.entries:
+                self.entries.move_to_end(key)
+        return entry[3]
+
+    def put(self, kind: str, native: Any, messages: tuple[Message, ...]) -> None:
+        frozen = _frozen(native)
+        if frozen is _UNFIT:
+            return
+        with self.lock:
+            held = tuple(_containers(native, []))
+            self.entries[(kind, id(native))] = (native, frozen, held, messages)
+            self.entries.move_to_end((kind, id(native)))
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every load (tests)."""
+        with self.lock:
+            self.entries.clear()
+
+
+_REMEMBERED = _Loads(_LOADS)
+
+
+def _loader(
+    converter: Converter[Any], bound: Converter[Any]
+) -> tuple[str, Callable[[Any, int], list[Message]]] | None:
+    """The kind and per-native ``load`` of a conversion whose natives load one by one with no
+    groups (Anthropic; Chat Completions, as ``openai`` lists without Responses items), for
+    the library's own converters only; ``None`` for any other."""
+    if type(converter) is AnthropicConverter:
+        return "anthropic", converter.load
+    if type(bound) is ChatConverter:
+        return "chat", bound.load
+    if type(converter) is OpenAIChatConverter and bound is converter:
+        return "chat", _CHAT.load  # as OpenAIChatConverter.load_grouped loads such a list
+    return None
+
+
+def _load_grouped(
+    converter: Converter[Any], bound: Converter[Any], natives: Sequence[Any]
+) -> tuple[list[Message], list[tuple[int, int]], dict[int, int]]:
+    """``bound.load_grouped(natives)``, with the messages of dict natives loaded before (and
+    unchanged since, anywhere inside) reused: a list compressed again (the next call, the
+    list ``compress_for`` just loaded through its memo for the threshold check) is not
+    converted again, and its messages being the same objects, their token counts and
+    digests stay remembered. A native given twice in one list is loaded again for its second
+    place (a conversion holds one message object a place)."""
+    how = _loader(converter, bound) if _memo.enabled() else None
+    if how is None or not isinstance(natives, list | tuple):
+        return bound.load_grouped(natives)
+    kind, load = how
+    if kind == "chat":
+        check_one_api([classify(split_carrier(n)[0]) for n in natives])
+    messages: list[Message] = []
+    ranges: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    memo = _REMEMBERED
+    for i, native in enumerate(natives):
+        start = len(messages)
+        twice = id(native) in seen
+        got = None if twice or type(native) is not dict else memo.get(kind, native)
+        if got is None:
+            got = tuple(load(native, i))
+            if not twice and type(native) is dict:
+                memo.put(kind, native, got)
+        seen.add(id(native))
+        messages.extend(got)
+        ranges.append((start, len(messages)))
+    return messages, ranges, {}

@@ -71,7 +71,7 @@ from agent_adapter.context.formats._responses import (
     is_call,
 )
 
-__all__ = ["Snap", "disabled", "load_messages", "loaded_prefix", "scan", "snapshot"]
+__all__ = ["Snap", "disabled", "enabled", "load_messages", "loaded_prefix", "scan", "snapshot"]
 
 #: Lists remembered (over all purposes), and the longest list worth remembering.
 _LISTS = 8
@@ -85,6 +85,11 @@ _TAIL = 2
 
 _enabled = True
 _lock = threading.Lock()
+
+
+def enabled() -> bool:
+    """False within :func:`disabled` (nothing is remembered or reused)."""
+    return _enabled
 
 
 @contextmanager

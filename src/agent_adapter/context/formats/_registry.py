@@ -119,15 +119,25 @@ def _detect(messages: Sequence[Any], snap: Snap | None) -> str:
             return name
     if all(map(isinstance, messages, repeat(Message))):
         return "agent_adapter"
-    sure = scan(messages, _sure_kinds, snap)
+    kinds = scan(messages, _sure_kinds, snap)
+    sure = {k for k in kinds if not k.startswith(_NOT)}
     if len(sure) > 1:
         raise ConfigError(f"messages mix formats: {sorted(sure)}")
-    return sure.pop() if sure else "openai"
+    name = sure.pop() if sure else "openai"
+    if _NOT + name in kinds:
+        raise _not_all(messages, name)
+    return name
+
+
+#: A mark in :func:`_sure_kinds`' result: ``_NOT + name`` when some item is no message of
+#: the format ``name`` at all (a plain ``{"role", "content"}`` dict in a Gemini list: only
+#: the Gemini items are sure, and the chat message would load as an empty one).
+_NOT = "!"
 
 
 def _sure_kinds(items: Sequence[Any], offset: int) -> set[str]:
     """The built-in formats each of ``items`` is sure to be (``items`` start at ``offset``
-    of the caller's list).
+    of the caller's list), and ``_NOT + name`` for each format some item is not.
 
     Raises:
         ConfigError: an item is a message of no known format (naming its index).
@@ -140,8 +150,27 @@ def _sure_kinds(items: Sequence[Any], offset: int) -> set[str]:
                 f"messages[{i}] ({type(item).__name__}) is not a message of any known format "
                 f"{FORMATS}"
             )
-        sure.update(name for name, k in kinds.items() if k == "sure")
+        sure.update(
+            name if k == "sure" else _NOT + name for name, k in kinds.items() if k != "maybe"
+        )
     return sure
+
+
+def _not_all(messages: Sequence[Any], name: str) -> ConfigError:
+    """The error for a list detected as ``name`` holding an item that is no ``name``
+    message: it names both formats and both items (the error path: a rescan is fine)."""
+    converter = _CONVERTERS[name]
+    where = next((i for i, item in enumerate(messages) if converter.kind(item) == "sure"), None)
+    for i, item in enumerate(messages):
+        if converter.kind(item) is None:
+            others = [n for n, c in _CONVERTERS.items() if n != name and c.kind(item)]
+            seen = f"messages[{where}] is {name}" if where is not None else f"format {name}"
+            return ConfigError(
+                f"messages mix formats: {seen}, messages[{i}] is not a {name} message but "
+                f"{' or '.join(others)}; convert the list to one format, or pass format= "
+                "explicitly"
+            )
+    return ConfigError(f"messages mix formats: not every item is a {name} message")
 
 
 def convert(
