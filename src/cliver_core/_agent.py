@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from agent_adapter import ConfigError, Message
-from cliver_core._bindings import ModelBindings
 from cliver_core._candidates import CandidateSelector, Offer, ToolSelector, gather, narrowing
 from cliver_core._compaction import validate_history
 from cliver_core._embedded_api import EmbeddedModelsMixin
@@ -23,6 +22,7 @@ from cliver_core._errors import CapabilityNotSupported
 from cliver_core._events import EventHandler
 from cliver_core._format import from_message
 from cliver_core._messages import CLIverMessage, CLIverMessageChunk, CLIverResponse
+from cliver_core._model_bindings import ModelBindings
 from cliver_core._run import Compactor, PermissionCallback, Run, RunSpec
 from cliver_core._skills import Skill, SkillError, SkillManager, SkillNotFoundError
 from cliver_core._structured import OutputSpec

@@ -25,7 +25,8 @@ from cliver_core.media_jobs import MediaJob
 from cliver_core.provider import EmbeddingsResult, RerankItem
 
 if TYPE_CHECKING:
-    from cliver_core._bindings import ModelBinding, ModelBindings
+    from cliver_core._bindings import ModelBinding
+    from cliver_core._model_bindings import ModelBindings
 
 __all__ = ["EmbeddedModelsMixin"]
 

@@ -8,7 +8,8 @@ failover chain), :data:`PURPOSES` and :class:`~cliver_core.CapabilityNotSupporte
 provider may be and what is out of scope.
 """
 
-from cliver_core._bindings import PROTOCOLS, PURPOSES, ModelBinding, ModelBindings
+from cliver_core._bindings import PROTOCOLS, PURPOSES, ModelBinding
 from cliver_core._errors import CapabilityNotSupported
+from cliver_core._model_bindings import ModelBindings
 
 __all__ = ["PROTOCOLS", "PURPOSES", "CapabilityNotSupported", "ModelBinding", "ModelBindings"]
