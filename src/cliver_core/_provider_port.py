@@ -59,8 +59,9 @@ from agent_adapter import (
 )
 from agent_adapter import ToolCall as AAToolCall
 from agent_adapter._model import JsonSchema
-from agent_adapter._run import emit_event, record_call
+from agent_adapter._run import record_call
 from agent_adapter.context import RerankResult
+from agent_adapter.providers._base import Parsed, call_failed, call_finished, call_started
 from cliver_core._errors import CapabilityNotSupported
 from cliver_core._format import from_message, to_messages
 from cliver_core._messages import CLIverMessage, CLIverMessageChunk, CLIverResponse, UsageInfo
@@ -282,65 +283,6 @@ class ProviderPort:
         )
         return Message("assistant", "".join(text), tool_calls=tool_calls)
 
-    # -- events, ledger --------------------------------------------------------------------
-
-    async def _started(self, request: ModelRequest) -> float:
-        await emit_event(
-            request.ctx,
-            "model.request",
-            provider=self.provider,
-            model=self.model,
-            stage=request.stage,
-            messages=len(request.messages),
-        )
-        return time.perf_counter()
-
-    async def _failed(self, request: ModelRequest, error: BaseException, start: float) -> None:
-        await emit_event(
-            request.ctx,
-            "model.error",
-            provider=self.provider,
-            model=self.model,
-            stage=request.stage,
-            error=type(error).__name__,
-            seconds=time.perf_counter() - start,
-        )
-
-    async def _finished(
-        self, request: ModelRequest, message: Message, usage: Usage, raw: Any, start: float
-    ) -> ModelResponse:
-        seconds = time.perf_counter() - start
-        cost = record_call(
-            request.ctx,
-            provider=self.provider,
-            model=self.model,
-            stage=request.stage,
-            usage=usage,
-            seconds=seconds,
-        )
-        finish: FinishReason = "tool_calls" if message.tool_calls else "stop"
-        response = ModelResponse(
-            message=message,
-            usage=usage,
-            cost_usd=cost,
-            model=self.model,
-            provider=self.provider,
-            finish_reason=finish,
-            raw=raw,
-        )
-        await emit_event(
-            request.ctx,
-            "model.response",
-            provider=self.provider,
-            model=self.model,
-            stage=request.stage,
-            usage=usage,
-            cost_usd=cost,
-            seconds=seconds,
-            finish_reason=finish,
-        )
-        return response
-
     # -- LLMPort ---------------------------------------------------------------------------
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
@@ -352,7 +294,7 @@ class ProviderPort:
                 ``CLIverResponse``.
         """
         cliver = self.cliver_request(request)
-        start = await self._started(request)
+        start = await call_started(self, request)
         try:
             response = await self.target.chat(cliver)
             message, usage = self._message(response)
@@ -360,11 +302,11 @@ class ProviderPort:
             error = _translate(e, self.provider, self.model)
             if error is None:
                 raise
-            await self._failed(request, error, start)
+            await call_failed(self, request, error, start)
             if error is e:
                 raise
             raise error from e
-        return await self._finished(request, message, usage, response, start)
+        return await call_finished(self, request, _reply(message, usage, response), start)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The provider's ``stream`` as deltas, then one usage event and the
@@ -374,7 +316,7 @@ class ProviderPort:
             As :meth:`generate`, before or during the stream.
         """
         cliver = self.cliver_request(request)
-        start = await self._started(request)
+        start = await call_started(self, request)
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         native: dict[str, Any] | None = None
@@ -421,7 +363,7 @@ class ProviderPort:
             error = _translate(e, self.provider, self.model)
             if error is None:
                 raise
-            await self._failed(request, error, start)
+            await call_failed(self, request, error, start)
             if error is e:
                 raise
             raise error from e
@@ -429,7 +371,7 @@ class ProviderPort:
             close = getattr(chunks, "aclose", None)
             if close is not None:
                 await close()
-        response = await self._finished(request, message, usage, native, start)
+        response = await call_finished(self, request, _reply(message, usage, native), start)
         yield UsageEvent(usage=response.usage)
         yield StreamEnd(response=response)
 
@@ -541,3 +483,9 @@ class ProviderReranker:
             seconds=time.perf_counter() - start,
         )
         return RerankResult(scores=[s for s in scores if s is not None])
+
+
+def _reply(message: Message, usage: Usage, raw: Any) -> Parsed:
+    """A user provider's reply as the providers' parsed reply (finish: its calls or stop)."""
+    finish: FinishReason = "tool_calls" if message.tool_calls else "stop"
+    return Parsed(message=message, usage=usage, finish_reason=finish, raw=raw)

@@ -46,7 +46,10 @@ __all__ = [
     "Parsed",
     "ProviderModel",
     "StreamState",
+    "call_failed",
+    "call_finished",
     "call_parameters",
+    "call_started",
     "checked_options",
     "import_sdk",
     "sdk_options",
@@ -272,7 +275,7 @@ class ProviderModel(ABC):
         """
         request = _checked(request)
         kwargs = self._request(request)
-        start = await self._started(request)
+        start = await call_started(self, request)
         try:
             raw = await self._send(kwargs)
             reply = self._parse(raw)
@@ -280,9 +283,9 @@ class ProviderModel(ABC):
             error = self._translate(e)
             if error is None:
                 raise
-            await self._failed(request, error, start)
+            await call_failed(self, request, error, start)
             raise error from e
-        return await self._finished(request, reply, start)
+        return await call_finished(self, request, reply, start)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The reply as events: text, thinking and tool-call deltas, one
@@ -297,7 +300,7 @@ class ProviderModel(ABC):
         """
         request = _checked(request)
         kwargs = self._request(request)
-        start = await self._started(request)
+        start = await call_started(self, request)
         state = StreamState()
         try:
             async for event in self._deltas(kwargs, state):
@@ -312,11 +315,11 @@ class ProviderModel(ABC):
             error = self._translate(e)
             if error is None:
                 raise
-            await self._failed(request, error, start)
+            await call_failed(self, request, error, start)
             if error is e:
                 raise
             raise error from e
-        response = await self._finished(request, state.reply, start)
+        response = await call_finished(self, request, state.reply, start)
         yield UsageEvent(usage=response.usage)
         yield StreamEnd(response=response)
 
@@ -341,60 +344,70 @@ class ProviderModel(ABC):
             return ModelOutputInvalid(f"unusable reply: {type(e).__name__}: {e}", **where)
         return ModelError(f"{type(e).__name__}: {e}", **where)
 
-    async def _started(self, request: ModelRequest) -> float:
-        await emit_event(
-            request.ctx,
-            "model.request",
-            provider=self.provider,
-            model=self.model,
-            stage=request.stage,
-            messages=len(request.messages),
-        )
-        return time.perf_counter()
 
-    async def _failed(self, request: ModelRequest, error: ModelError, start: float) -> None:
-        await emit_event(
-            request.ctx,
-            "model.error",
-            provider=self.provider,
-            model=self.model,
-            stage=request.stage,
-            error=type(error).__name__,
-            seconds=time.perf_counter() - start,
-        )
+async def call_started(port: Any, request: ModelRequest) -> float:
+    """The ``model.request`` event of a call by ``port`` (its ``provider`` and ``model``);
+    the call's start time."""
+    await emit_event(
+        request.ctx,
+        "model.request",
+        provider=port.provider,
+        model=port.model,
+        stage=request.stage,
+        messages=len(request.messages),
+    )
+    return time.perf_counter()
 
-    async def _finished(self, request: ModelRequest, reply: Parsed, start: float) -> ModelResponse:
-        seconds = time.perf_counter() - start
-        model = reply.model or self.model
-        cost = record_call(
-            request.ctx,
-            provider=self.provider,
-            model=model,
-            stage=request.stage,
-            usage=reply.usage,
-            seconds=seconds,
-        )
-        response = ModelResponse(
-            message=reply.message,
-            usage=reply.usage,
-            cost_usd=cost,
-            model=model,
-            provider=self.provider,
-            finish_reason=reply.finish_reason,
-            raw=reply.raw,
-        )
-        await emit_event(
-            request.ctx,
-            "model.response",
-            provider=self.provider,
-            model=model,
-            stage=request.stage,
-            usage=reply.usage,
-            cost_usd=cost,
-            seconds=seconds,
-            finish_reason=reply.finish_reason,
-        )
-        return response
+
+async def call_failed(port: Any, request: ModelRequest, error: BaseException, start: float) -> None:
+    """The ``model.error`` event of a failed call by ``port``."""
+    await emit_event(
+        request.ctx,
+        "model.error",
+        provider=port.provider,
+        model=port.model,
+        stage=request.stage,
+        error=type(error).__name__,
+        seconds=time.perf_counter() - start,
+    )
+
+
+async def call_finished(
+    port: Any, request: ModelRequest, reply: Parsed, start: float
+) -> ModelResponse:
+    """A call's :class:`~agent_adapter.ModelResponse`: priced and recorded in the ledger,
+    with its ``model.response`` event."""
+    seconds = time.perf_counter() - start
+    model = reply.model or port.model
+    cost = record_call(
+        request.ctx,
+        provider=port.provider,
+        model=model,
+        stage=request.stage,
+        usage=reply.usage,
+        seconds=seconds,
+    )
+    response = ModelResponse(
+        message=reply.message,
+        usage=reply.usage,
+        cost_usd=cost,
+        model=model,
+        provider=port.provider,
+        finish_reason=reply.finish_reason,
+        raw=reply.raw,
+    )
+    await emit_event(
+        request.ctx,
+        "model.response",
+        provider=port.provider,
+        model=model,
+        stage=request.stage,
+        usage=reply.usage,
+        cost_usd=cost,
+        seconds=seconds,
+        finish_reason=reply.finish_reason,
+    )
+    return response
 
 
 def _checked(request: Any) -> ModelRequest:
