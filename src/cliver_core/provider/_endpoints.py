@@ -133,7 +133,48 @@ def _endpoint(
     return JsonEndpoint(api_key=api_key, base_url=base_url, provider=provider)
 
 
-class OpenAIEmbeddings:
+class _EndpointModel:
+    """What an embeddings and a rerank endpoint share: the model on one server, the body
+    fields of every call, and the fields a cache keys on."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        path: str,
+        provider: str,
+        options: Mapping[str, Any] | None,
+        endpoint: JsonEndpoint | None,
+    ) -> None:
+        if not isinstance(model, str) or not model:
+            raise ConfigError(f"{type(self).__name__}: model must be a non-empty str")
+        self.model = model
+        self.provider = provider
+        self.path = path
+        self.options = dict(options or {})
+        self.endpoint = _endpoint(endpoint, api_key, base_url, provider)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, provider={self.provider!r})"
+
+    def cache_key_fields(self) -> Mapping[str, Any]:
+        """Provider, model, server and options: what changes the results."""
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": self.endpoint.base_url,
+            "path": self.path,
+            "options": dict(self.options),
+        }
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of this event loop."""
+        await self.endpoint.aclose()
+
+
+class OpenAIEmbeddings(_EndpointModel):
     """An OpenAI-compatible embeddings endpoint as an
     :class:`~agent_adapter.context.EmbeddingPort`.
 
@@ -159,26 +200,15 @@ class OpenAIEmbeddings:
         options: Mapping[str, Any] | None = None,
         endpoint: JsonEndpoint | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model:
-            raise ConfigError("OpenAIEmbeddings: model must be a non-empty str")
-        self.model = model
-        self.provider = provider
-        self.path = path
-        self.options = dict(options or {})
-        self.endpoint = _endpoint(endpoint, api_key, base_url, provider)
-
-    def __repr__(self) -> str:
-        return f"OpenAIEmbeddings({self.model!r}, provider={self.provider!r})"
-
-    def cache_key_fields(self) -> Mapping[str, Any]:
-        """Provider, model, server and options: what changes the vectors."""
-        return {
-            "provider": self.provider,
-            "model": self.model,
-            "base_url": self.endpoint.base_url,
-            "path": self.path,
-            "options": dict(self.options),
-        }
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            path=path,
+            provider=provider,
+            options=options,
+            endpoint=endpoint,
+        )
 
     async def embed(self, texts: Sequence[str], *, ctx: Any = None) -> list[list[float]]:
         """One vector per text, in order (a ledger entry on ``ctx``)."""
@@ -224,10 +254,6 @@ class OpenAIEmbeddings:
         )
         return EmbeddingsResult(vectors=vectors, model=model, usage=usage)
 
-    async def aclose(self) -> None:
-        """Close the HTTP client of this event loop."""
-        await self.endpoint.aclose()
-
 
 def rerank_items(data: Mapping[str, Any], documents: Sequence[str]) -> list[RerankItem]:
     """0.3.0a5's reading of a rerank reply: ``results`` (or ``data``) as ``RerankItem`` s, in
@@ -264,7 +290,7 @@ def _rerank_usage(data: Mapping[str, Any]) -> Usage | None:
     return None
 
 
-class RerankEndpoint:
+class RerankEndpoint(_EndpointModel):
     """A Cohere / Jina-style ``/rerank`` endpoint as a
     :class:`~agent_adapter.context.RerankerPort`.
 
@@ -289,26 +315,15 @@ class RerankEndpoint:
         options: Mapping[str, Any] | None = None,
         endpoint: JsonEndpoint | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model:
-            raise ConfigError("RerankEndpoint: model must be a non-empty str")
-        self.model = model
-        self.provider = provider
-        self.path = path
-        self.options = dict(options or {})
-        self.endpoint = _endpoint(endpoint, api_key, base_url, provider)
-
-    def __repr__(self) -> str:
-        return f"RerankEndpoint({self.model!r}, provider={self.provider!r})"
-
-    def cache_key_fields(self) -> Mapping[str, Any]:
-        """Provider, model, server and options: what changes the scores."""
-        return {
-            "provider": self.provider,
-            "model": self.model,
-            "base_url": self.endpoint.base_url,
-            "path": self.path,
-            "options": dict(self.options),
-        }
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            path=path,
+            provider=provider,
+            options=options,
+            endpoint=endpoint,
+        )
 
     async def _call(
         self,
@@ -376,7 +391,3 @@ class RerankEndpoint:
         data, _seconds = await self._call(query, docs, top_k, path, options)
         items = rerank_items(data, docs)
         return items[:top_k] if top_k is not None else items
-
-    async def aclose(self) -> None:
-        """Close the HTTP client of this event loop."""
-        await self.endpoint.aclose()
