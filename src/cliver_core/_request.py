@@ -17,11 +17,11 @@ The call options (a binding's ``params`` under a call's ``options``) go on the w
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent_adapter import ModelResponse
+from agent_adapter.providers._base import call_parameters
 
 if TYPE_CHECKING:
     from cliver_core._bindings import ModelBinding
@@ -59,7 +59,7 @@ def _sdk_parameters(protocol: str) -> frozenset[str] | None:
             return None
     except ImportError:
         return None
-    return frozenset(inspect.signature(method).parameters) - {"self"} - _PASSTHROUGH
+    return call_parameters(method) - {"self"} - _PASSTHROUGH
 
 
 def request_fields(

@@ -70,38 +70,32 @@ async def run_call(
     run, while one that raises on ``tool.permission_denied`` or ``tool.end`` turns the
     call into a ``tool.error`` with that exception as its result.
     """
-    handlers = spec.handlers
     start = time.perf_counter()
+
+    async def event(kind: ToolEventType, **fields: Any) -> None:
+        await emit(
+            spec.handlers,
+            ToolEvent(
+                event=kind, tool_name=call.name, tool_call_id=call.id, run_id=run_id, **fields
+            ),
+        )
+
+    def elapsed_ms() -> float:
+        return (time.perf_counter() - start) * 1000
+
     try:
         args = json.loads(call.arguments) if call.arguments.strip() else {}
     except ValueError:
         args = None
     given = args if isinstance(args, dict) else {}
-    await emit(
-        handlers,
-        ToolEvent(
-            event=ToolEventType.START,
-            tool_name=call.name,
-            tool_call_id=call.id,
-            run_id=run_id,
-            args=given,
-        ),
-    )
+    await event(ToolEventType.START, args=given)
     status = "error"
     try:
         reason = await denial(spec, call.name, given, tool)
         if reason is not None:
             text, status = f"{DENIED_PREFIX} {reason}", "denied"
-            await emit(
-                handlers,
-                ToolEvent(
-                    event=ToolEventType.PERMISSION_DENIED,
-                    tool_name=call.name,
-                    tool_call_id=call.id,
-                    run_id=run_id,
-                    args=given,
-                    error=text.removeprefix("Error: "),
-                ),
+            await event(
+                ToolEventType.PERMISSION_DENIED, args=given, error=text.removeprefix("Error: ")
             )
         elif call.name.startswith("mcp__") and tool is None:
             text = "Error: No MCP client configured"
@@ -112,28 +106,9 @@ async def run_call(
         else:
             text, failed = format_result(await run_tool(tool, args))
             status = "error" if failed else "ok"
-        await emit(
-            handlers,
-            ToolEvent(
-                event=ToolEventType.END,
-                tool_name=call.name,
-                tool_call_id=call.id,
-                run_id=run_id,
-                result=text if len(text) <= 500 else text[:497] + "...",
-                duration_ms=(time.perf_counter() - start) * 1000,
-            ),
-        )
+        shown = text if len(text) <= 500 else text[:497] + "..."
+        await event(ToolEventType.END, result=shown, duration_ms=elapsed_ms())
     except Exception as e:  # returned to the model, which may recover
-        await emit(
-            handlers,
-            ToolEvent(
-                event=ToolEventType.ERROR,
-                tool_name=call.name,
-                tool_call_id=call.id,
-                run_id=run_id,
-                error=str(e),
-                duration_ms=(time.perf_counter() - start) * 1000,
-            ),
-        )
+        await event(ToolEventType.ERROR, error=str(e), duration_ms=elapsed_ms())
         return CLIverMessage(role="tool", content=f"Error: {e}", tool_call_id=call.id), "error"
     return CLIverMessage(role="tool", content=text, tool_call_id=call.id), status
