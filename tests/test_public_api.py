@@ -202,6 +202,10 @@ PUBLIC = {
         "StoreError",
         "ToolResultStore",
         "tiktoken_counter",
+        # issue 25: search what compression saved
+        "SavedPassage",
+        "search_saved",
+        "search_tool",
     },
     "agent_adapter.context.formats": {
         *SPEC_FORMATS,

@@ -163,7 +163,12 @@ def _saved_texts(store: Any) -> list[str]:
     client = redis.Redis.from_url(store.url)
     try:
         id_key = f"{store.prefix}id_key".encode()  # the store's key, not a text
-        keys = [k for k in client.scan_iter(f"{store.prefix}*") if k != id_key]
+        index = f"{store.prefix}index:".encode()  # a scope's index of ids, not a text
+        keys = [
+            k
+            for k in client.scan_iter(f"{store.prefix}*")
+            if k != id_key and not k.startswith(index)
+        ]
         return [client.get(k).decode() for k in keys]  # type: ignore[union-attr]
     finally:
         client.close()

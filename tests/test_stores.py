@@ -185,8 +185,9 @@ def _saved_ids(store: Any) -> set[str]:
         with sqlite3.connect(store.path) as conn:
             return {r[0] for r in conn.execute("SELECT id FROM tool_results")}
     client = redis.Redis.from_url(store.url)
-    try:  # the texts' keys, not the store's id key
+    try:  # the texts' keys, not the store's id key nor its scopes' indexes
         keys = {k.decode() for k in client.scan_iter(f"{store.prefix}*")}
+        keys = {k for k in keys if not k.startswith(f"{store.prefix}index:")}
         return {k.rsplit(":", 1)[1] for k in keys - {f"{store.prefix}id_key"}}
     finally:
         client.close()

@@ -34,11 +34,14 @@ from agent_adapter.context._steps import (
 from agent_adapter.context._stores import (
     MemoryStore,
     RedisStore,
+    SavedPassage,
     SQLiteStore,
     StoreEntry,
     StoreError,
     ToolResultStore,
     recall_tool,
+    search_saved,
+    search_tool,
 )
 from agent_adapter.context._tokens import (
     TokenCounter,
@@ -83,6 +86,7 @@ __all__ = [
     "RerankerPort",
     "RerankerScorer",
     "SQLiteStore",
+    "SavedPassage",
     "Scorer",
     "ShrinkToolResults",
     "SkipReason",
@@ -106,6 +110,8 @@ __all__ = [
     "estimate_tokens",
     "has_approval_marker",
     "recall_tool",
+    "search_saved",
+    "search_tool",
     "split_units",
     "tiktoken_counter",
 ]

@@ -66,15 +66,20 @@ def note_head(n: int) -> str:
     return NOTE_HEAD.format(n=n, messages="message" if n == 1 else "messages")
 
 
-def summary_head(n: int) -> str:
-    """The head line of a summary standing for ``n`` messages."""
+def summary_head(n: int, saved: str = "") -> str:
+    """The head line of a summary standing for ``n`` messages; with ``saved`` (the line a
+    store's copy gives, ``saved: call recall_context(...)``) they are said to be saved, not
+    gone."""
     one = n == 1
-    return _SUMMARY.format(
+    head = _SUMMARY.format(
         n=n,
         messages="message" if one else "messages",
         them="message" if one else "messages",
         are="is" if one else "are",
     )
+    if saved:
+        head = head[: head.rindex(" gone]")] + f" {saved}]"
+    return head
 
 
 def _texts(message: Message) -> list[str] | None:

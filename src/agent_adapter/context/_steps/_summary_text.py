@@ -213,11 +213,13 @@ def render(
     max_chars: int | None = None,
     style: str = "structured",
     fn: Callable[[ContextSummary], str] | None = None,
+    saved: str = "",
 ) -> str:
     """The text of a summary message standing for ``count`` messages, at most ``max_chars``
     long (items dropped as :data:`_TRIM` says, then the text clipped); ``fn`` writes the body
-    instead (its result is clipped the same way)."""
-    head = summary_head(count)
+    instead (its result is clipped the same way). ``saved``: the line of the store that
+    keeps the span, in the head (see :func:`~agent_adapter.context._own.summary_head`)."""
+    head = summary_head(count, saved)
     body = sanitize(fn(summary) if fn is not None else _body(summary, style))
     text = f"{head}\n{body}" if body else head
     if max_chars is None or len(text) <= max_chars:

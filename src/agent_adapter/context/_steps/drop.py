@@ -7,13 +7,17 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
+from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import Name, clip_ends, join_names, names_in, shown_by
 from agent_adapter.context._own import NAMES_INTRO, note_count, note_head
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext, first_non_system
+from agent_adapter.context._stores._base import check_save_to
+from agent_adapter.context._stores._commit import stage_span
+from agent_adapter.context._stores._span import saved_phrase
 
 __all__ = ["RemoveOldMessages"]
 
@@ -26,11 +30,11 @@ _NO_CLIP = (1 << 62, 0)
 #: Distinct names a note's scan collects at most (the rest are counted).
 _NOTE_NAMES = 256
 _MORE = re.compile(r"\A\+(\d+) more\Z")
-#: Notes remembered: (ids of the run, ids of the kept messages, bound) -> (the run and kept
-#: messages, held so their ids stay theirs, and the note's text). The same drop, in the
-#: next settling round, pass or call, builds nothing again.
+#: Notes remembered: (ids of the run, ids of the kept messages, bound, saved phrase) -> (the
+#: run and kept messages, held so their ids stay theirs, and the note's text). The same
+#: drop, in the next settling round, pass or call, builds nothing again.
 _NOTES: OrderedDict[
-    tuple[tuple[int, ...], tuple[int, ...], int],
+    tuple[tuple[int, ...], tuple[int, ...], int, str],
     tuple[tuple[Message, ...], tuple[Message, ...], str],
 ] = OrderedDict()
 _NOTES_MAX = 16
@@ -50,17 +54,18 @@ def _remembered_note(
     kept: tuple[Message, ...],
     kept_text: Callable[[], str],
     max_chars: int,
+    saved: str = "",
 ) -> Message:
     """:func:`_note` of ``run`` against the ``kept`` messages (``kept_text()``: their text,
     joined only when the note is not remembered)."""
-    key = (tuple(map(id, run)), tuple(map(id, kept)), max_chars)
+    key = (tuple(map(id, run)), tuple(map(id, kept)), max_chars, saved)
     with _NOTES_LOCK:
         hit = _NOTES.get(key)
         if hit is not None:
             _NOTES.move_to_end(key)
     if hit is not None:
         return Message("user", hit[2])
-    note = _note(run, kept_text(), max_chars)
+    note = _note(run, kept_text(), max_chars, saved)
     with _NOTES_LOCK:
         _NOTES[key] = (tuple(run), kept, note.text)
         while len(_NOTES) > _NOTES_MAX:
@@ -68,12 +73,12 @@ def _remembered_note(
     return note
 
 
-def _note(run: Sequence[Message], kept: str, max_chars: int) -> Message:
-    """One user message standing for the dropped ``run``: how many messages went and the
-    names they held that the kept text does not show (see
-    :mod:`agent_adapter.context._digest`). An earlier note in the run is folded in: its
-    count is added and its names come first, as they are older. The run's messages are read
-    as one text (each clipped to its two ends), in one scan."""
+def _note(run: Sequence[Message], kept: str, max_chars: int, saved: str = "") -> Message:
+    """One user message standing for the dropped ``run``: how many messages went (and, with
+    ``saved``, the line that says how to read them back) and the names they held that the
+    kept text does not show (see :mod:`agent_adapter.context._digest`). An earlier note in
+    the run is folded in: its count is added and its names come first, as they are older.
+    The run's messages are read as one text (each clipped to its two ends), in one scan."""
     count = 0
     names: list[Name] = []
     seen: set[str] = set()
@@ -99,8 +104,47 @@ def _note(run: Sequence[Message], kept: str, max_chars: int) -> Message:
         extra += more_names
         names += [name for name in found if name[0] not in seen]
     listed = join_names(names, extra, max_chars, sep="\n", hidden=shown_by(kept))
-    head = note_head(count)
+    head = note_head(count) + (f" ({saved})" if saved else "")
     return Message("user", f"{head}; {NAMES_INTRO}\n{listed}]" if listed else f"{head}]")
+
+
+#: What a bare note with its saved line costs, in tokens (about 190 characters), for a
+#: step that reserves room for the notes before it knows their ids.
+SAVED_NOTE_TOKENS = 52
+
+
+async def with_saved_notes(
+    step: Any, messages: Sequence[Message], drop: set[int], context: StepContext
+) -> list[Message]:
+    """``messages`` without ``drop``, each unbroken run of dropped messages saved to
+    ``step.save_to`` and replaced by a bare note (the count alone) naming it: what
+    ``KeepMostRelevant`` leaves where it took out a span."""
+    out: list[Message] = []
+    run: list[Message] = []
+    for i, m in enumerate([*messages, None]):
+        if m is not None and i in drop:
+            run.append(m)
+            continue
+        if run:
+            out.append(_note(run, "", 0, await span_phrase(step, run, context)))
+            run = []
+        if m is not None:
+            out.append(m)
+    return out
+
+
+async def span_phrase(step: Any, run: Sequence[Message], context: StepContext) -> str:
+    """The saved line for ``run`` when ``step.save_to`` keeps it (staged under the run's
+    owner scope), else ``""``.
+
+    Raises:
+        StoreError: the store's id key could not be read (or, outside a compression, the
+            save failed).
+    """
+    if step.save_to is None:
+        return ""
+    id_ = await stage_span(context, step, owner_scope(context.ctx), run)
+    return saved_phrase(id_) if id_ else ""
 
 
 @dataclass(kw_only=True)
@@ -124,19 +168,38 @@ class RemoveOldMessages(BaseCompressionStep):
     there: the Messages API combines it with an adjacent user turn, Chat Completions and
     Gemini take consecutive user turns.
 
+    With ``save_to``, each dropped run is saved there (its messages as a transcript, under
+    the run's owner scope, for ``save_for_seconds``) and its note says so on its first line,
+    ``[N earlier messages removed to fit the context window (saved: call
+    recall_context(id='3f2a...') to read them, or search_context(query) to search); ...``:
+    :func:`~agent_adapter.context.recall_tool` reads the run back and
+    :func:`~agent_adapter.context.search_tool` searches it. The id is a keyed hash of the
+    owner scope and the run, so the same input gives the same output; the run is written
+    only when the compression's result still holds its note, one transaction per store, and
+    when the store fails the run comes back instead of its note (see
+    :mod:`~agent_adapter.context._stores._commit`). A note folded into a later one is in the
+    later run's saved transcript, so its own id stays readable from there.
+
     Args:
         keep_first: the first this many non-system messages stay (the task statement).
         keep_last: the last this many non-system messages stay.
-        note: leave the note (``False``: drop silently).
+        note: leave the note (``False``: drop silently; nothing is saved then, as nothing
+            would name it).
+        save_to: a ToolResultStore for the dropped runs, or ``None``.
+        save_for_seconds: how long saved runs live, a finite number > 0 (``None``: no
+            expiry).
 
     Raises:
-        ConfigError: keep_first or keep_last is not an int >= 0, or note is not a bool.
+        ConfigError: keep_first or keep_last is not an int >= 0, note is not a bool, save_to
+            is not a ToolResultStore, or save_for_seconds is out of range.
     """
 
     name: ClassVar[str] = "remove_old_messages"
     keep_first: int = 1
     keep_last: int = 4
     note: bool = True
+    save_to: Any = None
+    save_for_seconds: float | None = 24 * 3600
 
     def __post_init__(self) -> None:
         for attr in ("keep_first", "keep_last"):
@@ -145,6 +208,7 @@ class RemoveOldMessages(BaseCompressionStep):
                 raise ConfigError(f"RemoveOldMessages.{attr} must be an int >= 0, got {v!r}")
         if not isinstance(self.note, bool):
             raise ConfigError(f"RemoveOldMessages.note must be a bool, got {self.note!r}")
+        check_save_to("RemoveOldMessages", self.save_to, self.save_for_seconds)
 
     async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
         """messages with the oldest middle units removed until under the target (the notes
@@ -189,7 +253,7 @@ class RemoveOldMessages(BaseCompressionStep):
                 return out
             if not self.note:
                 return [m for i, m in enumerate(messages) if i not in drop]
-            out = self._with_notes(messages, drop, chars, opener, foldable)
+            out = await self._with_notes(messages, drop, chars, opener, foldable, context)
             reserve = context.tokens(out) - total
             if context.under_target(total + reserve):
                 return out
@@ -202,23 +266,29 @@ class RemoveOldMessages(BaseCompressionStep):
         slack = context.target_tokens - total
         for short in (4 * slack - 80, 0):
             if short >= 0:
-                out = self._with_notes(messages, drop, short, opener, foldable)
+                out = await self._with_notes(messages, drop, short, opener, foldable, context)
                 if context.under_target(context.tokens(out)):
                     return out
         # over the target by the bare notes: kept when dropping still frees tokens (the report
         # shows the miss: reached_target False), else nothing is dropped at all
         return out if context.tokens(out) < context.tokens(messages) else messages
 
-    @staticmethod
-    def _with_notes(
-        messages: list[Message], drop: set[int], chars: int, opener: int, foldable: set[int]
+    async def _with_notes(
+        self,
+        messages: list[Message],
+        drop: set[int],
+        chars: int,
+        opener: int,
+        foldable: set[int],
+        context: StepContext,
     ) -> list[Message]:
         """``messages`` without ``drop``, each run of dropped messages replaced by its note
         (its names within ``chars`` characters). Runs after the current turn's thinking
         opener (``messages[opener]``; ``len(messages)`` when there is none) share one note
         right before it: nothing may be added inside a turn that must keep opening on its
         thinking block (see the guard's placement rule). A note of ours in ``foldable``
-        right next to a dropped run joins the run (its count and names are folded in)."""
+        right next to a dropped run joins the run (its count and names are folded in). With
+        ``save_to``, each run is staged and its note names it."""
         drop = set(drop)
         grown = True
         while grown:
@@ -248,11 +318,22 @@ class RemoveOldMessages(BaseCompressionStep):
                 run = []
                 at_opener = len(out)
             if run:
-                out.append(_remembered_note(run, kept, kept_text, chars))
+                out.append(await self._run_note(run, kept, kept_text, chars, context))
                 run = []
             out.append(m)
         if run:
-            out.append(_remembered_note(run, kept, kept_text, chars))
+            out.append(await self._run_note(run, kept, kept_text, chars, context))
         if late:
-            out.insert(at_opener, _remembered_note(late, kept, kept_text, chars))
+            out.insert(at_opener, await self._run_note(late, kept, kept_text, chars, context))
         return out
+
+    async def _run_note(
+        self,
+        run: list[Message],
+        kept: tuple[Message, ...],
+        kept_text: Callable[[], str],
+        chars: int,
+        context: StepContext,
+    ) -> Message:
+        saved = await span_phrase(self, run, context)
+        return _remembered_note(run, kept, kept_text, chars, saved)

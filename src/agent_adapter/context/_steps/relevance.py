@@ -17,7 +17,9 @@ from agent_adapter.context._scorers import (
     scoring_context,
 )
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._steps.drop import SAVED_NOTE_TOKENS, with_saved_notes
 from agent_adapter.context._steps.drop import _text as message_text
+from agent_adapter.context._stores._base import check_save_to
 from agent_adapter.context._units import Unit
 
 __all__ = ["KeepMostRelevant", "unit_text"]
@@ -63,12 +65,18 @@ class KeepMostRelevant(BaseCompressionStep):
             question to its relevant answer); 0 scores each unit alone. The default 0.8 is
             the measured best on LoCoMo (``bench/locomo.py``: +9 to +11 points of questions
             with all evidence kept at 2k and 4k tokens with BM25, against 0).
+        save_to: a ToolResultStore: each unbroken run of dropped units is saved there, as
+            ``RemoveOldMessages(save_to=...)`` saves its runs, and a bare note in its place
+            names it (``[N earlier messages removed to fit the context window (saved: call
+            recall_context(id='...') ...)]``); ``None``: nothing marks where units went.
+        save_for_seconds: how long saved runs live, a finite number > 0 (``None``: no
+            expiry).
 
     Raises:
         ConfigError: a scorer that is not a Scorer instance with an async ``score`` (a
             class, an int, a sync ``score``), keep_count not an int >= 0, neighbor_weight
-            not in 0..1, or compare_to not a str (at construction); the scorer returned bad
-            scores (in ``apply``).
+            not in 0..1, compare_to not a str, or a bad save_to / save_for_seconds (at
+            construction); the scorer returned bad scores (in ``apply``).
     """
 
     name: ClassVar[str] = "keep_most_relevant"
@@ -76,6 +84,8 @@ class KeepMostRelevant(BaseCompressionStep):
     keep_count: int = 10
     compare_to: str | None = None
     neighbor_weight: float = 0.8
+    save_to: Any = None
+    save_for_seconds: float | None = 24 * 3600
 
     def __post_init__(self) -> None:
         check_scorer(self.scorer, "KeepMostRelevant.scorer")
@@ -90,6 +100,7 @@ class KeepMostRelevant(BaseCompressionStep):
                 f"KeepMostRelevant.compare_to must be a str or None, got "
                 f"{type(self.compare_to).__name__}"
             )
+        check_save_to("KeepMostRelevant", self.save_to, self.save_for_seconds)
 
     async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
         """messages without the least relevant units until under the target.
@@ -114,12 +125,18 @@ class KeepMostRelevant(BaseCompressionStep):
             self.scorer, query, candidates, context, "KeepMostRelevant", self.neighbor_weight
         )
         drop: set[int] = set()
+        notes = 0  # with save_to: what the notes of the dropped runs will cost
         for n in reversed(order[self.keep_count :]):
-            if context.under_target(total):
+            if context.under_target(total + notes):
                 break
             unit = candidates[n]
+            if self.save_to is not None:  # a new run, or one joining its neighbours
+                joins = (unit.start - 1 in drop) + (unit.stop in drop)
+                notes += SAVED_NOTE_TOKENS * (1 - joins)
             drop.update(range(unit.start, unit.stop))
             total -= sum(context.message_tokens(m) for m in unit.messages)
+        if self.save_to is not None and drop:
+            return await with_saved_notes(self, messages, drop, context)
         return [m for i, m in enumerate(messages) if i not in drop]
 
 

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Literal
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._model import LLMPort
+from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import join_names, names_in
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._steps._extractive import (
@@ -41,6 +42,10 @@ from agent_adapter.context._steps._summary_text import (
     render,
     transcript,
 )
+from agent_adapter.context._steps.drop import span_phrase
+from agent_adapter.context._stores._base import check_save_to
+from agent_adapter.context._stores._commit import stage_text
+from agent_adapter.context._stores._span import saved_phrase
 from agent_adapter.context._units import Protection, Unit
 
 __all__ = ["Summarize", "SummarizeLongMessage"]
@@ -73,6 +78,7 @@ def _check_common(step: Any, owner: str) -> None:
         isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0
     ):
         raise ConfigError(f"{owner}.timeout_s must be None or a number > 0, got {t!r}")
+    check_save_to(owner, step.save_to, step.save_for_seconds)
 
 
 @dataclass(kw_only=True)
@@ -109,6 +115,13 @@ class Summarize(BaseCompressionStep):
     the summary of the rounds there stands right before that turn's opening message, in a
     last-resort pass (``if_still_too_long=Summarize()``) too.
 
+    With ``save_to``, each summarized run is saved there (its messages as a transcript,
+    under the run's owner scope, for ``save_for_seconds``) and the summary's head says so
+    (``...; the messages it replaced are saved: call recall_context(id='3f2a...') to read
+    them, or search_context(query) to search]``), as ``RemoveOldMessages`` saves its runs:
+    written only when the compression's result holds the summary, and when the store fails
+    the run comes back instead of its summary.
+
     Args:
         model: the summarizer (any LLMPort; it gets ``stage="summary"`` requests with
             JSON-schema structured output). ``None``: the embedded extractive summarizer
@@ -125,6 +138,9 @@ class Summarize(BaseCompressionStep):
         on_missing: what the fidelity check does with probes the model's summary lacks:
             ``"add"`` them from the extractive summary, or ``"retry"`` the call once first.
         instructions: extra instructions for the model's prompt (a str).
+        save_to: a ToolResultStore for the summarized runs, or ``None``.
+        save_for_seconds: how long saved runs live, a finite number > 0 (``None``: no
+            expiry).
 
     Raises:
         ConfigError: a setting is out of range or of the wrong type (at construction); in
@@ -140,6 +156,8 @@ class Summarize(BaseCompressionStep):
     timeout_s: float | None = 120.0
     on_missing: OnMissing = "add"
     instructions: str = ""
+    save_to: Any = None
+    save_for_seconds: float | None = 24 * 3600
 
     def __post_init__(self) -> None:
         _check_int("Summarize", "keep_recent_messages", self.keep_recent_messages, 0)
@@ -202,7 +220,8 @@ class Summarize(BaseCompressionStep):
             if summary is None:
                 context.add_invalid_summary()
                 return messages  # an invalid reply skips the step
-            message = self._message(summary, span, context)
+            phrase = await span_phrase(self, span, context)
+            message = self._message(summary, span, context, phrase)
             if message is None:
                 continue
             at = group[0] if opener is None or group[0] < opener else opener
@@ -249,10 +268,14 @@ class Summarize(BaseCompressionStep):
         )
 
     def _message(
-        self, summary: ContextSummary, span: Sequence[Message], context: StepContext
+        self,
+        summary: ContextSummary,
+        span: Sequence[Message],
+        context: StepContext,
+        saved: str = "",
     ) -> Message | None:
         """The summary message for ``span``, bounded and smaller than the span; ``None``
-        when no summary that small can be written."""
+        when no summary that small can be written. ``saved``: the store's line for the head."""
         count = sum(folded_count(m) or 1 for m in span)
         span_tokens = sum(context.message_tokens(m) for m in span)
         style = self.summary_style
@@ -268,7 +291,7 @@ class Summarize(BaseCompressionStep):
         for _ in range(4):
             if bound <= 0:
                 return None
-            text = render(summary, count, max_chars=bound, style=text_style, fn=fn)
+            text = render(summary, count, max_chars=bound, style=text_style, fn=fn, saved=saved)
             message = Message("user", text)
             tokens = context.message_tokens(message)
             if tokens < span_tokens and tokens <= self.max_summary_tokens:
@@ -333,7 +356,12 @@ def _runs(chosen: Sequence[int], opener: int | None) -> list[list[int]]:
     return [*groups, late] if late else groups
 
 
-def _extractive_text(text: str, max_chars: int) -> str:
+def _header(n: int, saved: str) -> str:
+    """The first line's start of a text SummarizeLongMessage shortened (no closing bracket)."""
+    return _SHORTENED.format(n=n) + (f" ({saved})" if saved else "")
+
+
+def _extractive_text(text: str, max_chars: int, saved: str = "") -> str:
     """An extractive summary of one long text within ``max_chars``: its opening lines as they
     are, then the names the rest holds (paths, commands and exit status, error lines, failed
     tests, ids; see :mod:`agent_adapter.context._digest`) and the identifiers it uses most."""
@@ -344,7 +372,7 @@ def _extractive_text(text: str, max_chars: int) -> str:
         head = head[:cut]
     rest = text[len(head) :]
     found, extra = names_in(rest, head)
-    header = _SHORTENED.format(n=len(text)) + ": its start, then what the rest names]"
+    header = _header(len(text), saved) + ": its start, then what the rest names]"
     room = max_chars - len(header) - len(head) - 40
     named = join_names(found, extra, max(0, room * 2 // 3))
     used = set(named.split(", ")) | set(head.split())
@@ -388,6 +416,9 @@ class SummarizeLongMessage(BaseCompressionStep):
         max_summary_tokens: the bound of one message's summary.
         summarizer_window: the model's window (default: its ``context_window``, its profile).
         timeout_s: seconds one summarizer call may take (``None``: no limit).
+        save_to: a ToolResultStore for the summarized texts, or ``None``.
+        save_for_seconds: how long saved texts live, a finite number > 0 (``None``: no
+            expiry).
 
     Raises:
         ConfigError: a setting is out of range.
@@ -400,6 +431,8 @@ class SummarizeLongMessage(BaseCompressionStep):
     max_summary_tokens: int = 500
     summarizer_window: int | None = None
     timeout_s: float | None = 120.0
+    save_to: Any = None
+    save_for_seconds: float | None = 24 * 3600
 
     def __post_init__(self) -> None:
         _check_int("SummarizeLongMessage", "bigger_than_tokens", self.bigger_than_tokens, 1)
@@ -439,7 +472,7 @@ class SummarizeLongMessage(BaseCompressionStep):
             if m.role == "system":
                 text = await self._references(m.text, context)
             elif before > self.bigger_than_tokens:
-                text = await self._shorten(m.text, context)
+                text = await self._shorten(m.text, context, await self._saved(m.text, context))
             else:
                 continue
             if text is None or text == m.text:
@@ -451,10 +484,19 @@ class SummarizeLongMessage(BaseCompressionStep):
                 total += after - before
         return out
 
-    async def _shorten(self, text: str, context: StepContext) -> str | None:
+    async def _saved(self, text: str, context: StepContext, whole: str | None = None) -> str:
+        """The store's line for ``text`` staged (``whole``: the message's whole text, when
+        ``text`` is a block of it), or ``""`` without a store."""
+        if self.save_to is None:
+            return ""
+        scope = owner_scope(context.ctx)
+        id_ = await stage_text(context, self, scope, text, before=whole)
+        return saved_phrase(id_, "it") if id_ else ""
+
+    async def _shorten(self, text: str, context: StepContext, saved: str = "") -> str | None:
         bound = self.max_summary_tokens * _CHARS_PER_TOKEN
         if self.model is None:
-            return _extractive_text(text, bound)
+            return _extractive_text(text, bound, saved)
         summarizer = ModelSummarizer(
             self.model,
             self.max_summary_tokens,
@@ -465,7 +507,7 @@ class SummarizeLongMessage(BaseCompressionStep):
         if reply is None:
             context.add_invalid_summary()
             return None
-        return _SHORTENED.format(n=len(text)) + f"]\n{reply}"
+        return _header(len(text), saved) + f"]\n{reply}"
 
     async def _references(self, text: str, context: StepContext) -> str | None:
         """``text`` with the inside of each long ``<reference>`` block summarized; every
@@ -478,7 +520,7 @@ class SummarizeLongMessage(BaseCompressionStep):
             pieces.append(text[last : block.start(2)])
             tokens = context.message_tokens(Message("user", inner))
             short = (
-                await self._shorten(inner, context)
+                await self._shorten(inner, context, await self._saved(inner, context, text))
                 if tokens > self.bigger_than_tokens and not _SHORTENED_RE.match(inner)
                 else None
             )

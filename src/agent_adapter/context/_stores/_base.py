@@ -21,6 +21,7 @@ __all__ = [
     "check_entries",
     "check_id_key",
     "check_limit",
+    "check_save_to",
     "check_seconds",
     "decode_text",
     "derive_id",
@@ -109,6 +110,10 @@ class ToolResultStore(Protocol):
     store itself), so that all workers give one input the same ids. Without them the ids are
     keyed with a secret of this process.
 
+    A store may also offer ``load_all(scope)`` / ``load_all_sync(scope)``: every text
+    saved under ``scope`` that has not expired, as ``(id, text)`` pairs; the
+    ``search_context`` tool (:func:`~agent_adapter.context.search_tool`) reads with it.
+
     ``MemoryStore`` (one process), ``SQLiteStore`` (one file, the embedded default) and
     ``RedisStore`` (shared by workers) implement it.
     """
@@ -189,6 +194,24 @@ def check_seconds(name: str, value: object) -> float:
     ):
         raise ConfigError(f"{name} must be a number > 0, got {value!r}")
     return float(value)
+
+
+def check_save_to(owner: str, save_to: object, save_for_seconds: object) -> None:
+    """A step's ``save_to`` is ``None`` or a :class:`ToolResultStore`, and its
+    ``save_for_seconds`` a finite number > 0 or ``None``.
+
+    Raises:
+        ConfigError: it is not (the message names ``owner``'s field).
+    """
+    if save_to is not None and not isinstance(save_to, ToolResultStore):
+        raise ConfigError(f"{owner}.save_to must be a ToolResultStore")
+    s = save_for_seconds
+    if s is not None and (
+        isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s) or s <= 0
+    ):
+        raise ConfigError(
+            f"{owner}.save_for_seconds must be a finite number > 0 or None, got {s!r}"
+        )
 
 
 def encode_text(text: str) -> bytes:

@@ -2,11 +2,16 @@
 
 ``ShrinkToolResults`` stages each full text with :func:`stage_save` (no I/O but the store's
 id key, read once per store): its id is :func:`derive_id` of the owner scope, the tool call
-id and the text, keyed with the store's secret, so the same input gives the same output. The
+id and the text, keyed with the store's secret, so the same input gives the same output.
+``RemoveOldMessages``, ``Summarize`` and ``KeepMostRelevant`` stage each span they take out
+with :func:`stage_span` (its sealed transcript, see :mod:`._span`), ``SummarizeLongMessage``
+each text it summarizes with :func:`stage_save`; their note or summary names the id. The
 engine calls :func:`open_saves` when a compression starts and :func:`commit_saves` on its
 final list, which writes the staged texts whose recall call (``recall_context(id=...)``)
-that list still holds, one transaction per store. A text whose shortened result a later
-step dropped (or cut past its note) is never written.
+that list still holds, one transaction per store. A text whose note a later step dropped
+(or cut past its recall call) is never written. A span holds what the caller gave: a
+message of the span that names a text staged in the same compression (a note, a shortened
+result) stands in it for what that text replaced.
 
 A result that is already a shortened one of ours (:func:`shortened_source`: its marker
 names a recall id) is never saved again: one staged in this compression (the first of the
@@ -16,8 +21,9 @@ compression keeps the id it names, which leads to the original.
 When a store fails, ``on_step_error="raise"`` raises its error (nothing of that store was
 written); ``"skip"`` records a :class:`StepFailure`, and every result whose text could not
 be saved comes back as it was before the step cut it (the caller's own message object when
-the compression changed nothing else in it): a skipped step changed nothing, and no result
-names an id that was not written.
+the compression changed nothing else in it), and every note or summary whose span could
+not be saved gives way to the span's messages again: nothing is removed without its copy,
+and no message names an id that was not written.
 
 Under :func:`compress_for_sync` (which marks its task with :func:`use_sync_face`) the
 stores' sync methods run instead of the async ones: that call's event loop is its own, and
@@ -26,7 +32,6 @@ an async client that belongs to another loop could not serve it.
 
 from __future__ import annotations
 
-import contextvars
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,17 +42,24 @@ from agent_adapter.context._report import StepFailure
 from agent_adapter.context._stores._base import (
     StoreEntry,
     ToolResultStore,
-    check_id_key,
     derive_id,
-    new_id_key,
 )
-from agent_adapter.context._stores.recall import RECALL_TOOL_NAME
+from agent_adapter.context._stores._keys import store_id_key, sync_face, use_sync_face
+from agent_adapter.context._stores._span import RECALL_TOOL_NAME, encode_span
 
 if TYPE_CHECKING:
     from agent_adapter.context._policy import CompressionPolicy
     from agent_adapter.context._steps._base import StepContext
 
-__all__ = ["commit_saves", "open_saves", "shortened_source", "stage_save", "use_sync_face"]
+__all__ = [
+    "commit_saves",
+    "open_saves",
+    "shortened_source",
+    "stage_save",
+    "stage_span",
+    "stage_text",
+    "use_sync_face",
+]
 
 _ATTR = "_agent_adapter_staged_saves"
 #: The recall call a note holds; a staged text is referenced while the list still holds it
@@ -59,11 +71,6 @@ _OUR_MARKER = re.compile(
     r"\[\.\.\. \d+ characters cut(?:(?! \.\.\.\])[^\n])*?; full text: call "
     + re.escape(RECALL_TOOL_NAME)
     + r"\(id='([0-9a-f]{32})'\) \.\.\.\]"
-)
-#: The id key of a store that keeps none (no ``id_key``): this process's own secret.
-_PROCESS_ID_KEY = new_id_key()
-_SYNC_FACE: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "agent_adapter_store_sync_face", default=False
 )
 
 
@@ -81,20 +88,21 @@ class _Saving(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class _Staged:
+    """One staged save: ``span`` holds the messages a note or summary replaced (they come
+    back if the store fails); ``before`` the text a summarized message had (``None``: the
+    entry's text, as for a tool result)."""
+
     store: ToolResultStore
     entry: StoreEntry
     note: str
     step: str
+    span: tuple[Message, ...] | None = None
+    before: str | None = None
 
 
 @dataclass(slots=True)
 class _Pending:
     staged: dict[str, _Staged] = field(default_factory=dict)
-
-
-def use_sync_face() -> None:
-    """Mark the running task: its compressions write through the stores' sync methods."""
-    _SYNC_FACE.set(True)
 
 
 def _root(context: Any) -> Any:
@@ -113,42 +121,108 @@ def _note(id_: str) -> str:
     return f"full text: call {RECALL_TOOL_NAME}(id={id_!r})"
 
 
-async def _id_key(store: Any) -> bytes:
-    """The store's secret id key (``id_key`` / ``id_key_sync``), else this process's."""
-    sync = getattr(store, "id_key_sync", None)
-    if _SYNC_FACE.get() and callable(sync):
-        return check_id_key(sync(), type(store).__name__)
-    get = getattr(store, "id_key", None)
-    if callable(get):
-        return check_id_key(await get(), type(store).__name__)
-    return _PROCESS_ID_KEY
-
-
 async def stage_save(
-    context: StepContext, step: _Saving, scope: str, text: str, *, call_id: str = ""
+    context: StepContext,
+    step: _Saving,
+    scope: str,
+    text: str,
+    *,
+    call_id: str = "",
+    before: str | None = None,
 ) -> str:
     """The recall note for ``text`` (the result of tool call ``call_id``) saved by ``step``
     under ``scope``: staged until the compression commits; written at once when the step
     runs outside a compression (a direct ``apply``). ``""`` (no recall) for a text over the
-    store's ``max_text_chars``. The id is the same for the same store, scope, call id and text.
+    store's ``max_text_chars``. The id is the same for the same store, scope, call id and
+    text. ``before``: the whole text of the message when ``text`` is a part of it (a
+    ``<reference>`` block), what it gets back if the store fails.
 
     Raises:
         StoreError: the store's id key could not be read, or written at once and the store
             failed.
     """
+    return (await _stage(context, step, scope, text, call_id, None, before))[1]
+
+
+async def stage_text(
+    context: StepContext, step: _Saving, scope: str, text: str, *, before: str | None = None
+) -> str:
+    """The id of ``text`` (a message's text that ``step`` summarizes) staged as
+    :func:`stage_save` stages it, or ``""`` (over the store's ``max_text_chars``); the
+    summary must name it with :func:`~._span.saved_phrase`. ``before``: see
+    :func:`stage_save`.
+
+    Raises:
+        StoreError: as for :func:`stage_save`.
+    """
+    return (await _stage(context, step, scope, text, "", None, before))[0]
+
+
+async def stage_span(
+    context: StepContext, step: _Saving, scope: str, messages: Sequence[Message]
+) -> str:
+    """The id of the span ``messages`` saved by ``step`` under ``scope`` (its sealed
+    transcript, see :mod:`._span`), staged as :func:`stage_save` stages a text; ``""`` (no
+    recall) for a span over the store's ``max_text_chars``. A message that names a text
+    staged in this compression stands for what that text replaced. The note or summary
+    that replaces the span must name the id with :func:`saved_phrase` for it to be written.
+
+    Raises:
+        StoreError: the store's id key could not be read, or written at once and the store
+            failed.
+    """
+    span = tuple(_expanded(context, messages))
+    key = await store_id_key(step.save_to)
+    return (await _stage(context, step, scope, encode_span(key, span), "", span, None))[0]
+
+
+async def _stage(
+    context: StepContext,
+    step: _Saving,
+    scope: str,
+    text: str,
+    call_id: str,
+    span: tuple[Message, ...] | None,
+    before: str | None,
+) -> tuple[str, str]:
+    """``(id, recall note)`` of ``text`` staged (``("", "")`` when over the store's limit)."""
     store: ToolResultStore = step.save_to
     limit = getattr(store, "max_text_chars", None)
     if isinstance(limit, int) and len(text) > limit:
-        return ""
-    key = await _id_key(store)
+        return "", ""
+    key = await store_id_key(store)
     entry = StoreEntry(scope, derive_id(key, scope, call_id, text), text, step.save_for_seconds)
     note = _note(entry.id)
     pending: _Pending | None = getattr(_root(context), _ATTR, None)
     if pending is None:
         await store.save_many([entry])
     else:
-        pending.staged[entry.id] = _Staged(store, entry, note, step.name)
-    return note
+        pending.staged[entry.id] = _Staged(store, entry, note, step.name, span, before)
+    return entry.id, note
+
+
+def _expanded(context: StepContext, messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with each one that names a text staged in this compression replaced by
+    what it stands for: a note or summary by its span, a shortened or summarized message by
+    its text before."""
+    pending: _Pending | None = getattr(_root(context), _ATTR, None)
+    if pending is None or not pending.staged:
+        return list(messages)
+    out: list[Message] = []
+    for m in messages:
+        text = m.text
+        hit = None
+        if text and RECALL_TOOL_NAME in text:
+            hit = next(
+                (pending.staged[i] for i in _RECALL_CALL.findall(text) if i in pending.staged), None
+            )
+        if hit is None:
+            out.append(m)
+        elif hit.span is not None:
+            out.extend(hit.span)
+        else:
+            out.append(m.with_text(hit.before if hit.before is not None else hit.entry.text))
+    return out
 
 
 def shortened_source(context: StepContext, text: str) -> tuple[str, tuple[str, ...]] | None:
@@ -202,7 +276,7 @@ async def commit_saves(
     for i in named:
         s = pending.staged[i]
         groups.setdefault(id(s.store), []).append(s)
-    sync = _SYNC_FACE.get()
+    sync = sync_face()
     lost: list[_Staged] = []
     for group in groups.values():
         store = group[0].store
@@ -226,9 +300,10 @@ async def commit_saves(
 def _restored(
     original: Sequence[Message], current: list[Message], lost: dict[str, _Staged]
 ) -> list[Message]:
-    """``current`` with each result that names an id of ``lost`` back as it was before it was
-    cut: the caller's message (the same object, found by its origin) when that still holds
-    the lost text, else the message with that text."""
+    """``current`` with each message that names an id of ``lost`` back as it was: a note or
+    summary gives way to the span it replaced; a cut or summarized text comes back whole,
+    as the caller's message (the same object, found by its origin) when that still holds the
+    text, else the message with that text."""
     by_origin: dict[int, Message | None] = {}
     for m in original:  # an origin given twice names no one message
         by_origin[m.origin] = None if m.origin in by_origin else m
@@ -240,9 +315,13 @@ def _restored(
         if hit is None:
             out.append(m)
             continue
+        if hit.span is not None:
+            out.extend(hit.span)
+            continue
+        text = hit.before if hit.before is not None else hit.entry.text
         before = by_origin.get(m.origin)
-        if before is not None and before.text == hit.entry.text:
+        if before is not None and before.text == text:
             out.append(before)
         else:
-            out.append(m.with_text(hit.entry.text))
+            out.append(m.with_text(text))
     return out

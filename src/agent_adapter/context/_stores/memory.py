@@ -80,6 +80,20 @@ class MemoryStore(SaveOne):
         or another scope's)."""
         return self.load_sync(scope, id)
 
+    async def load_all(self, scope: str) -> list[tuple[str, str]]:
+        """Every ``(id, text)`` saved under ``scope`` that has not expired, oldest first."""
+        return self.load_all_sync(scope)
+
+    def load_all_sync(self, scope: str) -> list[tuple[str, str]]:
+        """``load_all`` for sync code."""
+        now = time.monotonic()
+        with self._lock:
+            return [
+                (id_, text)
+                for (s, id_), (text, expires) in self._data.items()
+                if s == scope and (expires is None or expires > now)
+            ]
+
     def save_many_sync(self, entries: Sequence[StoreEntry]) -> None:
         """``save_many`` for sync code."""
         checked = check_entries(entries, self.max_text_chars)

@@ -30,6 +30,26 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisStore"]
 
+#: Adds a batch's ids to a scope's index (a sorted set scored by expiry, in ms of the
+#: server's clock; +inf: none), drops the expired ones, and gives the index the latest
+#: expiry of its members (none when one never expires). KEYS[1]: the index; ARGV: id, ttl
+#: in ms ("" for none), id, ttl, ...
+_INDEX_SCRIPT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 1, #ARGV, 2 do
+  local score = '+inf'
+  if ARGV[i + 1] ~= '' then score = string.format('%d', now + tonumber(ARGV[i + 1])) end
+  redis.call('ZADD', KEYS[1], score, ARGV[i])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
+local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if top[2] == nil then return 0 end
+if top[2] == 'inf' then redis.call('PERSIST', KEYS[1])
+else redis.call('PEXPIREAT', KEYS[1], top[2]) end
+return 1
+"""
+
 
 def _redis() -> Any:
     try:
@@ -46,7 +66,10 @@ class RedisStore(SaveOne):
 
     Each text is one key, ``<prefix><sha256(scope)[:32]>:<id>``, set with Redis's own
     expiry (``PX``; no expiry for ``ttl_seconds=None``), so Redis drops expired texts
-    itself; a batch of saves is one ``MULTI``/``EXEC`` transaction. A read under another
+    itself; a batch of saves is one ``MULTI``/``EXEC`` transaction. The same transaction
+    adds the ids to the scope's index, ``<prefix>index:<sha256(scope)[:32]>`` (a sorted set
+    scored by expiry, which lives as long as its longest-lived text), so :meth:`load_all`
+    finds what a scope saved without scanning the server. A read under another
     scope looks up another key, so it finds nothing, exactly as for an unknown or expired id.
     The secret key of the ids is one more key, ``<prefix>id_key`` (no expiry), set by the first
     worker that needs it (``SET NX``), so every worker gives the same input the same ids.
@@ -113,8 +136,11 @@ class RedisStore(SaveOne):
 
     def key(self, scope: str, id: str) -> str:
         """The Redis key of ``id`` under ``scope``."""
-        digest = hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        return f"{self.prefix}{digest}:{id}"
+        return f"{self.prefix}{_digest(scope)}:{id}"
+
+    def index_key(self, scope: str) -> str:
+        """The Redis key of ``scope``'s index (the ids saved under it)."""
+        return f"{self.prefix}index:{_digest(scope)}"
 
     async def id_key(self) -> bytes:
         """The secret key of the ids, kept in Redis (set on first use, by one worker).
@@ -168,8 +194,7 @@ class RedisStore(SaveOne):
             return
         try:
             async with client.pipeline(transaction=True) as pipe:
-                for e in checked:
-                    pipe.set(self.key(e.scope, e.id), encode_text(e.text), px=_px(e))
+                self._queue(pipe, checked)
                 await pipe.execute()
         except self._lib.RedisError as exc:
             raise self._error(exc) from exc
@@ -202,6 +227,32 @@ class RedisStore(SaveOne):
             raise self._error(exc) from exc
         return _text(data)
 
+    async def load_all(self, scope: str) -> list[tuple[str, str]]:
+        """Every ``(id, text)`` saved under ``scope`` that has not expired.
+
+        Raises:
+            StoreError: Redis is unreachable or failed.
+        """
+        client = self._async_client()
+        if client is None:
+            return await asyncio.to_thread(self.load_all_sync, scope)
+        try:
+            ids = _ids(await client.zrange(self.index_key(scope), 0, -1))
+            values = await client.mget([self.key(scope, i) for i in ids]) if ids else []
+        except self._lib.RedisError as exc:
+            raise self._error(exc) from exc
+        return _pairs(ids, values)
+
+    def load_all_sync(self, scope: str) -> list[tuple[str, str]]:
+        """``load_all`` for sync code."""
+        client = self._sync_client()
+        try:
+            ids = _ids(client.zrange(self.index_key(scope), 0, -1))
+            values = client.mget([self.key(scope, i) for i in ids]) if ids else []
+        except self._lib.RedisError as exc:
+            raise self._error(exc) from exc
+        return _pairs(ids, values)
+
     async def aclose(self) -> None:
         """Close the async pool (call it on the loop that used it) and the sync one."""
         client, self._aclient, self._aloop = self._aclient, None, None
@@ -221,11 +272,20 @@ class RedisStore(SaveOne):
             return
         try:
             with self._sync_client().pipeline(transaction=True) as pipe:
-                for e in checked:
-                    pipe.set(self.key(e.scope, e.id), encode_text(e.text), px=_px(e))
+                self._queue(pipe, checked)
                 pipe.execute()
         except self._lib.RedisError as exc:
             raise self._error(exc) from exc
+
+    def _queue(self, pipe: Any, checked: list[StoreEntry]) -> None:
+        """Queue the saves of ``checked`` and their index updates on ``pipe``."""
+        by_scope: dict[str, list[str]] = {}
+        for e in checked:
+            px = _px(e)
+            pipe.set(self.key(e.scope, e.id), encode_text(e.text), px=px)
+            by_scope.setdefault(e.scope, []).extend((e.id, "" if px is None else str(px)))
+        for scope, args in by_scope.items():
+            pipe.eval(_INDEX_SCRIPT, 1, self.index_key(scope), *args)
 
     def _async_client(self) -> redis.asyncio.Redis | None:
         """The async client of the running loop, made on first use; ``None`` when it
@@ -262,6 +322,20 @@ class RedisStore(SaveOne):
     def _error(self, exc: BaseException) -> StoreError:
         # redis-py's messages name the server and the failure, never the values sent
         return StoreError(f"{self!r}: {type(exc).__name__}: {exc}")
+
+
+def _digest(scope: str) -> str:
+    return hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _ids(reply: Any) -> list[str]:
+    """The ids of a ``ZRANGE`` reply."""
+    return [t for i in reply if (t := _text(i))]
+
+
+def _pairs(ids: list[str], values: Sequence[Any]) -> list[tuple[str, str]]:
+    """The ``(id, text)`` of each id whose text is still there (an expired one is not)."""
+    return [(i, t) for i, v in zip(ids, values, strict=True) if (t := _text(v)) is not None]
 
 
 def _px(entry: StoreEntry) -> int | None:

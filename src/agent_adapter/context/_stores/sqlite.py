@@ -189,6 +189,24 @@ class SQLiteStore(SaveOne):
             ).fetchone()
         return None if row is None else decode_text(row[0])
 
+    async def load_all(self, scope: str) -> list[tuple[str, str]]:
+        """Every ``(id, text)`` saved under ``scope`` that has not expired.
+
+        Raises:
+            StoreError: the file cannot be read.
+        """
+        return await asyncio.to_thread(self.load_all_sync, scope)
+
+    def load_all_sync(self, scope: str) -> list[tuple[str, str]]:
+        """``load_all`` for sync code."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT id, text FROM tool_results WHERE scope = ?"
+                " AND (expires_at IS NULL OR expires_at > ?)",
+                (scope, time.time()),
+            ).fetchall()
+        return [(str(id_), decode_text(text)) for id_, text in rows]
+
     def purge(self) -> int:
         """Delete the expired rows now; how many went.
 

@@ -1,0 +1,143 @@
+"""What a saved span is: its sealed text form, its readable transcript, and its passages.
+
+A span that ``RemoveOldMessages``, ``Summarize`` or ``KeepMostRelevant`` takes out of the
+conversation is saved as one text: :data:`_MAGIC`, a seal, a newline, then JSON of its
+transcript (each message as :func:`~agent_adapter.context._steps._summary_text.message_text`
+writes it: the role, the text, each tool call with its arguments, a tool result with its
+tool's name; non-text parts as placeholders) and where each message starts in it. The seal
+is a BLAKE2b MAC of the JSON keyed with the store's secret id key, so a saved span is known
+by its seal, never by its look: a tool result that merely opens like one is read back as the
+plain text it is. Any other saved text (a tool result ``ShrinkToolResults`` shortened, a
+text ``SummarizeLongMessage`` summarized) is its own transcript.
+
+:func:`passages` splits a transcript into the pieces ``search_context`` scores: whole
+messages packed up to a size, a longer message in pieces at line breaks; each one a range
+of the transcript, so ``recall_context(id, offset)`` reads on from any of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent_adapter._messages import Message
+from agent_adapter.context._stores._base import encode_text
+
+__all__ = [
+    "RECALL_TOOL_NAME",
+    "SEARCH_TOOL_NAME",
+    "Saved",
+    "encode_span",
+    "passages",
+    "read_saved",
+    "saved_phrase",
+]
+
+RECALL_TOOL_NAME = "recall_context"
+SEARCH_TOOL_NAME = "search_context"
+#: The first characters of a saved span's text (a NUL: no message text opens with one).
+_MAGIC = "\x00agent_adapter.saved_span.v1:"
+_PERSON = b"aa.saved-span"
+#: What separates two messages in a transcript.
+_SEP = "\n\n"
+
+
+def saved_phrase(id_: str, them: str = "them") -> str:
+    """The one short line a note or summary holds when a store keeps its span: how to read
+    it back (the id) and how to search everything saved."""
+    return (
+        f"saved: call {RECALL_TOOL_NAME}(id={id_!r}) to read {them}, or "
+        f"{SEARCH_TOOL_NAME}(query) to search"
+    )
+
+
+def _seal(key: bytes, body: str) -> str:
+    return hashlib.blake2b(encode_text(body), key=key, digest_size=16, person=_PERSON).hexdigest()
+
+
+def encode_span(key: bytes, messages: Sequence[Message]) -> str:
+    """The sealed text of a span of ``messages`` (see the module doc)."""
+    from agent_adapter.context._steps._summary_text import message_text
+
+    blocks = [message_text(m) for m in messages]
+    starts: list[int] = []
+    at = 0
+    for block in blocks:
+        starts.append(at)
+        at += len(block) + len(_SEP)
+    body = json.dumps(
+        {"starts": starts, "transcript": _SEP.join(blocks)},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return f"{_MAGIC}{_seal(key, body)}\n{body}"
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """A saved text as it is read back: its transcript and where each message starts (one
+    start, 0, for a plain text); ``span`` is True for a saved span."""
+
+    transcript: str
+    starts: tuple[int, ...]
+    span: bool
+
+
+def read_saved(key: bytes, text: str) -> Saved:
+    """``text`` as saved: a span when it carries a valid seal of ``key``, else plain."""
+    plain = Saved(text, (0,), False)
+    if not text.startswith(_MAGIC):
+        return plain
+    seal, _, body = text[len(_MAGIC) :].partition("\n")
+    if not hmac.compare_digest(seal, _seal(key, body)):
+        return plain
+    data = json.loads(body)
+    transcript, starts = data.get("transcript"), data.get("starts")
+    if not isinstance(transcript, str) or not isinstance(starts, list):
+        return plain  # pragma: no cover - sealed by us: never
+    return Saved(transcript, tuple(int(s) for s in starts), True)
+
+
+def passages(saved: Saved, size: int) -> list[tuple[int, int]]:
+    """``saved``'s transcript as ``(start, end)`` ranges to score: consecutive messages
+    packed while they fit ``size`` characters, a longer message in pieces of about ``size``
+    cut at line breaks (else at spaces)."""
+    text = saved.transcript
+    bounds = [*saved.starts, len(text) + len(_SEP)]
+    blocks = [(bounds[n], bounds[n + 1] - len(_SEP)) for n in range(len(saved.starts))]
+    out: list[tuple[int, int]] = []
+    open_: tuple[int, int] | None = None
+    for start, end in blocks:
+        if end - start > size:
+            if open_ is not None:
+                out.append(open_)
+                open_ = None
+            out.extend(_pieces(text, start, end, size))
+        elif open_ is not None and end - open_[0] <= size:
+            open_ = (open_[0], end)
+        else:
+            if open_ is not None:
+                out.append(open_)
+            open_ = (start, end)
+    if open_ is not None:
+        out.append(open_)
+    return [(s, e) for s, e in out if text[s:e].strip()]
+
+
+def _pieces(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    at = start
+    while at < end:
+        stop = min(end, at + size)
+        if stop < end:
+            cut = text.rfind("\n", at + size // 2, stop)
+            if cut < 0:
+                cut = text.rfind(" ", at + size // 2, stop)
+            if cut > at:
+                stop = cut + 1
+        out.append((at, stop))
+        at = stop
+    return out
