@@ -56,7 +56,9 @@ async def search_saved(
     passage_chars: int = 1500,
 ) -> list[SavedPassage]:
     """The ``k`` passages saved in ``store`` under ``scope`` that score best against
-    ``query`` (a score above 0 only), best first (the newer on a tie).
+    ``query`` (a score above 0 only), best first (the newer on a tie); the passages that
+    hold the query word for word (whitespace and case aside: a file name, an error line)
+    come before the others.
 
     Args:
         store: a store with ``load_all`` (MemoryStore, SQLiteStore, RedisStore).
@@ -87,10 +89,13 @@ async def search_saved(
     used = scorer if scorer is not None else BM25Scorer()
     raw = await used.score(query, [f[3] for f in found])
     scores = checked_scores(raw, len(found), SEARCH_TOOL_NAME)
-    order = sorted(range(len(found)), key=lambda n: (-scores[n], -n))
+    # a passage holding the query word for word (a file name, an error line) comes first
+    needle = " ".join(query.split()).casefold()
+    exact = [needle in " ".join(f[3].split()).casefold() for f in found]
+    order = sorted(range(len(found)), key=lambda n: (-exact[n], -scores[n], -n))
     out = []
     for n in order[:k]:
-        if scores[n] <= 0:
+        if scores[n] <= 0 and not exact[n]:
             break
         id_, start, end, text = found[n]
         out.append(SavedPassage(id_, start, end, text, scores[n]))
