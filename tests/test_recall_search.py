@@ -92,7 +92,7 @@ async def test_search_finds_each_dropped_fact_first(store: Any) -> None:
         answer = await tool({"query": words, "k": 2}, CTX)
         first = answer.split("\n[2]")[0]
         assert f"user: {fact}" in first, (words, answer)
-        assert answer.startswith("2 saved passages for ") or answer.startswith("1 saved passage")
+        assert answer.startswith(("2 saved passages for ", "1 saved passage for "))
 
 
 async def test_a_passage_names_the_id_and_offset_recall_reads_on_from(store: Any) -> None:

@@ -170,7 +170,8 @@ def search_tool(
             return f"{SEARCH_TOOL_NAME} could not read the saved context just now; try again later."
         if not found:
             return f"Nothing saved matches {query!r}."
-        lines = [f"{len(found)} saved passages for {query!r}, best first (quoted data):"]
+        many = "passage" if len(found) == 1 else "passages"
+        lines = [f"{len(found)} saved {many} for {query!r}, best first (quoted data):"]
         for n, p in enumerate(found, 1):
             lines.append(
                 f"[{n}] {RECALL_TOOL_NAME}(id={p.id!r}, offset={p.offset}) reads on from here:"
