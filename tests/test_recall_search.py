@@ -239,3 +239,18 @@ async def test_redis_index_lives_as_long_as_its_longest_text(redis_url: str) -> 
     finally:
         client.close()
         await store.aclose()
+
+
+async def test_overlapping_saves_of_a_growing_chat_give_each_passage_once(store: Any) -> None:
+    chat = _chat()
+    policy = CompressionPolicy(
+        threshold_tokens=200, target_tokens=200, steps=[RemoveOldMessages(save_to=store)]
+    )
+    await compress(chat, policy, ctx=CTX)
+    grown = [*chat[:-1], Message("user", "one more thing"), Message("assistant", "sure"), chat[-1]]
+    await compress(grown, policy, ctx=CTX)
+    assert len(await store.load_all(owner_scope(CTX))) == 2  # two runs, mostly the same
+    found = await search_saved(store, owner_scope(CTX), "Lena Porto", 3, passage_chars=120)
+    assert len(found) == 1 and FACTS[0] in found[0].text  # in both saves, returned once
+    many = await search_saved(store, owner_scope(CTX), "small talk weather", 5, passage_chars=120)
+    assert len({p.text for p in many}) == len(many) == 5

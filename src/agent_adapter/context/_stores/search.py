@@ -58,7 +58,8 @@ async def search_saved(
     """The ``k`` passages saved in ``store`` under ``scope`` that score best against
     ``query`` (a score above 0 only), best first (the newer on a tie); the passages that
     hold the query word for word (whitespace and case aside: a file name, an error line)
-    come before the others.
+    come before the others. A passage that two saves hold word for word (the runs of two
+    compressions of one growing conversation overlap) is returned once.
 
     Args:
         store: a store with ``load_all`` (MemoryStore, SQLiteStore, RedisStore).
@@ -80,10 +81,14 @@ async def search_saved(
         return []
     key = await store_id_key(store)
     found: list[tuple[str, int, int, str]] = []
+    seen: set[str] = set()
     for id_, text in entries:
         saved = read_saved(key, text)
         for start, end in passages(saved, passage_chars):
-            found.append((id_, start, end, saved.transcript[start:end]))
+            piece = saved.transcript[start:end]
+            if piece not in seen:  # the same passage of two overlapping saves: scored once
+                seen.add(piece)
+                found.append((id_, start, end, piece))
     if not found:
         return []
     used = scorer if scorer is not None else BM25Scorer()
