@@ -256,8 +256,13 @@ class CountingStore(MemoryStore):
     async def save_many(self, entries: Sequence[StoreEntry]) -> None:
         if self.fail:
             raise StoreError("store down")
+        self.save_many_sync(entries)
+
+    def save_many_sync(self, entries: Sequence[StoreEntry]) -> None:
+        if self.fail:
+            raise StoreError("store down")
         self.batches.append(len(entries))
-        await super().save_many(entries)
+        super().save_many_sync(entries)
 
 
 async def test_every_save_of_a_compression_is_one_batch_per_store() -> None:
@@ -318,3 +323,41 @@ def test_save_settings_are_checked() -> None:
             make(save_to=object())
         with pytest.raises(ConfigError, match="save_for_seconds"):
             make(save_to=MemoryStore(), save_for_seconds=0)
+
+
+def _thinking_loop() -> list[dict[str, Any]]:
+    """A Claude tool loop that opened on thinking: its dropped rounds' note goes before the
+    opener (nothing may be added inside the loop)."""
+    natives: list[dict[str, Any]] = [{"role": "user", "content": "Fix the bug in src/app.py"}]
+    for i in range(10):
+        use = {"type": "tool_use", "id": f"t{i}", "name": "bash", "input": {"cmd": f"cat m{i}"}}
+        natives.append({"role": "assistant", "content": [use]})
+        body = "\n".join(f"src/m{i}.py:{j}: y={j}" for j in range(80))
+        res = {"type": "tool_result", "tool_use_id": f"t{i}", "content": body}
+        natives.append({"role": "user", "content": [res]})
+    natives[1]["content"].insert(
+        0, {"type": "thinking", "thinking": "Plan " * 50, "signature": "S"}
+    )
+    return natives
+
+
+def test_a_thinking_loops_saved_run_is_noted_before_its_opener() -> None:
+    from agent_adapter.context.formats import check
+
+    store = MemoryStore()
+    natives = _thinking_loop()
+    policy = CompressionPolicy(
+        threshold_tokens=2500, target_tokens=2500, steps=[RemoveOldMessages(save_to=store)]
+    )
+    out, report = compress_for_sync(natives, policy, format="anthropic", ctx=CTX)
+    assert report.reached_target and out[2] is natives[1]
+    (id_,) = ID.findall(str(out[1]["content"]))
+    assert "src/m2.py:79" in (store.load_sync(owner_scope(CTX), id_) or "")
+    assert check(out, "anthropic", thinking=True) == []
+    failing = CompressionPolicy(
+        threshold_tokens=2500,
+        target_tokens=2500,
+        steps=[RemoveOldMessages(save_to=CountingStore(fail=True))],
+    )
+    back, report = compress_for_sync(natives, failing, format="anthropic", ctx=CTX)
+    assert report.failures and all(a is b for a, b in zip(back, natives, strict=True))

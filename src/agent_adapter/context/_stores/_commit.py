@@ -32,6 +32,7 @@ an async client that belongs to another loop could not serve it.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -294,7 +295,18 @@ async def commit_saves(
     if not lost:
         return current, total
     out = _restored(original, current, {s.entry.id: s for s in lost})
+    if not _in_order(original, out):
+        # a run from after the current turn's thinking opener had its note before it: back in
+        # the note's place it would move; the caller's list as it was is the one safe answer
+        out = list(original)
     return out, context.tokens(out)
+
+
+def _in_order(original: Sequence[Message], out: Sequence[Message]) -> bool:
+    """True when the caller's messages in ``out`` keep the order they had in ``original``."""
+    where = {id(m): n for n, m in enumerate(original)}
+    at = [where[id(m)] for m in out if id(m) in where]
+    return all(a < b for a, b in itertools.pairwise(at))
 
 
 def _restored(
