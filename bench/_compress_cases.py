@@ -47,6 +47,12 @@ def data_dir(arg: str | None) -> Path:
     return REPO.parent / "shared" / "data"
 
 
+#: The clock the timings read: wall time, or with ``--clock cpu`` this process's CPU time
+#: (steadier on a machine other work shares; both sides of a comparison use the same one).
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+clock: list[Callable[[], float]] = [time.perf_counter]
+
+
 def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     """Median seconds of ``fn()`` over ``repeat`` runs after one untimed warm-up run (gc off
     while timing), and the last result."""
@@ -56,9 +62,9 @@ def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     try:
         times, result = [], None
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0 = clock[0]()
             result = fn()
-            times.append(time.perf_counter() - t0)
+            times.append(clock[0]() - t0)
     finally:
         gc.enable()
     return statistics.median(times), result

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from _compress_cases import Case, data_dir, load_cases, timed
+from _compress_cases import CLOCKS, Case, clock, data_dir, load_cases, timed
 from _compress_checks import anthropic_shape_problem, pairing_problem, survived, why_not_reached
 from _compress_langchain import lc_token_counter, lc_trim, to_langchain
 from agent_adapter.context import CompressionPolicy, CompressionReport, compress_for
@@ -72,9 +72,9 @@ async def _timed_async(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     try:
         times, result = [], None
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0 = clock[0]()
             result = await fn()
-            times.append(time.perf_counter() - t0)
+            times.append(clock[0]() - t0)
     finally:
         gc.enable()
     return statistics.median(times), result
@@ -299,7 +299,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=20, help="timed runs per trace (median)")
     p.add_argument("--quick", action="store_true", help="4 mini-swe-agent runs instead of 30")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    p.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="what the timings read: wall time, or this process's CPU time (steadier when "
+        "other work shares the machine)",
+    )
     args = p.parse_args(argv)
+    clock[0] = CLOCKS[args.clock]
     if args.repeat < 1:
         p.error("--repeat must be >= 1")
     return args
@@ -344,7 +352,7 @@ async def run(args: argparse.Namespace) -> int:
     print()
     print(
         f"{len(rows)} traces, median of {args.repeat} runs each (no-op: of "
-        f"{max(args.repeat * 4, 20)}); Python {sys.version.split()[0]}, "
+        f"{max(args.repeat * 4, 20)}, {args.clock} clock); Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs; wall time {time.perf_counter() - started:.1f} s"
     )
     return 0

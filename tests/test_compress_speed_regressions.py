@@ -20,7 +20,7 @@ from agent_adapter.cli._loaders import Trace, load_trace
 from agent_adapter.context import (
     CompressionPolicy,
     RemoveOldMessages,
-    _digest,
+    _lru,
     compress,
     compress_for,
     estimate_tokens,
@@ -116,7 +116,7 @@ def test_shown_by_one_kept_text_remembers_its_answers_and_they_are_right() -> No
 
 
 def test_the_memos_are_bounded() -> None:
-    memo = _digest._Memo(entries=3, chars=400)
+    memo = _lru.Memo(entries=3, chars=400)
     for i in range(10):
         memo.put(f"k{i}", i, 10)
     assert len(memo.items) == 3 and memo.get("k9") == 9 and memo.get("k0") is None

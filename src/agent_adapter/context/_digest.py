@@ -11,17 +11,16 @@ Speed: every pass starts from a literal (``str.find``, or a regex with a literal
 the line regex runs only on the lines a literal was found in. Only the removed text is
 scanned (its two ends when it is huge); the kept text is searched for at most
 ``_MAX_CHECKS`` names. The names found in a text, and whether a kept text shows a name, are
-remembered by the texts' content (:class:`_Memo`, bounded): a message cut or dropped again, in
-a later pass or call, is not scanned again.
+remembered by the texts' content (:class:`~agent_adapter.context._lru.Memo`, bounded): a
+message cut or dropped again, in a later pass or call, is not scanned again.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+
+from agent_adapter.context._lru import Memo, clear
 
 __all__ = [
     "DIGEST_MAX_CHARS",
@@ -112,61 +111,18 @@ _LAST_WORD = re.compile(r"\S+\Z")
 _FIRST_WORD = re.compile(r"\S+")
 
 
-class _Memo:
-    """A bounded LRU of results by the texts they were computed from (held as keys, so an
-    equal text finds its result and nothing stale is ever returned): at most ``entries``
-    results and ``chars`` characters of keys; a key longer than ``chars // 4`` is never
-    remembered."""
-
-    def __init__(self, entries: int, chars: int) -> None:
-        self.entries = entries
-        self.chars = chars
-        self.held = 0
-        self.items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Hashable) -> Any:
-        """The result remembered for ``key``, or ``None``."""
-        with self.lock:
-            hit = self.items.get(key)
-            if hit is None:
-                return None
-            self.items.move_to_end(key)
-            return hit[0]
-
-    def put(self, key: Hashable, value: Any, size: int) -> None:
-        """Remember ``value`` for ``key`` (``size``: the characters ``key`` holds)."""
-        if size > self.chars // 4:
-            return
-        with self.lock:
-            old = self.items.pop(key, None)
-            if old is not None:
-                self.held -= old[1]
-            self.items[key] = (value, size)
-            self.held += size
-            while len(self.items) > self.entries or self.held > self.chars:
-                _, (_, gone) = self.items.popitem(last=False)
-                self.held -= gone
-
-    def clear(self) -> None:
-        """Forget everything (tests, benchmarks of the cold path)."""
-        with self.lock:
-            self.items.clear()
-            self.held = 0
-
-
 #: names_in results by (scanned text, kept texts, exit status, max names).
-_NAMES_MEMO = _Memo(entries=2048, chars=8_000_000)
+_NAMES_MEMO = Memo(entries=2048, chars=8_000_000)
 #: Whether a kept text shows a name: kept text -> {key: shown}.
-_SHOWN_MEMO = _Memo(entries=16, chars=16_000_000)
+_SHOWN_MEMO = Memo(entries=16, chars=16_000_000)
 #: Names remembered per kept text in ``_SHOWN_MEMO``.
 _SHOWN_KEYS = 4096
 
 
 def clear_memos() -> None:
-    """Forget every remembered scan and check (tests; the cold path of a benchmark)."""
-    _NAMES_MEMO.clear()
-    _SHOWN_MEMO.clear()
+    """Forget every remembered scan, check, cut and derived message (tests; the cold path of
+    a benchmark)."""
+    clear()
 
 
 def leading_status(text: str) -> str | None:

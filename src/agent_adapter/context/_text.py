@@ -15,6 +15,7 @@ from agent_adapter.context._digest import (
     leading_status,
     names_in,
 )
+from agent_adapter.context._lru import Memo, with_text
 
 Keep = Literal["start", "end", "both"]
 
@@ -128,6 +129,21 @@ def cut_text(text: str, keep_chars: int, keep: Keep = "start", *, note: str = ""
     keep_chars = max(0, keep_chars)
     if len(text) <= keep_chars:
         return text
+    key = (text, keep_chars, keep, note)
+    hit: str | None = _CUTS.get(key)
+    if hit is None:
+        hit = _cut(text, keep_chars, keep, note)
+        _CUTS.put(key, hit, len(text))
+    return hit
+
+
+#: cut_text results by (text, keep_chars, keep, note): the same tool output cut again, in a
+#: later pass or call, is not cut again.
+_CUTS = Memo(entries=2048, chars=16_000_000)
+
+
+def _cut(text: str, keep_chars: int, keep: Keep, note: str) -> str:
+    """:func:`cut_text` of a text longer than ``keep_chars``."""
     text = _valid_unicode(text)
     names, (a, b) = _cut_names(text, keep_chars, keep)
     a, b = _whole_words(text, a, b)
@@ -203,7 +219,7 @@ def fit_message(
         keep_chars = min(keep_chars - 1, int(keep_chars * ratio * 0.97))
         if keep_chars < 0:
             break
-        candidate = message.with_text(cut_text(text, keep_chars, keep))
+        candidate = with_text(message, cut_text(text, keep_chars, keep))
         tokens = count(candidate)
         if tokens < count(best):
             best = candidate

@@ -10,13 +10,13 @@ by a ``tool_result`` in the next user message). Every other message is a unit of
 from __future__ import annotations
 
 import re
-import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_adapter._messages import Message, OpaquePart, ThinkingPart
+from agent_adapter.context._lru import Memo
 from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import pair_messages
 
@@ -168,12 +168,11 @@ def _reasoning_only(message: Message) -> bool:
     return bool(message.content) and all(isinstance(p, ThinkingPart) for p in message.content)
 
 
-#: The last few lists' bounds, by the identities of their messages (the guard, the steps and
-#: Protection split the same list several times in one compression). The lists are held so
-#: the identities stay valid.
-_CACHE: dict[tuple[int, ...], tuple[list[Message], list[tuple[int, int]]]] = {}
-_CACHE_SIZE = 4
-_CACHE_LOCK = threading.Lock()
+#: Lists' bounds, by the identities of their messages (the guard, the steps and Protection
+#: split the same list several times in one compression; the next call, whose kept and
+#: shortened messages are the same objects again, splits the same lists). The lists are held
+#: so the identities stay valid.
+_BOUNDS = Memo(entries=64, chars=4_000_000)
 
 
 def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
@@ -182,15 +181,11 @@ def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
     Cached by the identities of the messages: a list split again costs a tuple of ids.
     """
     key = tuple(map(id, messages))
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
+    hit = _BOUNDS.get(key)
     if hit is not None:
-        return hit[1]
+        return hit[1]  # type: ignore[no-any-return]
     bounds = _split(messages)
-    with _CACHE_LOCK:
-        if len(_CACHE) >= _CACHE_SIZE:
-            del _CACHE[next(iter(_CACHE))]
-        _CACHE[key] = (list(messages), bounds)
+    _BOUNDS.put(key, (list(messages), bounds), len(key))
     return bounds
 
 

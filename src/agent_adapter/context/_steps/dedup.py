@@ -18,6 +18,7 @@ from agent_adapter._messages import (
     TextPart,
     ThinkingPart,
 )
+from agent_adapter.context._lru import Memo
 from agent_adapter.context._scorers import (
     BM25Scorer,
     check_scorer,
@@ -89,15 +90,24 @@ def _part_key(part: Part) -> Hashable:
     return ("?", repr(part))  # pragma: no cover - Message admits no other part
 
 
+#: Message keys by the message's identity (the message held, so its id stays its own): a
+#: message compared again, in the next pass or call, is not keyed again.
+_KEYS = Memo(entries=8192, chars=8192)
+
+
 def _message_key(message: Message, answers: int | None) -> Hashable:
     """What makes a message the same as another; ``answers`` is the call it answers, by position."""
-    return (
-        message.role,
-        message.name,
-        tuple(_part_key(p) for p in message.parts),
-        tuple((c.name, c.arguments) for c in message.tool_calls),
-        answers,
-    )
+    hit = _KEYS.get(id(message))
+    if hit is None or hit[0] is not message:
+        key = (
+            message.role,
+            message.name,
+            tuple(_part_key(p) for p in message.parts),
+            tuple((c.name, c.arguments) for c in message.tool_calls),
+        )
+        hit = (message, key)
+        _KEYS.put(id(message), hit, 1)
+    return (hit[1], answers)
 
 
 def _key(unit: Unit) -> Hashable:

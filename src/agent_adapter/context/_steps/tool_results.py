@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
+from agent_adapter.context._lru import with_text
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._stores._base import ToolResultStore
 from agent_adapter.context._stores._commit import shortened_source, stage_save
@@ -119,11 +120,11 @@ class ShrinkToolResults(BaseCompressionStep):
             keep = self.keep_chars
             if allowed > 0:
                 keep = max(keep, len(text) * allowed // before - len(note) - 80)
-            short = m.with_text(_cut(source, keep, notes))
+            short = with_text(m, _cut(source, keep, notes))
             after = context.message_tokens(short)
             while after > allowed and keep > self.keep_chars:  # the estimate ran over
                 keep = max(self.keep_chars, keep * 3 // 4)
-                short = m.with_text(_cut(source, keep, notes))
+                short = with_text(m, _cut(source, keep, notes))
                 after = context.message_tokens(short)
             if after < before:
                 out[i] = short

@@ -329,6 +329,9 @@ def _load_grouped(
         if got is None:
             got = tuple(load(native, i))
             if not twice and type(native) is dict:
+                alone = _memo.loaded_alone(kind, native)
+                if alone is not None and alone == got:
+                    got = alone  # the threshold check's own messages: one object each
                 memo.put(kind, native, got)
         seen.add(id(native))
         messages.extend(got)

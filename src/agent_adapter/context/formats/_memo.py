@@ -71,7 +71,16 @@ from agent_adapter.context.formats._responses import (
     is_call,
 )
 
-__all__ = ["Snap", "disabled", "enabled", "load_messages", "loaded_prefix", "scan", "snapshot"]
+__all__ = [
+    "Snap",
+    "disabled",
+    "enabled",
+    "load_messages",
+    "loaded_alone",
+    "loaded_prefix",
+    "scan",
+    "snapshot",
+]
 
 #: Lists remembered (over all purposes), and the longest list worth remembering.
 _LISTS = 8
@@ -457,6 +466,17 @@ _KINDS: dict[type[Any], str] = {
     ResponsesConverter: "responses",
     GeminiConverter: "gemini",
 }
+
+
+def loaded_alone(kind: str, native: Any) -> tuple[Message, ...] | None:
+    """The messages remembered for ``native`` by this module's loader of ``kind``
+    (``"anthropic"`` or ``"chat"``), or ``None``: a conversion that loads the native again
+    (:mod:`~agent_adapter.context.formats._conversion`) reuses them when equal, so the
+    threshold check and the compression hold the same objects (their counts and validation
+    are remembered by identity)."""
+    each = _ANTHROPIC_EACH if kind == "anthropic" else _CHAT_EACH if kind == "chat" else None
+    entry = each.natives.entries.get(id(native)) if each is not None else None
+    return entry.messages if entry is not None and entry.native is native else None
 
 
 def _run(

@@ -1,0 +1,94 @@
+"""Bounded memos of pure results, reused across passes and calls.
+
+An agent sends the same conversation again and again, one round longer: the same tool output
+is cut the same way, the same message shortened to the same text, call after call. Two memos
+keep that work from being done twice, and both return only what a fresh computation would:
+
+* :class:`Memo`: results by the texts they were computed from (held as keys, so an equal
+  text finds its result and nothing stale is ever returned).
+* :func:`with_text`: ``message.with_text(text)`` as the same object for the same message
+  object and text, so what is keyed by identity downstream (token counts, the notes of a
+  dropped run) is found again on the next call. A :class:`~agent_adapter._messages.Message`
+  is frozen, so sharing the derived object is safe.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+from agent_adapter._messages import Message
+
+__all__ = ["Memo", "clear", "with_text"]
+
+
+#: Every memo made, for :func:`clear`.
+_ALL: weakref.WeakSet[Memo] = weakref.WeakSet()
+
+
+class Memo:
+    """A bounded LRU of results by the texts they were computed from: at most ``entries``
+    results and ``chars`` characters of keys; a key longer than ``chars // 4`` is never
+    remembered."""
+
+    def __init__(self, entries: int, chars: int) -> None:
+        self.entries = entries
+        self.chars = chars
+        self.held = 0
+        self.items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self.lock = threading.Lock()
+        _ALL.add(self)
+
+    def get(self, key: Hashable) -> Any:
+        """The result remembered for ``key``, or ``None``."""
+        with self.lock:
+            hit = self.items.get(key)
+            if hit is None:
+                return None
+            self.items.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: Hashable, value: Any, size: int) -> None:
+        """Remember ``value`` for ``key`` (``size``: the characters ``key`` holds)."""
+        if size > self.chars // 4:
+            return
+        with self.lock:
+            old = self.items.pop(key, None)
+            if old is not None:
+                self.held -= old[1]
+            self.items[key] = (value, size)
+            self.held += size
+            while len(self.items) > self.entries or self.held > self.chars:
+                _, (_, gone) = self.items.popitem(last=False)
+                self.held -= gone
+
+    def clear(self) -> None:
+        """Forget everything (tests, benchmarks of the cold path)."""
+        with self.lock:
+            self.items.clear()
+            self.held = 0
+
+
+#: (id of the message, new text) -> (the message, held so its id stays its own; the copy).
+_DERIVED = Memo(entries=4096, chars=16_000_000)
+
+
+def with_text(message: Message, text: str) -> Message:
+    """``message.with_text(text)``, the same object as last time for the same message object
+    and text (see the module doc)."""
+    key = (id(message), text)
+    hit = _DERIVED.get(key)
+    if hit is not None and hit[0] is message:
+        return hit[1]  # type: ignore[no-any-return]
+    derived = message.with_text(text)
+    _DERIVED.put(key, (message, derived), len(text))
+    return derived
+
+
+def clear() -> None:
+    """Forget what every memo holds (tests; the cold path of a benchmark)."""
+    for memo in list(_ALL):
+        memo.clear()
