@@ -6,7 +6,8 @@ skipped (the input message is kept), never the whole step, never raised.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from agent_adapter._errors import ConfigError
@@ -107,6 +108,8 @@ def _keep_units_whole(
     Responses output item without its reasoning item. Returns how many were put back."""
     restored = 0
     for start, stop in bounds:
+        if stop - start == 1:
+            continue  # a unit of one message is kept or removed whole
         kept = [slot[j] is not None for j in range(start, stop)]
         if any(kept) and not all(kept):
             for j in range(start, stop):
@@ -210,7 +213,7 @@ def _keep_opening_user_turn(
             changes += 1
         if ms or (g < n and slot[g] is not None and before[g].role != "system"):
             break
-    first = next((m for m in _emit(slot, added) if m.role != "system"), None)
+    first = next((m for m in _emitted(slot, added) if m.role != "system"), None)
     if first is not None and first.role != "user" and slot[lead] is None:
         slot[lead] = before[lead]
         changes += 1
@@ -254,10 +257,7 @@ def _keep_call_turns_after_user_turns(
     turn or after a function response turn"); Bedrock's Converse API too. Returns how many
     messages were put back.
     """
-    unit_of = [0] * len(before)
-    for u, (start, stop) in enumerate(bounds):
-        for j in range(start, stop):
-            unit_of[j] = u
+    starts = [start for start, _ in bounds]
     restored = 0
     prev: Message | None = None
     j = 0
@@ -274,7 +274,7 @@ def _keep_call_turns_after_user_turns(
             and before[j - 1].role in ("user", "tool")
             and slot[j - 1] is None
         ):
-            start, stop = bounds[unit_of[j - 1]]
+            start, stop = bounds[bisect_right(starts, j - 1) - 1]  # the unit of j - 1
             for k in range(start, stop):
                 if slot[k] is None:
                     slot[k] = before[k]
@@ -301,10 +301,24 @@ def _last_emitted(
     return None
 
 
+def _emitted(slot: list[Message | None], added: dict[int, list[Message]]) -> Iterator[Message]:
+    """What :func:`_emit` returns, one message at a time (to look at the first few)."""
+    for g in range(len(slot) + 1):
+        if g in added:
+            yield from added[g]
+        if g < len(slot):
+            m = slot[g]
+            if m is not None:
+                yield m
+
+
 def _emit(slot: list[Message | None], added: dict[int, list[Message]]) -> list[Message]:
+    if not added:
+        return [m for m in slot if m is not None]
     result: list[Message] = []
     for g in range(len(slot) + 1):
-        result.extend(added.get(g, ()))
+        if g in added:
+            result.extend(added[g])
         if g < len(slot):
             m = slot[g]
             if m is not None:

@@ -363,8 +363,13 @@ def split_units(messages: Sequence[Message], protection: Protection | None = Non
         protection: defaults to ``Protection(messages)``.
     """
     prot = protection if protection is not None else Protection(messages)
+    reasons = prot._reasons  # is_protected, inlined: this runs for every unit of every step
     units: list[Unit] = []
     for start, stop in _bounds(messages):
         chunk = tuple(messages[start:stop])
-        units.append(Unit(start, stop, chunk, any(prot.is_protected(m) for m in chunk)))
+        if stop - start == 1:
+            protected = chunk[0].origin in reasons
+        else:
+            protected = any(m.origin in reasons for m in chunk)
+        units.append(Unit(start, stop, chunk, protected))
     return units

@@ -42,6 +42,11 @@ class StepContext:
     summary_probes: int = field(default=0)
     summary_probes_found: int = field(default=0)
     summary_invalid_replies: int = field(default=0)
+    #: the last list split into units, by its messages' identities (held), and its units:
+    #: the steps of a pass mostly split the list the step before left unchanged
+    _split: tuple[tuple[Message, ...], list[Unit]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def add_summary_cost(self, usd: float) -> None:
         """Record what a model call made by a step cost, in USD.
@@ -95,7 +100,16 @@ class StepContext:
 
     def units(self, messages: Sequence[Message]) -> list[Unit]:
         """``messages`` as atomic units, each flagged protected or not."""
-        return split_units(messages, self.protection)
+        last = self._split
+        if (
+            last is not None
+            and len(last[0]) == len(messages)
+            and all(a is b for a, b in zip(last[0], messages, strict=True))
+        ):
+            return list(last[1])
+        units = split_units(messages, self.protection)
+        self._split = (tuple(messages), units)
+        return list(units)
 
 
 def first_non_system(messages: Sequence[Message], n: int) -> list[int]:

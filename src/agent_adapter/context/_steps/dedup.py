@@ -117,6 +117,21 @@ def _key(unit: Unit) -> Hashable:
     call's position among the unit's calls (two parallel calls whose results swapped are not
     the same round).
     """
+    ids = tuple(map(id, unit.messages))
+    hit = _UNIT_KEYS.get(ids)
+    if hit is not None:  # held messages: the ids are still theirs
+        return hit[1]  # type: ignore[no-any-return]
+    key = _unit_key(unit)
+    _UNIT_KEYS.put(ids, (unit.messages, key), 1)
+    return key
+
+
+#: Unit keys by the identities of the unit's messages (held).
+_UNIT_KEYS = Memo(entries=8192, chars=8192)
+
+
+def _unit_key(unit: Unit) -> Hashable:
+    """:func:`_key`, computed."""
     position: dict[str, int] = {}
     for m in unit.messages:
         for c in m.tool_calls:
@@ -222,9 +237,13 @@ class RemoveDuplicates(BaseCompressionStep):
         if context.under_target(total):
             return messages
         units = context.units(messages)
-        keys = await self._similar_keys(units, context) if self.match == "similar" else None
-        groups = _groups(units, keys if keys is not None else [_key(u) for u in units], total,
-                         context)  # fmt: skip
+        keys: Sequence[Hashable]
+        if self.match == "similar":
+            keys = await self._similar_keys(units, context)
+        else:  # each distinct key as a small int: hashed once, then compared at once
+            classes: dict[Hashable, int] = {}
+            keys = [classes.setdefault(_key(u), len(classes)) for u in units]
+        groups = _groups(units, keys, total, context)
         drop: set[int] = set()
         for group in groups:
             if context.under_target(total):

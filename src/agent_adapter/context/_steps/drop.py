@@ -31,11 +31,12 @@ _NO_CLIP = (1 << 62, 0)
 _NOTE_NAMES = 256
 _MORE = re.compile(r"\A\+(\d+) more\Z")
 #: Notes remembered: (ids of the run, ids of the kept messages, bound, saved phrase) -> (the
-#: run and kept messages, held so their ids stay theirs, and the note's text). The same
-#: drop, in the next settling round, pass or call, builds nothing again.
+#: run and kept messages, held so their ids stay theirs, and the note itself). The same
+#: drop, in the next settling round, pass or call, builds nothing again and gives the same
+#: note object (a Message is frozen), so a later pass's lists holding it are known again.
 _NOTES: OrderedDict[
     tuple[tuple[int, ...], tuple[int, ...], int, str],
-    tuple[tuple[Message, ...], tuple[Message, ...], str],
+    tuple[tuple[Message, ...], tuple[Message, ...], Message],
 ] = OrderedDict()
 _NOTES_MAX = 16
 _NOTES_LOCK = threading.Lock()
@@ -64,10 +65,10 @@ def _remembered_note(
         if hit is not None:
             _NOTES.move_to_end(key)
     if hit is not None:
-        return Message("user", hit[2])
+        return hit[2]  # the very note: what is keyed by identity downstream finds it again
     note = _note(run, kept_text(), max_chars, saved)
     with _NOTES_LOCK:
-        _NOTES[key] = (tuple(run), kept, note.text)
+        _NOTES[key] = (tuple(run), kept, note)
         while len(_NOTES) > _NOTES_MAX:
             _NOTES.popitem(last=False)
     return note

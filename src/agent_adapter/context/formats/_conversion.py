@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from agent_adapter._errors import ConfigError
@@ -131,19 +132,30 @@ class Conversion(Generic[T]):
                 added.setdefault(j, []).append(m)
         conv = self._converter
         out: list[T] = []
+        members, groups, messages = self._members, self._groups, self.messages
         for i, (native, (start, stop)) in enumerate(zip(self._natives, self._ranges, strict=True)):
-            if i in self._members:  # emitted with its leader
+            if members and i in members:  # emitted with its leader
                 continue
-            out.extend(conv.dump_all(added.pop(start, ())))
-            originals = self.messages[start:stop]
+            if start in added:
+                out.extend(conv.dump_all(added.pop(start)))
+            if stop == start + 1:  # one message: the most common native by far
+                if slot[start] is messages[start]:
+                    out.append(native)
+                    if groups:
+                        out.extend(self._natives[j] for j in groups.get(i, ()))
+                elif slot[start] is not None:
+                    out.extend(conv.rebuild(native, messages[start:stop], slot[start:stop]))
+                continue
+            originals = messages[start:stop]
             now = slot[start:stop]
             if all(a is b for a, b in zip(now, originals, strict=True)):
                 out.append(native)
-                out.extend(self._natives[j] for j in self._groups.get(i, ()))
+                out.extend(self._natives[j] for j in groups.get(i, ()))
             elif any(m is not None for m in now):
                 out.extend(conv.rebuild(native, originals, now))
             for g in range(start + 1, stop):  # added inside a native's span go after it
-                out.extend(conv.dump_all(added.pop(g, ())))
+                if g in added:
+                    out.extend(conv.dump_all(added.pop(g)))
         out.extend(conv.dump_all(added.pop(len(self.messages), ())))
         pos = {id(n): i for i, n in enumerate(self._natives)}  # input natives by identity
         return self._same_objects(conv.finish(out, new=lambda n: id(n) not in pos), pos)
@@ -235,6 +247,29 @@ def _containers(value: Any, out: list[Any]) -> list[Any]:
     return out
 
 
+def _reaches(value: Any, ids: set[int], depth: int = 0) -> bool:
+    """True when ``value`` (messages and what they hold: parts, calls, extras, containers)
+    holds an object whose ``id`` is in ``ids``; also for anything this walk cannot see into
+    (an object of another kind, a nesting deeper than ``_DEPTH``), to be safe."""
+    if id(value) in ids:
+        return True
+    kind = type(value)
+    if kind in _LEAVES:
+        return False
+    if depth >= _DEPTH:
+        return True
+    items: Any
+    if isinstance(value, Mapping):
+        items = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [getattr(value, f.name) for f in dataclasses.fields(value)]
+    else:
+        return True
+    return any(_reaches(v, ids, depth + 1) for v in items)
+
+
 class _Loads:
     """The messages of single dict natives, by the native's identity, while the native equals
     the copy made when it was loaded (:func:`_frozen`: an edit anywhere inside it, nested or
@@ -245,7 +280,7 @@ class _Loads:
     def __init__(self, size: int) -> None:
         self.size = size
         self.entries: OrderedDict[
-            tuple[str, int], tuple[Any, Any, tuple[Any, ...], tuple[Message, ...]]
+            tuple[str, int], tuple[Any, Any, tuple[Any, ...] | None, tuple[Message, ...]]
         ] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -260,9 +295,11 @@ class _Loads:
             same = False
         if not same:
             return None
-        now = _containers(native, [])
-        if len(now) != len(entry[2]) or not all(a is b for a, b in zip(now, entry[2], strict=True)):
-            return None
+        held = entry[2]
+        if held is not None:  # its messages hold some of its containers: the very ones?
+            now = _containers(native, [])
+            if len(now) != len(held) or not all(a is b for a, b in zip(now, held, strict=True)):
+                return None
         with self.lock:
             if key in self.entries:
                 self.entries.move_to_end(key)
@@ -273,7 +310,11 @@ class _Loads:
         if frozen is _UNFIT:
             return
         with self.lock:
-            held = tuple(_containers(native, []))
+            containers = tuple(_containers(native, []))
+            ids = {id(c) for c in containers}
+            # messages holding none of the native's containers are the same for an equal
+            # native: only the equality is checked on the next get (no walk of the native)
+            held = containers if _reaches(messages, ids) else None
             self.entries[(kind, id(native))] = (native, frozen, held, messages)
             self.entries.move_to_end((kind, id(native)))
             while len(self.entries) > self.size:
@@ -316,7 +357,8 @@ def _load_grouped(
     if how is None or not isinstance(natives, list | tuple):
         return bound.load_grouped(natives)
     kind, load = how
-    if kind == "chat":
+    if kind == "chat" and type(converter) is not OpenAIChatConverter:
+        # (an ``openai`` list bound to Chat has no Responses item: bind() looked at each)
         check_one_api([classify(split_carrier(n)[0]) for n in natives])
     messages: list[Message] = []
     ranges: list[tuple[int, int]] = []
