@@ -97,6 +97,31 @@ def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
     already stands for is an addition and comes back with a fresh origin (so origins stay
     unique in every list the engine builds).
     """
+    last = _LAST[0]
+    if (
+        last is not None
+        and len(last[0]) == len(before)
+        and len(last[1]) == len(after)
+        and all(a is b for a, b in zip(last[1], after, strict=True))
+        and all(a is b for a, b in zip(last[0], before, strict=True))
+    ):  # the same two lists again (the report's trace, then Conversion.back's): a copy
+        done = last[2]
+        return Trace(list(done.slot), {g: list(ms) for g, ms in done.added.items()}, done.ordered)
+    traced = _trace(before, after)
+    _LAST[0] = (
+        tuple(before),
+        tuple(after),
+        Trace(list(traced.slot), {g: list(ms) for g, ms in traced.added.items()}, traced.ordered),
+    )
+    return traced
+
+
+#: The last two lists traced (held) and their trace, kept apart from what callers change.
+_LAST: list[tuple[tuple[Message, ...], tuple[Message, ...], Trace] | None] = [None]
+
+
+def _trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
+    """:func:`trace`, computed."""
     n = len(before)
     where: dict[int, int] = {}  # origin -> its input position (the first, when repeated)
     repeated: dict[int, list[int]] = {}  # origin -> every position, for repeated origins

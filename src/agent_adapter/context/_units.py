@@ -155,7 +155,10 @@ class Unit:
     @property
     def is_tool_round(self) -> bool:
         """True for an assistant message with tool calls and its results."""
-        return any(m.tool_calls for m in self.messages)
+        for m in self.messages:
+            if m.tool_calls:
+                return True
+        return False
 
     def __len__(self) -> int:
         return self.stop - self.start

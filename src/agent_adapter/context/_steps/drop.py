@@ -218,11 +218,11 @@ class RemoveOldMessages(BaseCompressionStep):
         non_system = [i for i, m in enumerate(messages) if m.role != "system"]
         first = set(first_non_system(messages, self.keep_first))
         last = set(non_system[len(non_system) - self.keep_last :]) if self.keep_last else set()
+        kept = first | last
         candidates = [
             unit
             for unit in context.units(messages)
-            if not unit.protected
-            and not any(i in first or i in last for i in range(unit.start, unit.stop))
+            if not unit.protected and kept.isdisjoint(range(unit.start, unit.stop))
         ]
         drop: set[int] = set()
         chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
