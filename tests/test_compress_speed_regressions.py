@@ -223,3 +223,63 @@ def test_a_block_replaced_by_an_equal_one_goes_back_as_the_callers_new_object() 
         if b.get("type") == "thinking"
     ]
     assert kept and all(id(b) in blocks for b in kept)
+
+
+# --------------------------------------------------------------------------------------------
+# item 14, second slice: a call sent again does nothing twice, and gives the same answer
+
+
+def test_a_list_compressed_again_is_not_cut_again_and_comes_back_equal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_adapter.context import _text
+
+    natives: list[dict[str, Any]] = [{"role": "user", "content": "fix the build"}]
+    for i in range(6):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+        natives.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        out = f"/src/mod{i}.py: error {i}\n" + f"line {i} " * 1500
+        natives.append({"role": "tool", "tool_call_id": f"c{i}", "content": out})
+    natives.append({"role": "user", "content": "and now?"})
+    clear_memos()
+    first, report = _run(natives, "openai", 6000)
+    assert report.messages_changed and "characters cut" in json.dumps(first)
+    cuts: list[int] = []
+    real = _text._cut
+
+    def counted(*args: Any) -> str:
+        cuts.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(_text, "_cut", counted)
+    again, _ = _run(natives, "openai", 6000)
+    assert cuts == []  # the same tool outputs, cut the same way: found, not cut again
+    assert json.dumps(again, sort_keys=True) == json.dumps(first, sort_keys=True)
+    clear_memos()
+    from agent_adapter.context.formats import _conversion
+
+    _conversion._REMEMBERED.clear()
+    cold, _ = _run(natives, "openai", 6000)
+    assert cuts  # nothing remembered: cut afresh, to the very same output
+    assert json.dumps(cold, sort_keys=True) == json.dumps(first, sort_keys=True)
+
+
+def test_a_derived_message_is_the_same_object_only_for_the_same_message_and_text() -> None:
+    a = Message("tool", "x" * 50, tool_call_id="c1")
+    b = Message("tool", "x" * 50, tool_call_id="c1")  # equal, another object
+    short = _lru.with_text(a, "short")
+    assert _lru.with_text(a, "short") is short
+    assert _lru.with_text(a, "other") is not short
+    other = _lru.with_text(b, "short")
+    assert other is not short and other.origin == b.origin != a.origin
+    assert short.text == "short" and short.tool_call_id == "c1" and a.text == "x" * 50
+
+
+def test_the_guard_gives_a_new_list_when_the_step_changed_nothing() -> None:
+    from agent_adapter.context import Protection, enforce_invariants
+
+    messages = [Message("user", "task"), Message("assistant", "ok"), Message("user", "go")]
+    returned = list(messages)
+    out = enforce_invariants(messages, returned, Protection(messages), step="noop")
+    assert out == messages and out is not returned and out is not messages
+    assert all(a is b for a, b in zip(out, messages, strict=True))
