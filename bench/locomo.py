@@ -34,8 +34,8 @@ buffers are partly outside it), plus the process's max RSS at the end.
 from __future__ import annotations
 
 import argparse
-import re
 import asyncio
+import re
 import resource
 import statistics
 import sys

