@@ -3,7 +3,9 @@ without it; EmbeddingScorer's context_weight (a turn read with its neighbours)."
 
 from __future__ import annotations
 
+import copy
 import importlib.util
+import pickle
 from collections.abc import Sequence
 from typing import Any
 
@@ -122,3 +124,16 @@ async def test_the_mix_embeds_nothing_again(minilm: LocalEmbedder) -> None:
     grown = await scorer.score("what about topic 7?", [*turns, "a new turn about topic 8"])
     assert counting.texts == 31 + 1  # only the new turn
     assert grown[:29] == pytest.approx(first[:29])  # the last old turn gained a neighbour
+
+
+async def test_the_default_step_can_be_copied_and_pickled() -> None:
+    msgs = [
+        Message("user", "Hi!"),
+        Message("user", "I adopted a puppy last spring, a little beagle."),
+        Message("user", "The quarterly report is finished and sent."),
+        Message("user", "What kind of pet do I have?"),
+    ]
+    step = KeepMostRelevant(keep_count=1)
+    expected = await _keep(msgs, step)  # the model loaded: a lock and a session inside
+    for other in (copy.deepcopy(step), pickle.loads(pickle.dumps(step))):
+        assert await _keep(msgs, other) == expected == [msgs[0], msgs[1], msgs[-1]]

@@ -60,7 +60,9 @@ class KeepMostRelevant(BaseCompressionStep):
             :class:`BM25Scorer` (no model). On the held-out half of LoCoMo the hybrid keeps
             all evidence for 79.8% of questions at 4k tokens where BM25 keeps 74.1%
             (``bench/locomo.py``). Its per-text caches live on the instance, so reuse the
-            step; pass ``scorer=BM25Scorer()`` for BM25 whatever is installed.
+            step: the first call embeds every turn (the model loads then too), later ones
+            only the new turns and the question. Pass ``scorer=BM25Scorer()`` for BM25
+            whatever is installed.
         keep_count: this many of the best-scoring units are never dropped by this step.
         compare_to: the text to score against; ``None``: the latest user message's text.
         neighbor_weight: a unit is at least this share as relevant as the unit right before
