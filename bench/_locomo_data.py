@@ -17,6 +17,9 @@ from agent_adapter import Message
 
 #: LoCoMo's categories 1-4 (5, adversarial, has no answer evidence to keep).
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+#: The split of issue 23: settings are chosen on ``tuning`` only; ``held-out`` is reported and
+#: never looked at while choosing (indexes into ``locomo10.json``, by conversation).
+PARTS = {"tuning": range(0, 5), "held-out": range(5, 10)}
 _DIA = re.compile(r"\AD(\d+):(\d+)\Z")
 _SESSION = re.compile(r"\Asession_(\d+)\Z")
 

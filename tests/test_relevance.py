@@ -52,16 +52,20 @@ def _chat() -> list[Message]:
 async def test_the_least_relevant_go_first_only_as_many_as_needed() -> None:
     msgs = _chat()
     one = _tokens(msgs) - 1
-    out = await _keep(msgs, KeepMostRelevant(keep_count=0, neighbor_weight=0), one)
+    out = await _keep(
+        msgs, KeepMostRelevant(scorer=BM25Scorer(), keep_count=0, neighbor_weight=0), one
+    )
     removed = [m for m in msgs if m not in out]
     assert len(removed) == 1 and "Oscar" not in removed[0].text and "breed" not in removed[0].text
-    out = await _keep(msgs, KeepMostRelevant(keep_count=0), 0)
+    out = await _keep(msgs, KeepMostRelevant(scorer=BM25Scorer(), keep_count=0), 0)
     assert out == [msgs[0], msgs[1], msgs[-1]]  # only the protected ones and the opening
 
 
 async def test_keep_count_best_units_are_never_dropped() -> None:
     msgs = _chat()
-    out = await _keep(msgs, KeepMostRelevant(keep_count=3, neighbor_weight=0), 0)
+    out = await _keep(
+        msgs, KeepMostRelevant(scorer=BM25Scorer(), keep_count=3, neighbor_weight=0), 0
+    )
     # the turns naming Oscar, his breed or a dog; BM25 has no notion of "beagle" being one
     assert out == [msgs[0], msgs[1], msgs[2], msgs[3], msgs[6], msgs[-1]]
     assert msgs == _chat()  # the caller's list is left alone
@@ -77,7 +81,9 @@ async def test_ties_drop_the_older_first() -> None:
 
 async def test_compare_to_overrides_the_latest_user_message() -> None:
     msgs = _chat()
-    step = KeepMostRelevant(keep_count=1, compare_to="Lisbon nurse sister", neighbor_weight=0)
+    step = KeepMostRelevant(
+        scorer=BM25Scorer(), keep_count=1, compare_to="Lisbon nurse sister", neighbor_weight=0
+    )
     out = await _keep(msgs, step, 0)
     assert out == [msgs[0], msgs[1], msgs[4], msgs[-1]]
 
@@ -93,11 +99,13 @@ async def test_a_reply_shares_the_relevance_of_what_it_answers() -> None:
         Message("assistant", "Great work."),
         Message("user", "Where did I go for my birthday?"),
     ]
-    alone = await _keep(msgs, KeepMostRelevant(keep_count=1, neighbor_weight=0), 0)
+    alone = await _keep(
+        msgs, KeepMostRelevant(scorer=BM25Scorer(), keep_count=1, neighbor_weight=0), 0
+    )
     assert alone == [msgs[0], msgs[1], msgs[-1]]  # the answer (Lisbon) shares no word
-    out = await _keep(msgs, KeepMostRelevant(keep_count=2), 0)
+    out = await _keep(msgs, KeepMostRelevant(scorer=BM25Scorer(), keep_count=2), 0)
     assert out == [msgs[0], msgs[1], msgs[2], msgs[-1]]
-    out = await _keep(msgs, KeepMostRelevant(keep_count=3), 0)
+    out = await _keep(msgs, KeepMostRelevant(scorer=BM25Scorer(), keep_count=3), 0)
     assert msgs[3] not in out  # two steps away: 0.8 * 0.8 is not passed on
     with pytest.raises(ConfigError, match="neighbor_weight"):
         KeepMostRelevant(neighbor_weight=1.5)
@@ -105,7 +113,7 @@ async def test_a_reply_shares_the_relevance_of_what_it_answers() -> None:
 
 async def test_without_a_question_nothing_goes() -> None:
     msgs = [Message("system", "sys"), Message("assistant", "hello"), Message("assistant", "hi")]
-    assert await _keep(msgs, KeepMostRelevant(keep_count=0), 0) == msgs
+    assert await _keep(msgs, KeepMostRelevant(scorer=BM25Scorer(), keep_count=0), 0) == msgs
 
 
 async def test_a_tool_round_is_scored_and_dropped_whole() -> None:
@@ -123,7 +131,7 @@ async def test_a_tool_round_is_scored_and_dropped_whole() -> None:
         Message("assistant", "ok"),
         Message("user", "fix parse_header in parser.py"),
     ]
-    out = await _keep(msgs, KeepMostRelevant(keep_count=1), 0)
+    out = await _keep(msgs, KeepMostRelevant(scorer=BM25Scorer(), keep_count=1), 0)
     assert out == [msgs[3], msgs[4], msgs[-1]] or out == [msgs[0], msgs[3], msgs[4], msgs[-1]]
     assert msgs[1] not in out and msgs[2] not in out
     assert pairing_problems(out) == []
@@ -146,8 +154,7 @@ def test_bad_settings_are_refused() -> None:
         KeepMostRelevant(keep_count=-1)
     with pytest.raises(ConfigError, match="compare_to"):
         KeepMostRelevant(compare_to=3)  # type: ignore[arg-type]
-    assert KeepMostRelevant().config()["keep_count"] == 10
-    assert isinstance(KeepMostRelevant().scorer, BM25Scorer)
+    assert KeepMostRelevant(scorer=BM25Scorer()).config()["keep_count"] == 10
 
 
 async def test_in_a_policy_the_reranker_bills_the_run() -> None:

@@ -85,6 +85,16 @@ class LocalEmbedder:
     def __repr__(self) -> str:
         return f"LocalEmbedder(model={str(self.model_path or 'all-MiniLM-L6-v2-int8')!r})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Its settings, for pickling and ``copy.deepcopy`` (a copy loads the model again on
+        its first call; the lock and the loaded session are not copied)."""
+        return {k: v for k, v in vars(self).items() if k not in ("_lock", "_loaded")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._lock = threading.Lock()
+        self._loaded = None
+
     def cache_key_fields(self) -> dict[str, Any]:
         """The model in use (for cache keys)."""
         return {"provider": "local", "model": str(self.model_path or "all-MiniLM-L6-v2-int8")}

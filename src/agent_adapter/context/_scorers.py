@@ -329,28 +329,49 @@ class EmbeddingScorer:
     scoring a conversation that grew by one turn embeds the query and that turn. A zero vector
     is similar to nothing (0).
 
+    With ``context_weight``, each text is read in its context: its unit vector plus
+    ``context_weight`` times those of the texts right before and after it in ``texts`` (which
+    ``KeepMostRelevant`` passes in conversation order), renormalised, is compared with the
+    query. A reply like "that sounds fun, where did you go?" then carries what it answers.
+    The mix is made from the cached vectors at each call, so nothing is embedded again.
+    On LoCoMo's tuning half, 0.5 with BM25 by RRF (k=10) kept all evidence for 69.2 / 77.6 /
+    83.5 / 91.4% of questions at 1k / 2k / 4k / 8k tokens, against 65.2 / 75.4 / 82.7 / 89.7
+    without (0.3, 0.7 and 1.0 within a point of 0.5; ``bench/locomo.py``). Leave it 0 for
+    ``RemoveDuplicates``: two texts are alike or not on their own.
+
     Args:
         embedder: an :class:`~agent_adapter.context.EmbeddingPort`.
         cache_size: vectors kept (0: no cache).
+        context_weight: the share of each neighbour's vector mixed into a text's (0: none).
 
     Raises:
-        ConfigError: embedder is not an EmbeddingPort, or a bad cache_size.
+        ConfigError: embedder is not an EmbeddingPort, a bad cache_size, or context_weight
+            not a finite number >= 0.
     """
 
-    def __init__(self, embedder: EmbeddingPort, *, cache_size: int = 100_000) -> None:
+    def __init__(
+        self, embedder: EmbeddingPort, *, cache_size: int = 100_000, context_weight: float = 0.0
+    ) -> None:
         if not isinstance(embedder, EmbeddingPort):
             raise ConfigError(
                 f"EmbeddingScorer: embedder must be an EmbeddingPort (an async embed(texts) "
                 f"method), got {type(embedder).__name__}"
             )
         _check_async_port(embedder, "embed", "EmbeddingScorer: embedder", "EmbeddingPort")
+        w = context_weight
+        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0:
+            raise ConfigError(
+                f"EmbeddingScorer: context_weight must be a finite number >= 0, got {w!r}"
+            )
         self.embedder = embedder
+        self.context_weight = float(w)
         self._cache: _LRU[np.ndarray[Any, Any]] = _LRU(
             _check_cache_size(cache_size, "EmbeddingScorer")
         )
 
     def __repr__(self) -> str:
-        return f"EmbeddingScorer({self.embedder!r})"
+        extra = f", context_weight={self.context_weight:g}" if self.context_weight else ""
+        return f"EmbeddingScorer({self.embedder!r}{extra})"
 
     async def _vectors(self, texts: list[str]) -> list[np.ndarray[Any, Any]]:
         """Unit vectors of texts (zero vectors stay zero), from the cache or one embed call."""
@@ -415,6 +436,13 @@ class EmbeddingScorer:
             return []
         vectors = await self._vectors([query, *items])
         matrix = np.stack(vectors[1:])
+        w = self.context_weight
+        if w and len(items) > 1:
+            mixed = matrix.copy()
+            mixed[1:] += w * matrix[:-1]
+            mixed[:-1] += w * matrix[1:]
+            norms = np.linalg.norm(mixed, axis=1, keepdims=True)
+            matrix = np.divide(mixed, norms, out=np.zeros_like(mixed), where=norms > 0)
         return np.clip(matrix @ vectors[0], 0.0, 1.0).astype(float).tolist()  # type: ignore[no-any-return]
 
 

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
+from agent_adapter.context._default_scorer import default_scorer
 from agent_adapter.context._own import is_own
 from agent_adapter.context._scorers import (
-    BM25Scorer,
     Scorer,
     check_scorer,
     checked_scores,
@@ -56,8 +56,15 @@ class KeepMostRelevant(BaseCompressionStep):
     assistant turn (the invariant guard would put it back anyway), and it is usually the task.
 
     Args:
-        scorer: a :class:`~agent_adapter.context.Scorer`; default :class:`BM25Scorer` (no
-            model; its per-text cache lives on the instance, so reuse the step).
+        scorer: a :class:`~agent_adapter.context.Scorer`; default: the best offline one
+            installed. With the ``embeddings`` extra, ``HybridScorer(BM25Scorer(),
+            EmbeddingScorer(LocalEmbedder(), context_weight=0.5), k=10)``; without it,
+            :class:`BM25Scorer` (no model). On the held-out half of LoCoMo the hybrid keeps
+            all evidence for 79.8% of questions at 4k tokens where BM25 keeps 74.1%
+            (``bench/locomo.py``). Its per-text caches live on the instance, so reuse the
+            step: the first call embeds every turn (the model loads then too), later ones
+            only the new turns and the question. Pass ``scorer=BM25Scorer()`` for BM25
+            whatever is installed.
         keep_count: this many of the best-scoring units are never dropped by this step.
         compare_to: the text to score against; ``None``: the latest user message's text.
         neighbor_weight: a unit is at least this share as relevant as the unit right before
@@ -80,7 +87,7 @@ class KeepMostRelevant(BaseCompressionStep):
     """
 
     name: ClassVar[str] = "keep_most_relevant"
-    scorer: Scorer = field(default_factory=BM25Scorer)
+    scorer: Scorer = field(default_factory=default_scorer)
     keep_count: int = 10
     compare_to: str | None = None
     neighbor_weight: float = 0.8
