@@ -155,10 +155,7 @@ class Unit:
     @property
     def is_tool_round(self) -> bool:
         """True for an assistant message with tool calls and its results."""
-        for m in self.messages:
-            if m.tool_calls:
-                return True
-        return False
+        return any(m.tool_calls for m in self.messages)
 
     def __len__(self) -> int:
         return self.stop - self.start
