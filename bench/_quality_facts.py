@@ -6,18 +6,21 @@ observations, Claude Code ``tool_result`` blocks, SWE-agent and tau-bench tool m
 read, one line at a time, and a line counts when
 
 * it does not look like a source listing: no leading whitespace (code, docstrings and
-  ``Raises:`` sections are indented) except pytest's ``E   `` prefix, no line number in front
+  ``Raises:`` sections are indented; only a tool's own indented ``error: ...`` and Elixir's
+  ``** (RuntimeError) ...`` lines count indented), no line number in front
   (``cat -n``'s ``   12\\t``, Claude Code's ``   12→``, SWE-agent's ``12:``), no ``grep -n``
   hit (``path:12:...``) unless it is a compiler's ``path:12:3: error: ...``, no diff line
   (``+``/``-``/``@@``), and
 * it is one of: a traceback's final exception line (``ValueError: bad``,
-  ``pkg.mod.FooError``, pytest's ``E   TypeError: ...``), an ``error:`` / ``Error:`` /
+  ``pkg.mod.FooError``, pytest's ``E   TypeError: ...``, Elixir's ``** (CompileError) ...``),
+  an ``error:`` / ``Error:`` /
   ``ERROR:`` / ``fatal error:`` line (``path:1:2: error: ...`` too), a failed test
   (``FAILED tests/x.py::t``, ``tests/x.py::t FAILED``, ``FAIL: t (m.C)``, ``FAILED
   (failures=1)``).
 
-A line is named by an output when its first 60 characters (whitespace runs as one space)
-occur in the output's text (whitespace runs as one space too).
+A line is named by an output when its first 60 characters (whitespace runs as one space,
+pytest's ``E`` prefix left out; a pytest ``FAILED`` line by its test id, ``tests/x.py::t``,
+however it is spelled around it) occur in the output's text (whitespace runs as one space too).
 
 **The split** is by run, fixed by names alone: within each data set the runs are ordered by
 the SHA-256 of ``"<data set>/<run name>"``, the first half (rounded down) is the *tuning*
@@ -42,11 +45,18 @@ _ERROR = re.compile(
     r"""
       (?:E\s+)?(?:[A-Za-z_]\w*\.)*[A-Za-z_]*(?:Error|Exception)(?::\s.*)?$
     | (?:[\w./-]+:\d+(?::\d+)?:\ )?(?:fatal\ )?(?:error|Error|ERROR)(?:\[[\w-]+\])?:\s.*
+    | \*\*\ \((?:[A-Za-z_]\w*\.)*[A-Z]\w*\)\ .*
     | FAILED\b.* | \S+::\S+\ FAILED\b.* | (?:FAIL|ERROR):\ .*
     """,
     re.VERBOSE,
 )
+#: What an indented error line may be: ``error: ...``, ``** (SomeError) ...``.
+_INDENTED = re.compile(r"\s+(?:(?:fatal )?error: |\*\* \((?:[A-Za-z_]\w*\.)*[A-Z]\w*\) )\S")
 _SPACES = re.compile(r"\s+")
+#: pytest's ``E   `` in front of an exception line: decoration, not the error's words.
+_PYTEST_E = re.compile(r"\AE ")
+#: A failed test's id in its FAILED line: the line is known by it.
+_TEST_ID = re.compile(r"[^\s:]+\.py::[^\s]+")
 
 
 def flat(text: str) -> str:
@@ -56,8 +66,12 @@ def flat(text: str) -> str:
 
 def is_error_line(line: str) -> bool:
     """Whether one line of tool output is an error the run printed (see the module)."""
-    if not line or (line[0].isspace() and not line.startswith("E ")):
+    if not line:
         return False
+    if line[0].isspace():
+        # indented: only a compiler's or test runner's own (mix: "    error: ...",
+        # "     ** (RuntimeError) ..."), never an exception name alone (a docstring's Raises:)
+        return _INDENTED.match(line) is not None
     if line.startswith("E ") and not line.startswith("E  "):
         return False  # "E something" prose, not pytest's "E   " prefix
     if _SOURCE.match(line):
@@ -74,7 +88,9 @@ def error_lines(messages: Sequence[Message]) -> set[str]:
             continue
         for line in m.text.splitlines():
             if len(line) <= 400 and is_error_line(line):
-                out.add(flat(line).strip()[:ERROR_PREFIX])
+                test = _TEST_ID.search(line) if "FAIL" in line else None
+                head = test[0] if test else _PYTEST_E.sub("", flat(line).strip())
+                out.add(head[:ERROR_PREFIX])
     return out
 
 
