@@ -10,6 +10,7 @@ compresses the previous request plus one new round. The last call's output is wh
 scored, against the whole trace.
 """
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,13 +39,14 @@ def round_ends(natives: Sequence[Any]) -> list[int]:
     one (the history then ends on a user turn or a tool result, as an agent sends it), and
     the whole trace last."""
     first_user = next((i for i, n in enumerate(natives) if _role(n) == "user"), 0)
-    ends = [i for i, n in enumerate(natives) if i > first_user and _role(n) in ("assistant", "model")]
+    ends = [
+        i for i, n in enumerate(natives) if i > first_user and _role(n) in ("assistant", "model")
+    ]
     return [*ends, len(natives)]
 
 
 def replay(natives: Sequence[Any], fmt: str, target: int, conversation: str) -> Replay:
     """``natives`` sent as an agent loop sends them (see the module), compressed at ``target``."""
-    import time
 
     policy = CompressionPolicy(target_tokens=target, threshold_tokens=target)
     states = CompactionStates(max_conversations=4)

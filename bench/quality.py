@@ -570,9 +570,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = data_dir(args.data)
     if not data.is_dir():
         sys.exit(f"data directory not found: {data} (use --data or AGENT_ADAPTER_DATA)")
-    cases = [
-        c for c in load_cases(data, args.quick) if args.part in ("both", c.part)
-    ]
+    cases = [c for c in load_cases(data, args.quick) if args.part in ("both", c.part)]
     results = [measure(case, args.repeat, not args.no_loop) for case in cases]
     bullet = "- " if args.markdown else ""
     for part in PARTS[::-1]:
