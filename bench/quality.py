@@ -43,6 +43,7 @@ from _compress_cases import TAU_DIALOGS, _swe_config, data_dir, has_real_tool_ca
 from _compress_langchain import lc_token_counter, lc_trim, to_langchain
 from _quality_facts import PARTS, error_lines, flat, split
 from _quality_loop import replay
+from _quality_table import render
 from agent_adapter import Message
 from agent_adapter.cli._loaders import Trace, load_trace
 from agent_adapter.context import CompressionPolicy, compress_for_sync, split_units
@@ -386,24 +387,6 @@ def measure(case: Case, repeat: int, loop: bool) -> Result:
 # ----------------------------------------------------------------------------------------------
 # the table
 
-HEADERS = (
-    "data set",
-    "budget",
-    "contender",
-    "traces",
-    "window fits",
-    "target reached",
-    "unchanged",
-    "task+system identical",
-    "last 3 turns verbatim",
-    "... where the window fits",
-    "paths named (median)",
-    "error lines named (median)",
-    "valid",
-    "median ms",
-)
-NUMERIC = set(range(3, 14))
-
 
 def _median_share(values: list[float | None]) -> str:
     known = [v for v in values if v is not None]
@@ -437,25 +420,6 @@ def cells(group: str, budget: str, contender: str, scores: list[Score]) -> list[
         count(lambda s: s.valid),
         _ms(statistics.median(s.ms for s in scores)),
     ]
-
-
-def render(rows: list[list[str]], markdown: bool) -> str:
-    if markdown:
-        lines = ["| " + " | ".join(HEADERS) + " |"]
-        lines.append(
-            "|" + "|".join("---:" if i in NUMERIC else "---" for i in range(len(HEADERS))) + "|"
-        )
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines)
-    widths = [max(len(r[i]) for r in [list(HEADERS), *rows]) for i in range(len(HEADERS))]
-
-    def line(row: Sequence[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if i in NUMERIC else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-
-    return "\n".join([line(HEADERS), "  ".join("-" * w for w in widths), *map(line, rows)])
 
 
 def table(results: list[Result], contenders: Sequence[str] = CONTENDERS) -> list[list[str]]:
