@@ -41,6 +41,9 @@ from typing import Any
 
 from _compress_cases import TAU_DIALOGS, _swe_config, data_dir, has_real_tool_calls, timed
 from _compress_langchain import lc_token_counter, lc_trim, to_langchain
+from _quality_facts import PARTS, error_lines, flat, split
+from _quality_loop import replay
+from _quality_table import render
 from agent_adapter import Message
 from agent_adapter.cli._loaders import Trace, load_trace
 from agent_adapter.context import CompressionPolicy, compress_for_sync, split_units
@@ -49,6 +52,8 @@ from agent_adapter.context.formats import check, convert, strip_reserved
 
 BUDGETS = (0.50, 0.25, 0.10)
 CONTENDERS = ("ours", "naive", "langchain")
+#: The agent-loop table: ours after several compressions in a row, and the naive reference.
+LOOP = ("ours (loop)", "naive")
 GROUPS = ("mini-swe-agent", "claude-code", "swe-agent-fc", "tau-bench")
 #: --quick: how many traces of each group (mini-swe-agent: these runs).
 QUICK_MINI = (
@@ -62,8 +67,6 @@ QUICK = {"claude-code": 2, "swe-agent-fc": 2, "tau-bench": 5}
 LONG_SESSION_MESSAGES = 100  # as compress_bench: a top-level transcript this long is a session
 
 PATH_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+\.\w+")
-ERROR_RE = re.compile(r"Error|Exception|Traceback|FAILED|error:")
-ERROR_PREFIX = 60
 LAST_TURNS = 3
 
 # ----------------------------------------------------------------------------------------------
@@ -75,6 +78,7 @@ class Case:
     group: str
     name: str
     trace: Trace
+    part: str = ""
 
 
 def load_cases(data: Path, quick: bool) -> list[Case]:
@@ -110,6 +114,11 @@ def load_cases(data: Path, quick: bool) -> list[Case]:
         cases.append(Case("tau-bench", trace.name, trace))
     if not cases:
         sys.exit(f"no traces found under {data}")
+    for group in GROUPS:
+        parts = split(group, [c for c in cases if c.group == group], lambda c: c.name)
+        for part, members in parts.items():
+            for c in members:
+                c.part = part
     return cases
 
 
@@ -152,17 +161,6 @@ class Facts:
     error_lines: set[str]
     violations: Counter[str]
     window_tokens: int  # system prompt, task and the newest three turns on: what must fit
-
-
-def error_lines(text: str) -> set[str]:
-    """The first 60 characters (stripped) of every line naming an error."""
-    out = set()
-    for line in text.splitlines():
-        if ERROR_RE.search(line):
-            head = line.strip()[:ERROR_PREFIX]
-            if head:
-                out.add(head)
-    return out
 
 
 def last_turns(messages: Sequence[Message]) -> Counter[Key]:
@@ -208,7 +206,7 @@ def facts(messages: Sequence[Message], items: Sequence[Any], fmt: str, tokens: i
         task=key(task) if task else None,
         last_turns=last_turns(messages),
         paths=set(PATH_RE.findall(text)),
-        error_lines=error_lines(text),
+        error_lines=error_lines(messages),
         violations=violations(items, fmt),
         window_tokens=window_tokens(messages),
     )
@@ -257,6 +255,14 @@ def _share(wanted: set[str], text: str) -> float | None:
     return sum(1 for w in wanted if w in named or w in text) / len(wanted)
 
 
+def _errors_named(wanted: set[str], text: str) -> float | None:
+    """Share of the error lines (see ``_quality_facts``) whose head ``text`` still holds."""
+    if not wanted:
+        return None
+    text = flat(text)
+    return sum(1 for w in wanted if w in text) / len(wanted)
+
+
 def score(
     before: Facts,
     out_messages: Sequence[Message],
@@ -281,7 +287,7 @@ def score(
         task_system=not lost,
         last_turns=not (before.last_turns - kept),
         paths=_share(before.paths, text),
-        errors=_share(before.error_lines, text),
+        errors=_errors_named(before.error_lines, text),
         valid=not new,
         new_violations=sorted(new),
         lost=lost,
@@ -327,9 +333,10 @@ class Result:
     target: dict[float, int] = field(default_factory=dict)
     scores: dict[tuple[float, str], Score] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    compressions: dict[float, int] = field(default_factory=dict)  # the loop's, by budget
 
 
-def measure(case: Case, repeat: int) -> Result:
+def measure(case: Case, repeat: int, loop: bool) -> Result:
     natives, fmt = case.trace.messages, case.trace.format
     messages = convert(natives, fmt).messages
     tokens = _estimate_tokens(messages)
@@ -365,29 +372,20 @@ def measure(case: Case, repeat: int) -> Result:
         result.scores[share, "langchain"] = score(
             lc_facts, out_messages, out, "langchain", lc_token_counter(out), target, ms
         )
+        if loop:
+            run = replay(natives, fmt, target, f"{case.group}/{case.name}")
+            out_messages = convert(strip_reserved(run.out), fmt).messages
+            after = _estimate_tokens(out_messages)
+            ms = statistics.median(run.ms) if run.ms else 0.0
+            result.scores[share, LOOP[0]] = score(
+                ours_facts, out_messages, run.out, fmt, after, target, ms
+            )
+            result.compressions[share] = run.compressions
     return result
 
 
 # ----------------------------------------------------------------------------------------------
 # the table
-
-HEADERS = (
-    "data set",
-    "budget",
-    "contender",
-    "traces",
-    "window fits",
-    "target reached",
-    "unchanged",
-    "task+system identical",
-    "last 3 turns verbatim",
-    "... where the window fits",
-    "paths named (median)",
-    "error lines named (median)",
-    "valid",
-    "median ms",
-)
-NUMERIC = set(range(3, 14))
 
 
 def _median_share(values: list[float | None]) -> str:
@@ -424,36 +422,50 @@ def cells(group: str, budget: str, contender: str, scores: list[Score]) -> list[
     ]
 
 
-def render(rows: list[list[str]], markdown: bool) -> str:
-    if markdown:
-        lines = ["| " + " | ".join(HEADERS) + " |"]
-        lines.append(
-            "|" + "|".join("---:" if i in NUMERIC else "---" for i in range(len(HEADERS))) + "|"
-        )
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines)
-    widths = [max(len(r[i]) for r in [list(HEADERS), *rows]) for i in range(len(HEADERS))]
-
-    def line(row: Sequence[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if i in NUMERIC else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-
-    return "\n".join([line(HEADERS), "  ".join("-" * w for w in widths), *map(line, rows)])
-
-
-def table(results: list[Result]) -> list[list[str]]:
+def table(results: list[Result], contenders: Sequence[str] = CONTENDERS) -> list[list[str]]:
     rows = []
     for group in GROUPS:
         mine = [r for r in results if r.case.group == group]
         if not mine:
             continue
         for share in BUDGETS:
-            for contender in CONTENDERS:
+            for contender in contenders:
                 scores = [r.scores[share, contender] for r in mine]
                 rows.append(cells(group, f"{share:.0%}", contender, scores))
     return rows
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def below_naive(results: list[Result], contender: str) -> list[str]:
+    """Where ``contender`` keeps less than naive (data set and budget): the task identical
+    less often, or a lower median share of paths or error lines."""
+    out = []
+    for group in GROUPS:
+        mine = [r for r in results if r.case.group == group]
+        for share in BUDGETS if mine else ():
+            ours = [r.scores[share, contender] for r in mine]
+            ref = [r.scores[share, "naive"] for r in mine]
+            for what, get in (("paths", lambda s: s.paths), ("error lines", lambda s: s.errors)):
+                a, b = _median([get(s) for s in ours]), _median([get(s) for s in ref])
+                if a is not None and b is not None and round(100 * a) < round(100 * b):
+                    out.append(f"{group} {share:.0%} {what}: {a:.0%} < naive {b:.0%}")
+            if sum(s.task_system for s in ours) < sum(s.task_system for s in ref):
+                out.append(f"{group} {share:.0%}: task+system identical less often than naive")
+    return out
+
+
+def loop_line(results: list[Result]) -> str:
+    counts = [r.compressions[s] for r in results for s in BUDGETS if s in r.compressions]
+    if not counts:
+        return ""
+    return (
+        f"agent loop: {sum(counts):,} compressions over {len(counts)} replays "
+        f"(median {statistics.median(counts):.0f}, max {max(counts)} a replay)"
+    )
 
 
 def summary(results: list[Result], contender: str) -> str:
@@ -503,6 +515,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per call (median)")
+    p.add_argument(
+        "--part",
+        choices=("both", *PARTS),
+        default="both",
+        help="which part of the split to run (see _quality_facts.py; default both)",
+    )
+    p.add_argument("--no-loop", action="store_true", help="skip the agent-loop replays")
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat must be >= 1")
@@ -515,11 +534,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = data_dir(args.data)
     if not data.is_dir():
         sys.exit(f"data directory not found: {data} (use --data or AGENT_ADAPTER_DATA)")
-    results = [measure(case, args.repeat) for case in load_cases(data, args.quick)]
-    print(render(table(results), args.markdown))
-    print()
-    for contender in CONTENDERS:
-        print(("- " if args.markdown else "") + summary(results, contender))
+    cases = [c for c in load_cases(data, args.quick) if args.part in ("both", c.part)]
+    results = [measure(case, args.repeat, not args.no_loop) for case in cases]
+    bullet = "- " if args.markdown else ""
+    for part in PARTS[::-1]:
+        mine = [r for r in results if r.case.part == part]
+        if not mine:
+            continue
+        sections = [("one compression", CONTENDERS)]
+        if not args.no_loop:
+            sections.append(("agent loop: several compressions in a row", LOOP))
+        for title, contenders in sections:
+            print(f"{'## ' if args.markdown else ''}{part} part, {title} ({len(mine)} traces)")
+            print()
+            print(render(table(mine, contenders), args.markdown))
+            print()
+            for contender in contenders:
+                print(bullet + summary(mine, contender))
+            if contenders is LOOP:
+                print(bullet + loop_line(mine))
+            for contender in contenders[:1]:
+                gaps = below_naive(mine, contender)
+                print(f"{bullet}{contender} below naive: {'; '.join(gaps) if gaps else 'nowhere'}")
+            print()
     found = notes(results)
     if found:
         print()
@@ -528,7 +565,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"- {n}")
     print()
     print(
-        f"{len(results)} traces x {len(BUDGETS)} budgets x {len(CONTENDERS)} contenders, "
+        f"{len(results)} traces x {len(BUDGETS)} budgets x {len(CONTENDERS)} contenders "
+        f"(and the agent-loop replay unless --no-loop), "
         f"median of {args.repeat} runs per call; Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs; wall time {time.perf_counter() - started:.1f} s"
     )

@@ -270,3 +270,23 @@ def test_mini_swe_agent_paths_survive_compression_better(data_dir: Path) -> None
     share = len(before & named(out)) / len(before)
     assert len(before) == 115
     assert share > 50 / 115
+
+
+def test_indented_tool_errors_and_elixir_exceptions_are_names() -> None:
+    # mix test output (a real Claude Code session's): the compiler's and the runner's error
+    # lines are indented, and an Elixir exception reads "** (Name) message"
+    removed = (
+        "Compiling 3 files (.ex)\n"
+        "    error: undefined function get/2 (expected SpotterWeb.LiveTest to define it)\n"
+        "    │\n"
+        "  1) test renders the page (SpotterWeb.LiveTest)\n"
+        "     ** (RuntimeError) no :secret_key_base configuration found in SpotterWeb.Endpoint.\n"
+        "** (CompileError) test/live_test.exs: cannot compile module SpotterWeb.LiveTest\n"
+    )
+    names = digest(removed, max_chars=400)
+    assert "error: undefined function get/2" in names
+    assert "** (RuntimeError) no :secret_key_base configuration" in names
+    assert "** (CompileError) test/live_test.exs: cannot compile module" in names
+    # source that mentions an error is no error line: an indented raise, a docstring's Raises:
+    source = "    raise ArgumentError, 'bad'\n    Raises:\n        ValueError if bad\n"
+    assert digest(source) == ""

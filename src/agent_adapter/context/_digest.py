@@ -73,7 +73,8 @@ _LINE = re.compile(
     | (?P<tb>Traceback\ \(most\ recent\ call\ last\))
     | \$\ (?P<cmd>\S.*)
     | (?:E\ +|[\ \t]*)(?P<exc>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception)\b(?::.*)?)$
-    | (?P<err>(?:error|fatal|ERROR|\S+:\d+(?::\d+)?:\ (?:fatal\ )?error)(?:\[[\w-]+\])?:\ .+)
+    | [\ \t]*(?P<ex>\*\*\ \((?:[A-Za-z_]\w*\.)*[A-Z]\w*\)\ .+)
+    | [\ \t]*(?P<err>(?:error|fatal|ERROR|\S+:\d+(?::\d+)?:\ (?:fatal\ )?error)(?:\[[\w-]+\])?:\ .+)
     | =+\ (?P<tally>\d+\ (?:failed|passed|errors?)\b.*?)(?:\ in\ [\d.]+s\b.*?)?\ =+$
     """,
     re.VERBOSE,

@@ -1,0 +1,113 @@
+"""What ``quality.py`` counts as an error line, and how it splits the traces into two parts.
+
+**Error lines** are what a run *printed* as an error, never source code that mentions one:
+only the text of tool results (``role == "tool"`` after conversion: mini-swe-agent
+observations, Claude Code ``tool_result`` blocks, SWE-agent and tau-bench tool messages) is
+read, one line at a time, and a line counts when
+
+* it does not look like a source listing: no leading whitespace (code, docstrings and
+  ``Raises:`` sections are indented; only a tool's own indented ``error: ...`` and Elixir's
+  ``** (RuntimeError) ...`` lines count indented), no line number in front
+  (``cat -n``'s ``   12\\t``, Claude Code's ``   12→``, SWE-agent's ``12:``), no ``grep -n``
+  hit (``path:12:...``) unless it is a compiler's ``path:12:3: error: ...``, no diff line
+  (``+``/``-``/``@@``), and
+* it is one of: a traceback's final exception line (``ValueError: bad``,
+  ``pkg.mod.FooError``, pytest's ``E   TypeError: ...``, Elixir's ``** (CompileError) ...``),
+  an ``error:`` / ``Error:`` /
+  ``ERROR:`` / ``fatal error:`` line (``path:1:2: error: ...`` too), a failed test
+  (``FAILED tests/x.py::t``, ``tests/x.py::t FAILED``, ``FAIL: t (m.C)``, ``FAILED
+  (failures=1)``).
+
+A line is named by an output when its first 60 characters (whitespace runs as one space,
+pytest's ``E`` prefix left out; a pytest ``FAILED`` line by its test id, ``tests/x.py::t``,
+however it is spelled around it) occur in the output's text (whitespace runs as one space too).
+
+**The split** is by run, fixed by names alone: within each data set the runs are ordered by
+the SHA-256 of ``"<data set>/<run name>"``, the first half (rounded down) is the *tuning*
+part, the rest the *held-out* part. Settings are chosen on the tuning part only; the README
+quotes the held-out part.
+"""
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from agent_adapter import Message
+
+ERROR_PREFIX = 60
+PARTS = ("tuning", "held-out")
+
+#: A line that looks like a source listing: numbered (cat -n, Claude Code Read, SWE-agent
+#: open), a grep -n hit, a diff line.
+_SOURCE = re.compile(r"\d+(?:\t|→|:)|[+-](?![-+]{2})|@@|[\w./-]+:\d+:(?!\d+: (?:fatal )?error)")
+_ERROR = re.compile(
+    r"""
+      (?:E\s+)?(?:[A-Za-z_]\w*\.)*[A-Za-z_]*(?:Error|Exception)(?::\s.*)?$
+    | (?:[\w./-]+:\d+(?::\d+)?:\ )?(?:fatal\ )?(?:error|Error|ERROR)(?:\[[\w-]+\])?:\s.*
+    | \*\*\ \((?:[A-Za-z_]\w*\.)*[A-Z]\w*\)\ .*
+    | FAILED\b.* | \S+::\S+\ FAILED\b.* | (?:FAIL|ERROR):\ .*
+    """,
+    re.VERBOSE,
+)
+#: What an indented error line may be: ``error: ...``, ``** (SomeError) ...``.
+_INDENTED = re.compile(r"\s+(?:(?:fatal )?error: |\*\* \((?:[A-Za-z_]\w*\.)*[A-Z]\w*\) )\S")
+_SPACES = re.compile(r"\s+")
+#: pytest's ``E   `` in front of an exception line: decoration, not the error's words.
+_PYTEST_E = re.compile(r"\AE ")
+#: A failed test's id in its FAILED line: the line is known by it.
+_TEST_ID = re.compile(r"[^\s:]+\.py::[^\s]+")
+
+
+def flat(text: str) -> str:
+    """``text`` with every whitespace run as one space."""
+    return _SPACES.sub(" ", text)
+
+
+def is_error_line(line: str) -> bool:
+    """Whether one line of tool output is an error the run printed (see the module)."""
+    if not line:
+        return False
+    if line[0].isspace():
+        # indented: only a compiler's or test runner's own (mix: "    error: ...",
+        # "     ** (RuntimeError) ..."), never an exception name alone (a docstring's Raises:)
+        return _INDENTED.match(line) is not None
+    if line.startswith("E ") and not line.startswith("E  "):
+        return False  # "E something" prose, not pytest's "E   " prefix
+    if _SOURCE.match(line):
+        return False
+    return _ERROR.match(line) is not None
+
+
+def error_lines(messages: Sequence[Message]) -> set[str]:
+    """The first 60 characters (whitespace runs as one space, stripped) of every error line
+    in the tool results of ``messages``."""
+    out: set[str] = set()
+    for m in messages:
+        if m.role != "tool":
+            continue
+        for line in m.text.splitlines():
+            if len(line) <= 400 and is_error_line(line):
+                test = _TEST_ID.search(line) if "FAIL" in line else None
+                head = test[0] if test else _PYTEST_E.sub("", flat(line).strip())
+                out.add(head[:ERROR_PREFIX])
+    return out
+
+
+T = TypeVar("T")
+
+
+def split(group: str, runs: Sequence[T], name: Any) -> dict[str, list[T]]:
+    """``runs`` of one data set as ``{"tuning": [...], "held-out": [...]}`` (see the module);
+    ``name(run)`` is a run's name."""
+
+    def rank(run: T) -> str:
+        return hashlib.sha256(f"{group}/{name(run)}".encode()).hexdigest()
+
+    ordered = sorted(runs, key=rank)
+    half = len(ordered) // 2
+    tuning = {id(r) for r in ordered[:half]}
+    return {
+        "tuning": [r for r in runs if id(r) in tuning],
+        "held-out": [r for r in runs if id(r) not in tuning],
+    }
