@@ -1,9 +1,15 @@
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from _redis_server import shared_server
+from agent_adapter.context import MemoryStore, RedisStore, SQLiteStore
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +27,27 @@ def data_dir() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A real Redis server's URL (``$AGENT_ADAPTER_REDIS_URL``, else one started here)."""
+    with shared_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    """Each store kind in turn: memory, SQLite in a temporary file, Redis with a key prefix of
+    its own (closed after the test)."""
+    if request.param == "memory":
+        yield MemoryStore()
+    elif request.param == "sqlite":
+        with SQLiteStore(tmp_path / "saved.sqlite3") as s:
+            yield s
+    else:
+        s = RedisStore(request.getfixturevalue("redis_url"), prefix=f"t:{uuid.uuid4().hex}:")
+        try:
+            yield s
+        finally:
+            await s.aclose()

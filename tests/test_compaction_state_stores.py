@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import redis
 
-from _redis_server import _free_port, private_server, shared_server
+from _redis_server import _free_port, private_server
 from _replay import natives
 from agent_adapter import RunContext
 from agent_adapter._errors import ConfigError
@@ -142,12 +142,6 @@ def _fresh(fmt: str, rounds: int) -> list[str]:
     )
     assert report.steps
     return _texts(sent)
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    with shared_server() as url:
-        yield url
 
 
 def _clean(url: str, prefix: str) -> None:

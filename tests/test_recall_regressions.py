@@ -22,14 +22,13 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 
-from _redis_server import shared_server
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, ToolCall
 from agent_adapter._run import RunContext
@@ -104,12 +103,6 @@ def _results(fmt: str, natives: list[Any]) -> dict[str, str]:
 
 # --------------------------------------------------------------------------------------------
 # stores
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    with shared_server() as url:
-        yield url
 
 
 def _make(kind: str, where: Any) -> Any:

@@ -6,14 +6,12 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 import redis
 
-from _redis_server import shared_server
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, ToolCall
 from agent_adapter._run import RunContext, owner_scope
@@ -24,7 +22,6 @@ from agent_adapter.context import (
     RedisStore,
     RemoveOldMessages,
     ShrinkToolResults,
-    SQLiteStore,
     StoreEntry,
     compress,
     recall_tool,
@@ -32,7 +29,6 @@ from agent_adapter.context import (
     search_tool,
 )
 
-KINDS = ["memory", "sqlite", "redis"]
 CTX = RunContext(thread_id="search-a")
 MORE = re.compile(
     r"\n\[\.\.\. \d+ more characters: call recall_context\(id='[0-9a-f]+', offset=(\d+)\)\]\Z"
@@ -44,27 +40,6 @@ FACTS = [
     "we picked PostgreSQL 16 over MySQL because of logical replication",
     "the flaky test is tests/test_parser.py::test_unicode_escape",
 ]
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    with shared_server() as url:
-        yield url
-
-
-@pytest.fixture(params=KINDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
-    if request.param == "memory":
-        yield MemoryStore()
-    elif request.param == "sqlite":
-        with SQLiteStore(tmp_path / "saved.sqlite3") as s:
-            yield s
-    else:
-        s = RedisStore(request.getfixturevalue("redis_url"), prefix=f"t:{uuid.uuid4().hex}:")
-        try:
-            yield s
-        finally:
-            await s.aclose()
 
 
 def _chat() -> list[Message]:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from _redis_server import shared_server
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, ToolCall
 from agent_adapter._run import RunContext, owner_scope
@@ -23,7 +22,6 @@ from agent_adapter.context import (
     RedisStore,
     RemoveOldMessages,
     ShrinkToolResults,
-    SQLiteStore,
     StoreEntry,
     StoreError,
     Summarize,
@@ -33,30 +31,8 @@ from agent_adapter.context import (
     recall_tool,
 )
 
-KINDS = ["memory", "sqlite", "redis"]
 ID = re.compile(r"recall_context\(id='([0-9a-f]{32})'\)")
 CTX = RunContext(thread_id="thread-a")
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    with shared_server() as url:
-        yield url
-
-
-@pytest.fixture(params=KINDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
-    if request.param == "memory":
-        yield MemoryStore()
-    elif request.param == "sqlite":
-        with SQLiteStore(tmp_path / "saved.sqlite3") as s:
-            yield s
-    else:
-        s = RedisStore(request.getfixturevalue("redis_url"), prefix=f"t:{uuid.uuid4().hex}:")
-        try:
-            yield s
-        finally:
-            await s.aclose()
 
 
 def _conversation(rounds: int = 8) -> list[Message]:

@@ -24,7 +24,7 @@ import re
 import socket
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from _convo import calls, pairing_problems, result
-from _redis_server import Server, private_server, shared_server
+from _redis_server import Server, private_server
 from agent_adapter import CallableModel, Message, ModelOutputInvalid, ModelRequest, RunContext
 from agent_adapter._errors import ConfigError, ModelContextOverflow, ModelError, ModelTimeout
 from agent_adapter.context import (
@@ -57,12 +57,6 @@ from agent_adapter.context._stores import RedisStore, SQLiteStore, StoreError
 
 RECALL = re.compile(r"recall_context\(id='([0-9a-f]+)'\)")
 SECRET = "SECRET-OUTPUT"
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    with shared_server() as url:
-        yield url
 
 
 def _conversation(owner: str = "o") -> list[Message]:

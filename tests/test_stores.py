@@ -11,7 +11,7 @@ import re
 import sqlite3
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,6 @@ import pytest
 import redis
 
 from _convo import calls, result
-from _redis_server import shared_server
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._run import RunContext, owner_scope
@@ -47,12 +46,6 @@ from agent_adapter.context.formats import convert
 
 KINDS = ["memory", "sqlite", "redis"]
 RECALL = re.compile(r"recall_context\(id='([0-9a-f]+)'\)")
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    with shared_server() as url:
-        yield url
 
 
 def _redis_store(url: str, **kw: Any) -> RedisStore:
