@@ -97,16 +97,17 @@ _KEYS = Memo(entries=8192, chars=8192)
 
 def _message_key(message: Message, answers: int | None) -> Hashable:
     """What makes a message the same as another; ``answers`` is the call it answers, by position."""
-    key = _KEYS.by_identity(
-        (message,),
-        lambda: (
+    hit = _KEYS.get(id(message))
+    if hit is None or hit[0] is not message:
+        key = (
             message.role,
             message.name,
             tuple(_part_key(p) for p in message.parts),
             tuple((c.name, c.arguments) for c in message.tool_calls),
-        ),
-    )
-    return (key, answers)
+        )
+        hit = (message, key)
+        _KEYS.put(id(message), hit, 1)
+    return (hit[1], answers)
 
 
 def _key(unit: Unit) -> Hashable:
@@ -116,7 +117,13 @@ def _key(unit: Unit) -> Hashable:
     call's position among the unit's calls (two parallel calls whose results swapped are not
     the same round).
     """
-    return _UNIT_KEYS.by_identity(unit.messages, lambda: _unit_key(unit))
+    ids = tuple(map(id, unit.messages))
+    hit = _UNIT_KEYS.get(ids)
+    if hit is not None:  # held messages: the ids are still theirs
+        return hit[1]  # type: ignore[no-any-return]
+    key = _unit_key(unit)
+    _UNIT_KEYS.put(ids, (unit.messages, key), 1)
+    return key
 
 
 #: Unit keys by the identities of the unit's messages (held).
