@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, OpaquePart, TextPart, ThinkingPart
-from agent_adapter.context._provenance import text_only_change, trace
+from agent_adapter.context._provenance import same_objects, text_only_change, trace
 from agent_adapter.context._units import Protection, _bounds
 
 __all__ = ["GuardStats", "enforce_invariants"]
@@ -52,7 +52,7 @@ def _guard(
     insertable: Callable[[Message], bool] | None = None,
 ) -> tuple[list[Message], GuardStats]:
     out = _check_list(after, step)
-    if len(out) == len(before) and all(a is b for a, b in zip(out, before, strict=True)):
+    if same_objects(out, before):
         # the step changed nothing: every rule holds as it did on its input (most runs of a
         # step that had nothing to do, in the recency pass and after the target was near)
         return list(out), GuardStats()

@@ -17,12 +17,14 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 from agent_adapter._messages import Message
 
 __all__ = ["Memo", "clear", "with_text"]
+
+_T = TypeVar("_T")
 
 
 #: Every memo made, for :func:`clear`.
@@ -65,6 +67,24 @@ class Memo:
                 _, (_, gone) = self.items.popitem(last=False)
                 self.held -= gone
 
+    def by_identity(
+        self,
+        objects: tuple[Any, ...],
+        compute: Callable[[], _T],
+        extra: Hashable = (),
+        size: int = 1,
+    ) -> _T:
+        """``compute()``, remembered by the identities of ``objects`` (and ``extra``): the
+        objects are held with the result, so their ids stay theirs while it is remembered
+        and a hit is always for these very objects."""
+        key = (tuple(map(id, objects)), extra)
+        hit = self.get(key)
+        if hit is not None:
+            return hit[1]  # type: ignore[no-any-return]
+        value = compute()
+        self.put(key, (objects, value), size)
+        return value
+
     def clear(self) -> None:
         """Forget everything (tests, benchmarks of the cold path)."""
         with self.lock:
@@ -72,20 +92,14 @@ class Memo:
             self.held = 0
 
 
-#: (id of the message, new text) -> (the message, held so its id stays its own; the copy).
+#: Derived messages by (the message, held; the new text).
 _DERIVED = Memo(entries=4096, chars=16_000_000)
 
 
 def with_text(message: Message, text: str) -> Message:
     """``message.with_text(text)``, the same object as last time for the same message object
     and text (see the module doc)."""
-    key = (id(message), text)
-    hit = _DERIVED.get(key)
-    if hit is not None and hit[0] is message:
-        return hit[1]  # type: ignore[no-any-return]
-    derived = message.with_text(text)
-    _DERIVED.put(key, (message, derived), len(text))
-    return derived
+    return _DERIVED.by_identity((message,), lambda: message.with_text(text), text, len(text))
 
 
 def clear() -> None:

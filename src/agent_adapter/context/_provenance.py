@@ -24,7 +24,7 @@ from itertools import pairwise
 
 from agent_adapter._messages import Message, TextPart
 
-__all__ = ["Trace", "fresh", "text_only_change", "trace"]
+__all__ = ["Trace", "fresh", "same_objects", "text_only_change", "trace"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -58,6 +58,11 @@ class Trace:
     def n_added(self) -> int:
         """How many messages were added."""
         return sum(len(ms) for ms in self.added.values())
+
+
+def same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
+    """True when ``a`` and ``b`` hold the very same objects in the same order (kept, all)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def text_only_change(old: Message, new: Message) -> bool:
@@ -99,11 +104,7 @@ def trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
     """
     last = _LAST[0]
     if (
-        last is not None
-        and len(last[0]) == len(before)
-        and len(last[1]) == len(after)
-        and all(a is b for a, b in zip(last[1], after, strict=True))
-        and all(a is b for a, b in zip(last[0], before, strict=True))
+        last is not None and same_objects(last[1], after) and same_objects(last[0], before)
     ):  # the same two lists again (the report's trace, then Conversion.back's): a copy
         done = last[2]
         return Trace(list(done.slot), {g: list(ms) for g, ms in done.added.items()}, done.ordered)

@@ -180,13 +180,8 @@ def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
 
     Cached by the identities of the messages: a list split again costs a tuple of ids.
     """
-    key = tuple(map(id, messages))
-    hit = _BOUNDS.get(key)
-    if hit is not None:
-        return hit[1]  # type: ignore[no-any-return]
-    bounds = _split(messages)
-    _BOUNDS.put(key, (list(messages), bounds), len(key))
-    return bounds
+    held = tuple(messages)
+    return _BOUNDS.by_identity(held, lambda: _split(held), size=len(held))
 
 
 def _split(messages: Sequence[Message]) -> list[tuple[int, int]]:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
+from agent_adapter.context._provenance import same_objects
 from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context._units import Protection, Unit, split_units
 
@@ -101,11 +102,7 @@ class StepContext:
     def units(self, messages: Sequence[Message]) -> list[Unit]:
         """``messages`` as atomic units, each flagged protected or not."""
         last = self._split
-        if (
-            last is not None
-            and len(last[0]) == len(messages)
-            and all(a is b for a, b in zip(last[0], messages, strict=True))
-        ):
+        if last is not None and same_objects(last[0], messages):
             return list(last[1])
         units = split_units(messages, self.protection)
         self._split = (tuple(messages), units)

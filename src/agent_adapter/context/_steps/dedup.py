@@ -97,17 +97,16 @@ _KEYS = Memo(entries=8192, chars=8192)
 
 def _message_key(message: Message, answers: int | None) -> Hashable:
     """What makes a message the same as another; ``answers`` is the call it answers, by position."""
-    hit = _KEYS.get(id(message))
-    if hit is None or hit[0] is not message:
-        key = (
+    key = _KEYS.by_identity(
+        (message,),
+        lambda: (
             message.role,
             message.name,
             tuple(_part_key(p) for p in message.parts),
             tuple((c.name, c.arguments) for c in message.tool_calls),
-        )
-        hit = (message, key)
-        _KEYS.put(id(message), hit, 1)
-    return (hit[1], answers)
+        ),
+    )
+    return (key, answers)
 
 
 def _key(unit: Unit) -> Hashable:
@@ -117,13 +116,7 @@ def _key(unit: Unit) -> Hashable:
     call's position among the unit's calls (two parallel calls whose results swapped are not
     the same round).
     """
-    ids = tuple(map(id, unit.messages))
-    hit = _UNIT_KEYS.get(ids)
-    if hit is not None:  # held messages: the ids are still theirs
-        return hit[1]  # type: ignore[no-any-return]
-    key = _unit_key(unit)
-    _UNIT_KEYS.put(ids, (unit.messages, key), 1)
-    return key
+    return _UNIT_KEYS.by_identity(unit.messages, lambda: _unit_key(unit))
 
 
 #: Unit keys by the identities of the unit's messages (held).

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -13,6 +11,7 @@ from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import Name, clip_ends, join_names, names_in, shown_by
+from agent_adapter.context._lru import Memo
 from agent_adapter.context._own import NAMES_INTRO, note_count, note_head
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext, first_non_system
 from agent_adapter.context._stores._base import check_save_to
@@ -30,16 +29,11 @@ _NO_CLIP = (1 << 62, 0)
 #: Distinct names a note's scan collects at most (the rest are counted).
 _NOTE_NAMES = 256
 _MORE = re.compile(r"\A\+(\d+) more\Z")
-#: Notes remembered: (ids of the run, ids of the kept messages, bound, saved phrase) -> (the
-#: run and kept messages, held so their ids stay theirs, and the note itself). The same
-#: drop, in the next settling round, pass or call, builds nothing again and gives the same
-#: note object (a Message is frozen), so a later pass's lists holding it are known again.
-_NOTES: OrderedDict[
-    tuple[tuple[int, ...], tuple[int, ...], int, str],
-    tuple[tuple[Message, ...], tuple[Message, ...], Message],
-] = OrderedDict()
-_NOTES_MAX = 16
-_NOTES_LOCK = threading.Lock()
+#: Notes by the run and the kept messages (held, by identity), the bound and the saved
+#: phrase. The same drop, in the next settling round, pass or call, builds nothing again and
+#: gives the same note object (a Message is frozen), so a later pass's lists holding it are
+#: known again.
+_NOTES = Memo(entries=16, chars=64)
 
 
 def _text(m: Message) -> str:
@@ -59,19 +53,11 @@ def _remembered_note(
 ) -> Message:
     """:func:`_note` of ``run`` against the ``kept`` messages (``kept_text()``: their text,
     joined only when the note is not remembered)."""
-    key = (tuple(map(id, run)), tuple(map(id, kept)), max_chars, saved)
-    with _NOTES_LOCK:
-        hit = _NOTES.get(key)
-        if hit is not None:
-            _NOTES.move_to_end(key)
-    if hit is not None:
-        return hit[2]  # the very note: what is keyed by identity downstream finds it again
-    note = _note(run, kept_text(), max_chars, saved)
-    with _NOTES_LOCK:
-        _NOTES[key] = (tuple(run), kept, note)
-        while len(_NOTES) > _NOTES_MAX:
-            _NOTES.popitem(last=False)
-    return note
+    return _NOTES.by_identity(
+        (*run, *kept),
+        lambda: _note(run, kept_text(), max_chars, saved),
+        (len(run), max_chars, saved),
+    )
 
 
 def _note(run: Sequence[Message], kept: str, max_chars: int, saved: str = "") -> Message:

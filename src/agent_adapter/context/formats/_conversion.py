@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
-from agent_adapter.context._provenance import text_only_change, trace
+from agent_adapter.context._provenance import same_objects, text_only_change, trace
 from agent_adapter.context.formats import _memo
 from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter, Pinned
@@ -109,9 +109,7 @@ class Conversion(Generic[T]):
         """
         if not isinstance(messages, Sequence) or not all(isinstance(m, Message) for m in messages):
             raise ConfigError("Conversion.back: messages must be a list of Message")
-        if len(messages) == len(self.messages) and all(
-            a is b for a, b in zip(messages, self.messages, strict=True)
-        ):
+        if same_objects(messages, self.messages):
             return self._natives
         traced = trace(self.messages, messages)
         if not traced.ordered:
