@@ -18,7 +18,7 @@ from agent_adapter.context import (
     estimate_tokens,
     recall_tool,
 )
-from agent_adapter.context._digest import DIGEST_MAX_CHARS, digest, leading_status
+from agent_adapter.context._digest import DIGEST_MAX_CHARS, digest, leading_status, names_room
 from agent_adapter.context._text import cut_text, fit_message
 
 MARKER = re.compile(
@@ -107,7 +107,8 @@ async def test_shrink_keeps_exit_status_failed_tests_exception_and_paths_in_its_
     assert names.count("test_add") == 1 and "testing/test_main.py," not in names
     assert "TypeError: unsupported operand type(s) for +: 'int' and 'str'" in names
     assert "/testbed/src/_pytest/python.py" in names or "+" in names
-    assert len(names) <= min(DIGEST_MAX_CHARS, ShrinkToolResults().keep_chars // 2)
+    keep = ShrinkToolResults().keep_chars
+    assert len(names) <= max(min(DIGEST_MAX_CHARS, keep // 2), names_room(len(PYTEST_RUN) - keep))
     # the head and tail stay around the one marker
     assert short.startswith("<returncode>1</returncode>\n") and short.endswith("</output>")
     assert short.count("characters cut") == 1
@@ -290,3 +291,20 @@ def test_indented_tool_errors_and_elixir_exceptions_are_names() -> None:
     # source that mentions an error is no error line: an indented raise, a docstring's Raises:
     source = "    raise ArgumentError, 'bad'\n    Raises:\n        ValueError if bad\n"
     assert digest(source) == ""
+
+
+async def test_shrink_names_more_of_a_long_listing_but_keeps_no_more_text() -> None:
+    # issue 24: a 100-file listing shrunk to keep_chars named 2-3 of its paths (the field had
+    # at most 200 characters); a cut that removes much may now name up to a fifth of it
+    listing = "\n".join(f"src/app/styles/theme_{i:03d}/index.css" for i in range(100))
+    prose = "the quick brown fox jumps over the lazy dog " * 100
+    for text, named in ((listing, 15), (prose, 0)):  # was 9 of the listing
+        msgs = _shrink_run(text)
+        step = ShrinkToolResults(bigger_than_tokens=200, older_than_turns=2)
+        out, _ = await compress(msgs, CompressionPolicy(target_tokens=10, steps=[step]))
+        short = out[2].text
+        kept = re.findall(r"src/app/styles/theme_\d+/index\.css", short)
+        assert len(set(kept)) >= named, short
+        head_tail = re.sub(r"\[\.\.\. \d+ characters cut[^\n]*\.\.\.\]", "", short)
+        assert len(head_tail) <= step.keep_chars + 2  # the names are on top, not the text
+        assert len(short) <= step.keep_chars + 80 + names_room(len(text) - step.keep_chars)

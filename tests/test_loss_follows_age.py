@@ -12,11 +12,13 @@ from _convo import calls, result
 from agent_adapter import ConfigError, Message
 from agent_adapter.cli._loaders import load_trace
 from agent_adapter.context import (
+    CompactionStates,
     CompressionPolicy,
     CutLongMessages,
     ShrinkToolResults,
     compress,
     compress_for_sync,
+    estimate_tokens,
 )
 from agent_adapter.context._own import is_own
 
@@ -125,3 +127,84 @@ def test_keep_still_compresses_when_a_step_may_shorten_the_system_prompt() -> No
     )
     out, _ = asyncio.run(compress(msgs, policy))
     assert len(out[0].text) < len(msgs[0].text)
+
+
+def _paths_run(rounds: range) -> list[Message]:
+    """Rounds of an agent run, each reading one file and naming it in its output."""
+    msgs: list[Message] = []
+    for i in rounds:
+        msgs += [
+            calls(f"r{i}", text=f"read module {i}"),
+            result(f"r{i}", f"src/pkg/module_{i}/impl_{i}.py: " + f"line {i} " * 40),
+        ]
+    return msgs
+
+
+def test_an_earlier_note_is_bared_before_a_turn_of_the_window_goes() -> None:
+    # issue 24: a note left by an earlier call is older content than the newest turns; a
+    # request of system, task, that note and only window turns used to run one pass (no
+    # older *turn* before the window), where dropping the note freed too little and the
+    # third-newest turn went with it
+    head = [Message("system", "rules"), Message("user", "fix the bug")]
+    first = head + _paths_run(range(12))
+    sent, _ = asyncio.run(compress(first, CompressionPolicy(target_tokens=900)))
+    note = next(m for m in sent if is_own(m))
+    assert "module_0" in note.text  # a note that names the dropped rounds
+    # the next request: that note, the two rounds after it and a new one
+    request = [*head, note, *first[-4:], *_paths_run(range(12, 13))]
+    window = request[-6:]  # the three newest turns
+    bare = estimate_tokens(
+        [Message("user", "[20 earlier messages removed to fit the context window]")]
+    )
+    t2 = estimate_tokens(head + window) + bare + 2
+    assert estimate_tokens(request) > t2  # over with the note as it is
+    out, report = asyncio.run(compress(request, CompressionPolicy(target_tokens=t2)))
+    assert report.reached_target
+    assert all(any(o is m for o in out) for m in window), [o.text[:30] for o in out]
+    notes = [o for o in out if is_own(o)]
+    assert len(notes) == 1 and len(notes[0].text) < len(note.text)  # bared, still there
+
+
+def test_marshmallow_replay_keeps_the_third_newest_turn_at_its_last_call(
+    data_dir: Path,
+) -> None:
+    # the exact input of issue 24's miss: SWE-agent marshmallow-1867
+    # (function_calling_replace) replayed as an agent loop at 25% (T = 1,826); its last
+    # request (task, a note of 18 messages, three turns) kept only the two newest turns
+    path = (
+        data_dir / "swe-agent/trajectories/demonstrations/replay__marshmallow-code__"
+        "marshmallow-1867__function_calling_replace__install-1/"
+        "marshmallow-code__marshmallow-1867.traj"
+    )
+    natives = load_trace(path).messages
+    policy = CompressionPolicy(target_tokens=1826, threshold_tokens=1826)
+    states = CompactionStates(max_conversations=4)
+    first_user = next(i for i, n in enumerate(natives) if n["role"] == "user")
+    ends = [i for i, n in enumerate(natives) if i > first_user and n["role"] == "assistant"]
+    for end in [*ends, len(natives)]:
+        out, report = compress_for_sync(
+            natives[:end], policy, format="openai", states=states, conversation="m"
+        )
+    assert report.reached_target
+    assert [n["role"] for n in natives[-6:]] == ["assistant", "tool"] * 3
+    assert out[-6:] == natives[-6:]
+    assert out[:2] == natives[:2]  # system prompt and task
+    assert sum(1 for n in out if str(n.get("content", "")).startswith("[")) == 1  # the note
+
+
+def test_with_fewer_turns_than_the_window_a_note_still_goes_before_a_long_turn_is_cut() -> None:
+    # two turns only, so all of them are in the window: CutLongMessages used to cut the
+    # older turn's long text (one pass, no window) while the earlier note kept its names
+    head = [Message("system", "rules"), Message("user", "fix the bug")]
+    first = head + _paths_run(range(12))
+    sent, _ = asyncio.run(compress(first, CompressionPolicy(target_tokens=900)))
+    note = next(m for m in sent if is_own(m))
+    assert estimate_tokens([note]) > 40
+    long_turn = calls("l1", text="plan: " + "think about the fix " * 600)  # ~3,000 tokens
+    turns = [long_turn, result("l1"), calls("l2", text="run it"), result("l2")]
+    request = [*head, note, *turns]
+    target = estimate_tokens([*head, *turns]) + 20
+    out, report = asyncio.run(compress(request, CompressionPolicy(target_tokens=target)))
+    assert report.reached_target
+    assert all(any(o is m for o in out) for m in turns)
+    assert [len(o.text) < len(note.text) for o in out if is_own(o)] == [True]

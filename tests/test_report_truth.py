@@ -105,7 +105,7 @@ def test_a_history_sent_again_is_not_called_nothing_to_compress(data_dir: Path) 
     assert "every message is protected" not in explain and "0 tokens" not in explain
     assert explain == (
         "No step ran: this history is the one compressed before for the same conversation, "
-        "so the request sent then (218,923 tokens, over the target 32,000 as it was then) "
+        "so the request sent then (218,944 tokens, over the target 32,000 as it was then) "
         "was sent again unchanged."
     )
     out = io.StringIO()
@@ -160,7 +160,7 @@ def test_the_default_pipeline_names_its_own_limits_with_separators(data_dir: Pat
         trace.messages, CompressionPolicy(target_tokens=32_000), format="openai", states=False
     )
     explain = report.explain()
-    assert explain.startswith("Target 32,000 NOT reached: 218,923 tokens left")
+    assert explain.startswith("Target 32,000 NOT reached: 218,944 tokens left")
     assert "alone are 217,340 tokens" in explain
     assert "remove_old_messages keeps keep_first / keep_last" in explain
     assert "shrink_tool_results leaves the results of the newest older_than_turns" in explain

@@ -32,11 +32,15 @@ __all__ = [
     "join_names",
     "leading_status",
     "names_in",
+    "names_room",
     "shown_by",
 ]
 
 #: The default bound of a digest, in characters (about 60 tokens of paths and names).
 DIGEST_MAX_CHARS = 240
+#: A cut that removes much may name more: up to this share of the characters it removes,
+#: at most this many characters (600 tokens, the most a drop note names).
+_NAMES_SHARE, _NAMES_MAX_CHARS = 0.2, 2_400
 #: Distinct names searched for in the kept text; the ones after are only counted.
 _MAX_CHECKS = 64
 #: A removed text longer than both is scanned at its two ends only.
@@ -124,6 +128,13 @@ def clear_memos() -> None:
     """Forget every remembered scan, check, cut and derived message (tests; the cold path of
     a benchmark)."""
     clear()
+
+
+def names_room(removed_chars: int) -> int:
+    """How many characters the names of a cut removing ``removed_chars`` characters may take
+    (a fifth of them, at most 2,400): a listing shortened to its two ends keeps its file
+    names, while a cut of prose or code, naming little, costs no more than before."""
+    return max(0, min(_NAMES_MAX_CHARS, int(_NAMES_SHARE * removed_chars)))
 
 
 def leading_status(text: str) -> str | None:

@@ -91,20 +91,22 @@ def _goal(
     return max(limits.target_tokens, fit)
 
 
-def _recent_window(messages: Sequence[Message], turns: int) -> set[int] | None:
+def _recent_window(
+    messages: Sequence[Message], turns: int, protection: Protection
+) -> set[int] | None:
     """Origins of the recency window: everything from the ``turns``-th newest assistant
-    message on; ``None`` when there are no older turns (the window would be everything)."""
+    message on (from the first one when there are fewer); ``None`` when nothing older may
+    go (the window would hold all that may).
+
+    Older content is anything before the window that ``protection`` lets go, not only older
+    turns: a note of ours from an earlier call stands for turns dropped then, and its names
+    go before anything in the window does."""
     if turns <= 0:
         return None
-    seen = 0
-    for j in range(len(messages) - 1, -1, -1):
-        if messages[j].role == "assistant":
-            seen += 1
-            if seen == turns:
-                if not any(m.role == "assistant" for m in messages[:j]):
-                    return None
-                return {m.origin for m in messages[j:]}
-    return None
+    starts = [j for j, m in enumerate(messages) if m.role == "assistant"][-turns:]
+    if not starts or all(protection.is_protected(m) for m in messages[: starts[0]]):
+        return None
+    return {m.origin for m in messages[starts[0] :]}
 
 
 def _relaxed(messages: list[Message], context: StepContext) -> StepContext:
@@ -299,7 +301,7 @@ async def _compress(
         )
         action = "cut"
     passes = [context]
-    window = _recent_window(current, policy.recent_turns)
+    window = _recent_window(current, policy.recent_turns, protection)
     if window:  # loss follows age: first with the recency window protected
         pins = protection
 

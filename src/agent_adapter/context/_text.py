@@ -79,14 +79,18 @@ def _clamp(text: str, i: int) -> int:
     return max(0, min(i, len(text)))
 
 
-def _cut_names(text: str, keep_chars: int, keep: Keep) -> tuple[str, tuple[int, int]]:
+def _cut_names(
+    text: str, keep_chars: int, keep: Keep, names_chars: int = 0
+) -> tuple[str, tuple[int, int]]:
     """The marker's names field for a cut keeping about ``keep_chars`` (or ``""``), and the
     kept span ``(a, b)`` with the field's room taken out.
 
     The removed part is read as if the digest took all its room; the cut then keeps more
     when the digest is shorter, and the names that the text kept back shows are dropped, so
     the field names only what went. A word cut in two at either end is not read: half a
-    path is no name."""
+    path is no name. With ``names_chars`` over that room, the field may take up to that
+    many characters: what it takes past its room is added to the cut, not taken from the
+    kept text."""
     room = min(DIGEST_MAX_CHARS, keep_chars // 2)
     if room < _MIN_DIGEST_CHARS:
         return "", _kept_span(text, keep_chars, keep)
@@ -99,10 +103,10 @@ def _cut_names(text: str, keep_chars: int, keep: Keep) -> tuple[str, tuple[int, 
         return "", _kept_span(text, keep_chars, keep)
     status = leading_status(text) if a > 0 else None
     names, extra = names_in(text[a:b], (text[:a], text[b:]), exit_status=status)
-    field = join_names(names, extra, room)
+    field = join_names(names, extra, max(room, names_chars))
     if not field:
         return "", _kept_span(text, keep_chars, keep)
-    span = _kept_span(text, keep_chars - len(_NAMES) - len(field), keep)
+    span = _kept_span(text, keep_chars - len(_NAMES) - min(len(field), room), keep)
     back = (text[a : span[0]], text[span[1] : b])  # read as removed, then kept
     if any(back):
         field = join_names(drop_shown(names, back), extra, len(field))
@@ -111,7 +115,9 @@ def _cut_names(text: str, keep_chars: int, keep: Keep) -> tuple[str, tuple[int, 
     return _NAMES + field, span
 
 
-def cut_text(text: str, keep_chars: int, keep: Keep = "start", *, note: str = "") -> str:
+def cut_text(
+    text: str, keep_chars: int, keep: Keep = "start", *, note: str = "", names_chars: int = 0
+) -> str:
     """``text`` cut to about ``keep_chars`` characters plus a marker naming what went.
 
     ``keep`` says which end survives: ``"start"``, ``"end"`` or ``"both"`` (head and tail).
@@ -125,27 +131,30 @@ def cut_text(text: str, keep_chars: int, keep: Keep = "start", *, note: str = ""
     unused. The cut falls on grapheme boundaries, so valid UTF-8 stays valid and no U+FFFD
     appears; lone surrogates already in ``text`` (invalid input) become U+FFFD, since they
     cannot be encoded at all. Returns ``text`` itself when it is already short enough.
+    ``names_chars`` (see :func:`~agent_adapter.context._digest.names_room`) lets a cut that
+    removes much name more: the digest may then take up to that many characters, and what
+    it takes past its usual room is added to the cut instead of taken from the kept text.
     """
     keep_chars = max(0, keep_chars)
     if len(text) <= keep_chars:
         return text
-    key = (text, keep_chars, keep, note)
+    key = (text, keep_chars, keep, note, names_chars)
     hit: str | None = _CUTS.get(key)
     if hit is None:
-        hit = _cut(text, keep_chars, keep, note)
+        hit = _cut(text, keep_chars, keep, note, names_chars)
         _CUTS.put(key, hit, len(text))
     return hit
 
 
-#: cut_text results by (text, keep_chars, keep, note): the same tool output cut again, in a
-#: later pass or call, is not cut again.
+#: cut_text results by (text, keep_chars, keep, note, names_chars): the same tool output
+#: cut again, in a later pass or call, is not cut again.
 _CUTS = Memo(entries=2048, chars=16_000_000)
 
 
-def _cut(text: str, keep_chars: int, keep: Keep, note: str) -> str:
+def _cut(text: str, keep_chars: int, keep: Keep, note: str, names_chars: int) -> str:
     """:func:`cut_text` of a text longer than ``keep_chars``."""
     text = _valid_unicode(text)
-    names, (a, b) = _cut_names(text, keep_chars, keep)
+    names, (a, b) = _cut_names(text, keep_chars, keep, names_chars)
     a, b = _whole_words(text, a, b)
     a, b, earlier = _around_markers(text, a, b)
     if b <= a:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
+from agent_adapter.context._digest import names_room
 from agent_adapter.context._lru import with_text
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._stores._base import ToolResultStore
@@ -32,10 +33,13 @@ class ShrinkToolResults(BaseCompressionStep):
     do not show (paths, the exit status, error lines, failed tests, ids), and with save_to
     the recall call, e.g. ``[... 2611 characters cut; names: exit 1, src/a.py, TypeError:
     bad operand; full text: call recall_context(id='3f2a...') ...]``. The names count
-    against ``keep_chars`` (see :func:`~agent_adapter.context._text.cut_text`). Its tool call
-    id, name and non-text parts stay. The id is a keyed hash of the owner scope, the tool
-    call id and the text (see :func:`~agent_adapter.context._stores._base.derive_id`), so the
-    same input gives the same output.
+    against ``keep_chars`` (see :func:`~agent_adapter.context._text.cut_text`) up to half
+    of it; a result cut by much may name more, up to a fifth of the characters cut (at most
+    2,400), which the shortened result holds on top (a long listing keeps its file names).
+    Its tool call id, name and non-text parts stay. The id is a keyed hash of the owner
+    scope, the tool call id and the text (see
+    :func:`~agent_adapter.context._stores._base.derive_id`), so the same input gives the
+    same output.
 
     A result that is already shortened by this step (its marker names a recall id) is never
     saved again, so every id leads to the original in one recall: when its original was
@@ -135,8 +139,10 @@ class ShrinkToolResults(BaseCompressionStep):
 def _cut(source: str, keep: int, notes: tuple[str, ...]) -> str:
     """``source`` cut to about ``keep`` characters, its marker holding ``notes`` but those
     that the kept head or tail already shows (an earlier marker kept whole)."""
-    out = cut_text(source, keep, "both", note="; ".join(notes))
+    room = names_room(len(source) - keep)
+    out = cut_text(source, keep, "both", note="; ".join(notes), names_chars=room)
     shown = tuple(n for n in notes if out.count(n) > 1)
     if not shown:
         return out
-    return cut_text(source, keep, "both", note="; ".join(n for n in notes if n not in shown))
+    rest = "; ".join(n for n in notes if n not in shown)
+    return cut_text(source, keep, "both", note=rest, names_chars=room)
