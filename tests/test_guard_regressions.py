@@ -153,11 +153,7 @@ def test_an_added_assistant_summary_before_a_plain_assistant_text_is_kept() -> N
         {"role": "user", "content": "latest"},
     ]
     out, report = compress_for_sync(
-        natives,
-        # one pass: the step's fixed indexes are of the input (a recency window pass would
-        # hand it the list with the window protected first)
-        _pol(lambda ms: [ms[0], Message("assistant", "SUMMARY"), *ms[3:]], recent_turns=0),
-        format="openai",
+        natives, _pol(lambda ms: [ms[0], Message("assistant", "SUMMARY"), *ms[3:]]), format="openai"
     )
     assert [o["content"][:7] for o in out] == ["task xx", "SUMMARY", "a2", "latest"]
     assert report.messages_added == 1

@@ -15,6 +15,7 @@ from agent_adapter.context import (
     CompactionStates,
     CompressionPolicy,
     CutLongMessages,
+    MyOwnStep,
     ShrinkToolResults,
     compress,
     compress_for_sync,
@@ -208,3 +209,30 @@ def test_with_fewer_turns_than_the_window_a_note_still_goes_before_a_long_turn_i
     assert report.reached_target
     assert all(any(o is m for o in out) for m in turns)
     assert [len(o.text) < len(note.text) for o in out if is_own(o)] == [True]
+
+
+def test_a_short_conversation_without_a_note_of_ours_is_compressed_in_one_pass() -> None:
+    # fewer turns than the window and only the task before them: no window pass, so a step
+    # of the caller's written for the list it is given runs once, on that list (with a pass
+    # protecting the window first, its summary was added, its removals reverted, and its
+    # second run cut at the wrong indexes: nothing came of it)
+    msgs = [
+        Message("system", "You are terse."),
+        Message("user", "Weather in Paris?"),
+        calls("c1", text="Checking."),
+        result("c1", "rain " * 300),
+        Message("assistant", "It rains."),
+        Message("user", "And tomorrow?"),
+    ]
+    seen: list[int] = []
+
+    def summarize(ms: list[Message]) -> list[Message]:
+        seen.append(len(ms))
+        return [ms[0], ms[1], Message("user", "summary of the lookup"), *ms[4:]]
+
+    policy = CompressionPolicy(target_tokens=20, steps=[MyOwnStep(fn=summarize)])
+    out, report = asyncio.run(compress(msgs, policy))
+    assert seen == [6]
+    assert [m.text for m in out if m not in msgs] == ["summary of the lookup"]
+    assert report.messages_added == 1 and report.messages_removed == 2
+    assert all(any(o is m for o in out) for m in (msgs[0], msgs[1], msgs[4], msgs[5]))

@@ -174,12 +174,8 @@ async def test_failing_step_is_skipped_and_reported_without_text() -> None:
         Message("user", "q"),
         Message("assistant", "ok"),
     ]
-    # one pass (recent_turns=0): with the recency window each step runs once a pass, and
-    # the older user message before the first turn makes a window here
     policy = CompressionPolicy(
-        target_tokens=10,
-        steps=[MyOwnStep(fn=boom), RemoveOldMessages(keep_last=2)],
-        recent_turns=0,
+        target_tokens=10, steps=[MyOwnStep(fn=boom), RemoveOldMessages(keep_last=2)]
     )
     out, report = await compress(msgs, policy)
     assert [f.error_type for f in report.failures] == ["RuntimeError"]
@@ -221,8 +217,8 @@ async def test_step_errors_anywhere_are_skipped_in_skip_mode() -> None:
         raise ZeroDivisionError
 
     msgs = [Message("user", "x " * 400), Message("assistant", "y " * 400), Message("user", "q")]
-    policy = CompressionPolicy(  # one pass: see the test above
-        target_tokens=10, steps=[Garbage()], if_still_too_long=MyOwnStep(fn=boom), recent_turns=0
+    policy = CompressionPolicy(
+        target_tokens=10, steps=[Garbage()], if_still_too_long=MyOwnStep(fn=boom)
     )
     out, report = await compress(msgs, policy)
     assert out == msgs
@@ -271,7 +267,7 @@ def test_sync_call_inside_a_running_loop_keeps_context_variables() -> None:
 
     async def main() -> None:
         var.set("req-42")
-        compress_for_sync(msgs, _policy(10, MyOwnStep(fn=spy), recent_turns=0))  # one pass
+        compress_for_sync(msgs, _policy(10, MyOwnStep(fn=spy)))
 
     asyncio.run(main())
     assert seen == ["req-42"]

@@ -9,6 +9,7 @@ from typing import Any
 from agent_adapter._errors import ConfigError, ModelContextOverflow
 from agent_adapter._messages import Message
 from agent_adapter.context._invariants import GuardStats, _guard
+from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._provenance import trace
@@ -95,16 +96,21 @@ def _recent_window(
     messages: Sequence[Message], turns: int, protection: Protection
 ) -> set[int] | None:
     """Origins of the recency window: everything from the ``turns``-th newest assistant
-    message on (from the first one when there are fewer); ``None`` when nothing older may
-    go (the window would hold all that may).
+    message on (from the first one when there are fewer); ``None`` when no older turn may
+    go (the window would hold all of the conversation's turns).
 
-    Older content is anything before the window that ``protection`` lets go, not only older
-    turns: a note of ours from an earlier call stands for turns dropped then, and its names
-    go before anything in the window does."""
+    An older turn is an assistant message before the window, or a note or summary of ours
+    (it stands for turns an earlier call dropped: its names go before anything in the
+    window does), that ``protection`` lets go. An older user message alone (the task) makes
+    no window: a conversation of fewer turns than ``turns`` and no note of ours is
+    compressed in one pass, as a step of the caller's written for that list expects."""
     if turns <= 0:
         return None
     starts = [j for j, m in enumerate(messages) if m.role == "assistant"][-turns:]
-    if not starts or all(protection.is_protected(m) for m in messages[: starts[0]]):
+    if not starts or not any(
+        (m.role == "assistant" or is_own(m)) and not protection.is_protected(m)
+        for m in messages[: starts[0]]
+    ):
         return None
     return {m.origin for m in messages[starts[0] :]}
 
