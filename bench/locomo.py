@@ -12,11 +12,14 @@ each part gets its own tables. Contenders on the same questions in the same run:
 * ``langchain``: LangChain ``trim_messages(strategy="last")`` with the same chars/4 + 4 count;
 * ``bm25-greedy``: a reference outside the library (issue 23's): rank-bm25's ``BM25Okapi``
   over single turns (lowercased word runs), the turns taken best first while they fit;
-* ``bm25`` / ``minilm`` / ``hybrid`` / ``default``: ``compress(..., CompressionPolicy(
-  threshold_tokens=B, target_tokens=B, steps=[KeepMostRelevant(scorer=...)]))`` with
-  BM25Scorer, EmbeddingScorer(LocalEmbedder()), HybridScorer of the two (RRF k=60), and
-  ``KeepMostRelevant()``'s own default scorer (the hybrid with k=10 when the embeddings extra
-  is installed, else BM25).
+* ``bm25`` / ``bm25-stem`` / ``minilm`` / ``hybrid`` / ``hybrid-k10`` / ``default``:
+  ``compress(..., CompressionPolicy(threshold_tokens=B, target_tokens=B,
+  steps=[KeepMostRelevant(scorer=...)]))`` with BM25Scorer(), BM25Scorer(stem=True) (the
+  default without the embeddings extra), EmbeddingScorer(LocalEmbedder()), HybridScorer of
+  BM25 and MiniLM (RRF k=60), the default before stemming (``HybridScorer(BM25Scorer(),
+  EmbeddingScorer(LocalEmbedder(), context_weight=0.5), k=10)``) and ``KeepMostRelevant()``'s
+  own default scorer (that hybrid over stemmed BM25 when the embeddings extra is installed,
+  else ``BM25Scorer(stem=True)``).
 
 Embeddings are cached on disk (``--cache-dir``, default ``~/.cache/agent-adapter/bench``) by
 text, so a warm run embeds nothing. ``ms / question`` is the mean time of one compress call
@@ -68,8 +71,8 @@ from agent_adapter.context import (
 )
 
 BUDGETS = (1000, 2000, 4000, 8000)
-SCORERS = ("bm25", "hybrid", "default")
-KNOWN = ("bm25", "minilm", "hybrid", "default")
+SCORERS = ("bm25", "bm25-stem", "hybrid-k10", "default")
+KNOWN = ("bm25", "bm25-stem", "minilm", "hybrid", "hybrid-k10", "default")
 _WORDS = re.compile(r"\w+")
 
 
@@ -152,11 +155,16 @@ class Memo:
 def make_scorers(names: Sequence[str], cache_dir: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     embedder = None
-    if any(n in ("minilm", "hybrid", "default") for n in names):
+    if any(n in ("minilm", "hybrid", "hybrid-k10", "default") for n in names):
         embedder = DiskCachedEmbedder(LocalEmbedder(), cache_dir / "minilm-int8.sqlite")
     for name in names:
         if name == "bm25":
             out[name] = BM25Scorer()
+        elif name == "bm25-stem":
+            out[name] = BM25Scorer(stem=True)
+        elif name == "hybrid-k10":
+            inner = EmbeddingScorer(embedder, context_weight=0.5)  # type: ignore[arg-type]
+            out[name] = HybridScorer(BM25Scorer(), inner, k=10)
         elif name == "minilm":
             out[name] = EmbeddingScorer(embedder)  # type: ignore[arg-type]
         elif name == "hybrid":

@@ -17,6 +17,7 @@ from agent_adapter.context import (
     RerankerScorer,
     compress,
 )
+from agent_adapter.context._stem import stem
 from agent_adapter.context._steps._base import StepContext
 from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context._units import Protection
@@ -172,3 +173,34 @@ async def test_in_a_policy_the_reranker_bills_the_run() -> None:
     assert report.reached_target
     assert msgs[2] in out and msgs[6] in out
     assert len(ctx.ledger.entries) == len(calls) >= 1
+
+
+@pytest.mark.parametrize(
+    ("words", "one"),
+    [
+        (("camped", "camping", "camps", "camp"), "camp"),
+        (("paintings", "painting", "painted", "paint"), "paint"),
+        (("families", "family"), "fami"),
+        (("running", "run"), "run"),
+        (("making", "make", "makes"), "mak"),
+    ],
+)
+def test_stem_joins_the_forms_of_a_word(words: tuple[str, ...], one: str) -> None:
+    assert {stem(w) for w in words} == {one}
+
+
+def test_stem_leaves_short_and_other_words_alone() -> None:
+    assert [stem(w) for w in ("is", "was", "bus", "2023s", "café", "größten")] == [
+        "is", "was", "bus", "2023s", "café", "größten"
+    ]  # fmt: skip
+    assert stem("class") == "class" and stem("status") == "status"  # no plural "s" to strip
+
+
+async def test_a_stemmed_bm25_matches_a_word_in_another_form() -> None:
+    texts = ["We went camping at the beach last summer.", "The quarterly report is done."]
+    assert await BM25Scorer().score("Where has she camped?", texts) == [0.0, 0.0]
+    got = await BM25Scorer(stem=True).score("Where has she camped?", texts)
+    assert got[0] > 0 and got[1] == 0
+    assert repr(BM25Scorer(stem=True)) == "BM25Scorer(k1=1.5, b=0.75, stem=True)"
+    with pytest.raises(ConfigError, match="stem must be a bool"):
+        BM25Scorer(stem=1)  # type: ignore[arg-type]

@@ -33,6 +33,7 @@ import regex
 
 from agent_adapter._errors import AgentAdapterError, ConfigError, ModelError, ModelOutputInvalid
 from agent_adapter._model import EmbeddingPort, RerankerPort, RerankResult
+from agent_adapter.context._stem import stem
 
 __all__ = [
     "BM25Scorer",
@@ -172,9 +173,9 @@ _STOP = frozenset((
 _Terms = tuple[int, dict[str, int]]
 
 
-def _terms(text: str) -> _Terms:
+def _terms(text: str, stemmed: bool = False) -> _Terms:
     words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
-    return len(words), dict(Counter(words))
+    return len(words), dict(Counter(map(stem, words) if stemmed else words))
 
 
 def _okapi() -> type[Any]:
@@ -224,7 +225,9 @@ class BM25Scorer:
     Each call indexes ``texts`` (plus the query) afresh, so document frequencies are those of
     the conversation at hand; each text's word counts are cached by content hash, so a grown
     conversation reads only its new turns (rank-bm25's index is fed those counts). Words are
-    runs of letters and digits, lowercased, without a few English function words.
+    runs of letters and digits, lowercased, without a few English function words; with
+    ``stem``, English endings are stripped too ("camped" and "camping" are one word; see
+    ``_stem``), as in ``KeepMostRelevant``'s default.
 
     A score is the text's BM25 score divided by the query's own score as a document of the
     same index, clamped to 0..1: a copy of the query scores 1, a text sharing none of its
@@ -235,31 +238,37 @@ class BM25Scorer:
         k1: term-frequency saturation (rank-bm25's default 1.5).
         b: length normalisation (0.75).
         cache_size: texts whose words are kept (0: no cache).
+        stem: strip English plural, -ing, -ed and -ly endings from words (default off).
 
     Raises:
-        ConfigError: k1 or b is not a finite number >= 0, or a bad cache_size.
+        ConfigError: k1 or b is not a finite number >= 0, a bad cache_size, or stem not a bool.
     """
 
-    def __init__(self, *, k1: float = 1.5, b: float = 0.75, cache_size: int = 100_000) -> None:
+    def __init__(
+        self, *, k1: float = 1.5, b: float = 0.75, cache_size: int = 100_000, stem: bool = False
+    ) -> None:
         for name, v in (("k1", k1), ("b", b)):
             bad = isinstance(v, bool) or not isinstance(v, int | float)
             if bad or not math.isfinite(v) or v < 0:
                 raise ConfigError(f"BM25Scorer: {name} must be a finite number >= 0, got {v!r}")
+        if not isinstance(stem, bool):
+            raise ConfigError(f"BM25Scorer: stem must be a bool, got {stem!r}")
         self.k1 = float(k1)
         self.b = float(b)
+        self.stem = stem
         self._cache: _LRU[_Terms] = _LRU(_check_cache_size(cache_size, "BM25Scorer"))
 
     def __repr__(self) -> str:
-        return f"BM25Scorer(k1={self.k1:g}, b={self.b:g})"
+        return f"BM25Scorer(k1={self.k1:g}, b={self.b:g}{', stem=True' if self.stem else ''})"
 
     def _terms(self, text: str) -> _Terms:
         """A text's length in words and its word counts (cached by content hash)."""
         if not self._cache.size:
-            return _terms(text)
+            return _terms(text, self.stem)
         key = _text_key(text)
         hit = self._cache.get(key)
         if hit is None:
-            hit = _terms(text)
+            hit = _terms(text, self.stem)
             self._cache.put(key, hit)
         return hit
 
