@@ -17,7 +17,7 @@ from agent_adapter.context import (
     RerankerScorer,
     compress,
 )
-from agent_adapter.context._stem import stem
+from agent_adapter.context._lexical import stem
 from agent_adapter.context._steps._base import StepContext
 from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context._units import Protection
@@ -204,3 +204,16 @@ async def test_a_stemmed_bm25_matches_a_word_in_another_form() -> None:
     assert repr(BM25Scorer(stem=True)) == "BM25Scorer(k1=1.5, b=0.75, stem=True)"
     with pytest.raises(ConfigError, match="stem must be a bool"):
         BM25Scorer(stem=1)  # type: ignore[arg-type]
+
+
+async def test_a_bm25_context_weight_lends_a_turn_its_neighbours_score() -> None:
+    texts = ["Where did you go?", "We went camping at the beach.", "Nice.", "The report is done."]
+    alone = await BM25Scorer().score("camping trip", texts)
+    mixed = await BM25Scorer(context_weight=0.5).score("camping trip", texts)
+    assert alone[0] == alone[2] == alone[3] == 0 and alone[1] > 0
+    assert mixed[0] == mixed[2] == pytest.approx(0.5 * alone[1] / 2)  # a share, over 1 + 2w
+    assert mixed[1] == pytest.approx(alone[1] / 2) and mixed[3] == 0  # not next to it
+    assert repr(BM25Scorer(context_weight=0.5)) == "BM25Scorer(k1=1.5, b=0.75, context_weight=0.5)"
+    for bad in (-0.1, float("nan"), True, "0.3"):
+        with pytest.raises(ConfigError, match="context_weight must be a finite number"):
+            BM25Scorer(context_weight=bad)  # type: ignore[arg-type]

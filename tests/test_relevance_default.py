@@ -20,6 +20,7 @@ from agent_adapter.context import (
     LocalEmbedder,
 )
 from agent_adapter.context._default_scorer import (
+    BM25_CONTEXT_WEIGHT,
     CONTEXT_WEIGHT,
     HYBRID_K,
     STEM,
@@ -62,6 +63,7 @@ def test_with_the_extra_the_default_is_the_hybrid() -> None:
     bm25, embedding = scorer.scorers
     assert isinstance(bm25, BM25Scorer) and isinstance(embedding, EmbeddingScorer)
     assert bm25.stem is STEM is True
+    assert bm25.context_weight == BM25_CONTEXT_WEIGHT == 0.3
     assert isinstance(embedding.embedder, LocalEmbedder)
     assert embedding.context_weight == CONTEXT_WEIGHT == 0.5
     other = default_scorer()
@@ -78,7 +80,8 @@ def test_without_the_extra_the_default_is_bm25(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     assert not embeddings_installed()
     fallback = KeepMostRelevant().scorer
-    assert isinstance(fallback, BM25Scorer) and fallback.stem  # the same BM25 as the hybrid's
+    assert isinstance(fallback, BM25Scorer)  # the same BM25 as the hybrid's
+    assert fallback.stem and fallback.context_weight == BM25_CONTEXT_WEIGHT
 
 
 async def test_the_default_keeps_a_turn_that_shares_no_word_with_the_question() -> None:
