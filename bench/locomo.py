@@ -12,11 +12,15 @@ each part gets its own tables. Contenders on the same questions in the same run:
 * ``langchain``: LangChain ``trim_messages(strategy="last")`` with the same chars/4 + 4 count;
 * ``bm25-greedy``: a reference outside the library (issue 23's): rank-bm25's ``BM25Okapi``
   over single turns (lowercased word runs), the turns taken best first while they fit;
-* ``bm25`` / ``minilm`` / ``hybrid`` / ``default``: ``compress(..., CompressionPolicy(
-  threshold_tokens=B, target_tokens=B, steps=[KeepMostRelevant(scorer=...)]))`` with
-  BM25Scorer, EmbeddingScorer(LocalEmbedder()), HybridScorer of the two (RRF k=60), and
-  ``KeepMostRelevant()``'s own default scorer (the hybrid with k=10 when the embeddings extra
-  is installed, else BM25).
+* ``bm25`` / ``bm25-stem`` / ``bm25-default`` / ``minilm`` / ``hybrid`` / ``hybrid-k10`` /
+  ``default``: ``compress(..., CompressionPolicy(threshold_tokens=B, target_tokens=B,
+  steps=[KeepMostRelevant(scorer=...)]))`` with BM25Scorer(), BM25Scorer(stem=True),
+  BM25Scorer(stem=True, context_weight=0.3) (the default without the embeddings extra),
+  EmbeddingScorer(LocalEmbedder()), HybridScorer of
+  BM25 and MiniLM (RRF k=60), the default before stemming (``HybridScorer(BM25Scorer(),
+  EmbeddingScorer(LocalEmbedder(), context_weight=0.5), k=10)``) and ``KeepMostRelevant()``'s
+  own default scorer (that hybrid over ``bm25-default``'s BM25 when the embeddings extra is
+  installed, else ``bm25-default``).
 
 Embeddings are cached on disk (``--cache-dir``, default ``~/.cache/agent-adapter/bench``) by
 text, so a warm run embeds nothing. ``ms / question`` is the mean time of one compress call
@@ -66,10 +70,11 @@ from agent_adapter.context import (
     compress,
     estimate_tokens,
 )
+from agent_adapter.context._default_scorer import BM25_CONTEXT_WEIGHT, STEM
 
 BUDGETS = (1000, 2000, 4000, 8000)
-SCORERS = ("bm25", "hybrid", "default")
-KNOWN = ("bm25", "minilm", "hybrid", "default")
+SCORERS = ("bm25", "bm25-default", "hybrid-k10", "default")
+KNOWN = ("bm25", "bm25-stem", "bm25-default", "minilm", "hybrid", "hybrid-k10", "default")
 _WORDS = re.compile(r"\w+")
 
 
@@ -152,11 +157,18 @@ class Memo:
 def make_scorers(names: Sequence[str], cache_dir: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     embedder = None
-    if any(n in ("minilm", "hybrid", "default") for n in names):
+    if any(n in ("minilm", "hybrid", "hybrid-k10", "default") for n in names):
         embedder = DiskCachedEmbedder(LocalEmbedder(), cache_dir / "minilm-int8.sqlite")
     for name in names:
         if name == "bm25":
             out[name] = BM25Scorer()
+        elif name == "bm25-stem":
+            out[name] = BM25Scorer(stem=True)
+        elif name == "bm25-default":  # KeepMostRelevant()'s own without the embeddings extra
+            out[name] = BM25Scorer(stem=STEM, context_weight=BM25_CONTEXT_WEIGHT)
+        elif name == "hybrid-k10":
+            inner = EmbeddingScorer(embedder, context_weight=0.5)  # type: ignore[arg-type]
+            out[name] = HybridScorer(BM25Scorer(), inner, k=10)
         elif name == "minilm":
             out[name] = EmbeddingScorer(embedder)  # type: ignore[arg-type]
         elif name == "hybrid":

@@ -17,6 +17,7 @@ from agent_adapter.context import (
     RerankerScorer,
     compress,
 )
+from agent_adapter.context._lexical import stem
 from agent_adapter.context._steps._base import StepContext
 from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context._units import Protection
@@ -172,3 +173,47 @@ async def test_in_a_policy_the_reranker_bills_the_run() -> None:
     assert report.reached_target
     assert msgs[2] in out and msgs[6] in out
     assert len(ctx.ledger.entries) == len(calls) >= 1
+
+
+@pytest.mark.parametrize(
+    ("words", "one"),
+    [
+        (("camped", "camping", "camps", "camp"), "camp"),
+        (("paintings", "painting", "painted", "paint"), "paint"),
+        (("families", "family"), "fami"),
+        (("running", "run"), "run"),
+        (("making", "make", "makes"), "mak"),
+    ],
+)
+def test_stem_joins_the_forms_of_a_word(words: tuple[str, ...], one: str) -> None:
+    assert {stem(w) for w in words} == {one}
+
+
+def test_stem_leaves_short_and_other_words_alone() -> None:
+    assert [stem(w) for w in ("is", "was", "bus", "2023s", "café", "größten")] == [
+        "is", "was", "bus", "2023s", "café", "größten"
+    ]  # fmt: skip
+    assert stem("class") == "class" and stem("status") == "status"  # no plural "s" to strip
+
+
+async def test_a_stemmed_bm25_matches_a_word_in_another_form() -> None:
+    texts = ["We went camping at the beach last summer.", "The quarterly report is done."]
+    assert await BM25Scorer().score("Where has she camped?", texts) == [0.0, 0.0]
+    got = await BM25Scorer(stem=True).score("Where has she camped?", texts)
+    assert got[0] > 0 and got[1] == 0
+    assert repr(BM25Scorer(stem=True)) == "BM25Scorer(k1=1.5, b=0.75, stem=True)"
+    with pytest.raises(ConfigError, match="stem must be a bool"):
+        BM25Scorer(stem=1)  # type: ignore[arg-type]
+
+
+async def test_a_bm25_context_weight_lends_a_turn_its_neighbours_score() -> None:
+    texts = ["Where did you go?", "We went camping at the beach.", "Nice.", "The report is done."]
+    alone = await BM25Scorer().score("camping trip", texts)
+    mixed = await BM25Scorer(context_weight=0.5).score("camping trip", texts)
+    assert alone[0] == alone[2] == alone[3] == 0 and alone[1] > 0
+    assert mixed[0] == mixed[2] == pytest.approx(0.5 * alone[1] / 2)  # a share, over 1 + 2w
+    assert mixed[1] == pytest.approx(alone[1] / 2) and mixed[3] == 0  # not next to it
+    assert repr(BM25Scorer(context_weight=0.5)) == "BM25Scorer(k1=1.5, b=0.75, context_weight=0.5)"
+    for bad in (-0.1, float("nan"), True, "0.3"):
+        with pytest.raises(ConfigError, match="context_weight must be a finite number"):
+            BM25Scorer(context_weight=bad)  # type: ignore[arg-type]

@@ -20,8 +20,10 @@ from agent_adapter.context import (
     LocalEmbedder,
 )
 from agent_adapter.context._default_scorer import (
+    BM25_CONTEXT_WEIGHT,
     CONTEXT_WEIGHT,
     HYBRID_K,
+    STEM,
     default_scorer,
     embeddings_installed,
 )
@@ -60,6 +62,8 @@ def test_with_the_extra_the_default_is_the_hybrid() -> None:
     assert isinstance(scorer, HybridScorer) and scorer.k == HYBRID_K == 10
     bm25, embedding = scorer.scorers
     assert isinstance(bm25, BM25Scorer) and isinstance(embedding, EmbeddingScorer)
+    assert bm25.stem is STEM is True
+    assert bm25.context_weight == BM25_CONTEXT_WEIGHT == 0.3
     assert isinstance(embedding.embedder, LocalEmbedder)
     assert embedding.context_weight == CONTEXT_WEIGHT == 0.5
     other = default_scorer()
@@ -75,7 +79,9 @@ def test_without_the_extra_the_default_is_bm25(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     assert not embeddings_installed()
-    assert isinstance(KeepMostRelevant().scorer, BM25Scorer)
+    fallback = KeepMostRelevant().scorer
+    assert isinstance(fallback, BM25Scorer)  # the same BM25 as the hybrid's
+    assert fallback.stem and fallback.context_weight == BM25_CONTEXT_WEIGHT
 
 
 async def test_the_default_keeps_a_turn_that_shares_no_word_with_the_question() -> None:

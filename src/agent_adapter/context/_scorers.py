@@ -24,15 +24,15 @@ import contextvars
 import hashlib
 import inspect
 import math
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
-import regex
 
 from agent_adapter._errors import AgentAdapterError, ConfigError, ModelError, ModelOutputInvalid
 from agent_adapter._model import EmbeddingPort, RerankerPort, RerankResult
+from agent_adapter.context._lexical import Terms, index, terms
 
 __all__ = [
     "BM25Scorer",
@@ -152,65 +152,23 @@ def _check_cache_size(value: object, who: str) -> int:
     return value
 
 
+def _context_weight(value: object, who: str) -> float:
+    w = value
+    if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0:
+        raise ConfigError(f"{who}: context_weight must be a finite number >= 0, got {w!r}")
+    return float(w)
+
+
+def _with_neighbours(rows: np.ndarray[Any, Any], w: float) -> np.ndarray[Any, Any]:
+    """Each row plus ``w`` times the rows right before and after it (scores or vectors)."""
+    out = rows.copy()
+    out[1:] += w * rows[:-1]
+    out[:-1] += w * rows[1:]
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # lexical
-
-
-#: Words: runs of letters and digits (any script), lowercased; a few English function words
-#: that carry no topic are left out so short questions are not ranked by "the" and "did".
-_WORD = regex.compile(r"[\p{L}\p{N}]+")
-_STOP = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from",
-    "had", "has", "have", "he", "her", "his", "how", "i", "in", "is", "it", "its", "me", "my",
-    "of", "on", "or", "our", "she", "so", "that", "the", "their", "them", "they", "this", "to",
-    "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "you",
-    "your",
-))  # fmt: skip
-
-
-#: A text's length in words and how often each word occurs in it.
-_Terms = tuple[int, dict[str, int]]
-
-
-def _terms(text: str) -> _Terms:
-    words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
-    return len(words), dict(Counter(words))
-
-
-def _okapi() -> type[Any]:
-    """rank-bm25's BM25Okapi fed with word counts made once per text (see BM25Scorer)."""
-    global _OKAPI
-    if _OKAPI is None:
-        from rank_bm25 import BM25Okapi
-
-        class Okapi(BM25Okapi):  # type: ignore[misc]
-            def _initialize(self, corpus: list[_Terms]) -> dict[str, int]:
-                # BM25._initialize, on word counts instead of word lists
-                nd: dict[str, int] = {}
-                for length, counts in corpus:
-                    self.doc_len.append(length)
-                    self.doc_freqs.append(counts)
-                    for word in counts:
-                        nd[word] = nd.get(word, 0) + 1
-                self.corpus_size = len(corpus)
-                self.avgdl = sum(self.doc_len) / self.corpus_size
-                return nd
-
-            def _calc_idf(self, nd: dict[str, int]) -> None:
-                # Lucene's idf, log(1 + (N - n + 0.5) / (n + 0.5)): never negative, so a word
-                # in most texts (or in both of two) still counts a little, not below zero
-                n_docs = self.corpus_size
-                self.idf = {w: math.log1p((n_docs - n + 0.5) / (n + 0.5)) for w, n in nd.items()}
-
-        _OKAPI = Okapi
-    return _OKAPI
-
-
-_OKAPI: type[Any] | None = None
-
-
-def _index(corpus: list[_Terms], *, k1: float, b: float) -> Any:
-    return _okapi()(corpus, k1=k1, b=b)
 
 
 class BM25Scorer:
@@ -224,42 +182,65 @@ class BM25Scorer:
     Each call indexes ``texts`` (plus the query) afresh, so document frequencies are those of
     the conversation at hand; each text's word counts are cached by content hash, so a grown
     conversation reads only its new turns (rank-bm25's index is fed those counts). Words are
-    runs of letters and digits, lowercased, without a few English function words.
+    runs of letters and digits, lowercased, without a few English function words; with
+    ``stem``, English endings are stripped too ("camped" and "camping" are one word; see
+    ``_lexical``), as in ``KeepMostRelevant``'s default.
 
     A score is the text's BM25 score divided by the query's own score as a document of the
     same index, clamped to 0..1: a copy of the query scores 1, a text sharing none of its
     words 0. The order is plain BM25's; the scale makes ``same_if_score_above`` meaningful for
-    ``RemoveDuplicates(match="similar")``.
+    ``RemoveDuplicates(match="similar")``. With ``context_weight``, each text's score is
+    read in its context, as :class:`EmbeddingScorer` reads its vector: plus
+    ``context_weight`` times the scores of the texts right before and after it in ``texts``,
+    divided by ``1 + 2 * context_weight`` (leave it 0 for ``RemoveDuplicates``).
 
     Args:
         k1: term-frequency saturation (rank-bm25's default 1.5).
         b: length normalisation (0.75).
         cache_size: texts whose words are kept (0: no cache).
+        stem: strip English plural, -ing, -ed and -ly endings from words (default off).
+        context_weight: the share of each neighbour's score added to a text's (0: none).
 
     Raises:
-        ConfigError: k1 or b is not a finite number >= 0, or a bad cache_size.
+        ConfigError: k1 or b is not a finite number >= 0, a bad cache_size, stem not a bool,
+            or context_weight not a finite number >= 0.
     """
 
-    def __init__(self, *, k1: float = 1.5, b: float = 0.75, cache_size: int = 100_000) -> None:
+    def __init__(
+        self,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        cache_size: int = 100_000,
+        stem: bool = False,
+        context_weight: float = 0.0,
+    ) -> None:
         for name, v in (("k1", k1), ("b", b)):
             bad = isinstance(v, bool) or not isinstance(v, int | float)
             if bad or not math.isfinite(v) or v < 0:
                 raise ConfigError(f"BM25Scorer: {name} must be a finite number >= 0, got {v!r}")
+        if not isinstance(stem, bool):
+            raise ConfigError(f"BM25Scorer: stem must be a bool, got {stem!r}")
         self.k1 = float(k1)
         self.b = float(b)
-        self._cache: _LRU[_Terms] = _LRU(_check_cache_size(cache_size, "BM25Scorer"))
+        self.stem = stem
+        self.context_weight = _context_weight(context_weight, "BM25Scorer")
+        self._cache: _LRU[Terms] = _LRU(_check_cache_size(cache_size, "BM25Scorer"))
 
     def __repr__(self) -> str:
-        return f"BM25Scorer(k1={self.k1:g}, b={self.b:g})"
+        extra = (", stem=True" if self.stem else "") + (
+            f", context_weight={self.context_weight:g}" if self.context_weight else ""
+        )
+        return f"BM25Scorer(k1={self.k1:g}, b={self.b:g}{extra})"
 
-    def _terms(self, text: str) -> _Terms:
+    def _terms(self, text: str) -> Terms:
         """A text's length in words and its word counts (cached by content hash)."""
         if not self._cache.size:
-            return _terms(text)
+            return terms(text, self.stem)
         key = _text_key(text)
         hit = self._cache.get(key)
         if hit is None:
-            hit = _terms(text)
+            hit = terms(text, self.stem)
             self._cache.put(key, hit)
         return hit
 
@@ -273,17 +254,20 @@ class BM25Scorer:
         corpus = [self._terms(t) for t in texts]
         if not any(length for length, _ in corpus):
             return [0.0] * len(texts)
-        index = _index([*corpus, q], k1=self.k1, b=self.b)
+        okapi = index([*corpus, q], k1=self.k1, b=self.b)
         # rank-bm25 sums over the query's words one by one; words that occur the same number
         # of times are scored together, times that count (the same sum, far fewer passes)
         by_count: dict[int, list[str]] = {}
         for word, count in q[1].items():
             by_count.setdefault(count, []).append(word)
-        raw = sum(count * index.get_scores(words) for count, words in by_count.items())
+        raw = sum(count * okapi.get_scores(words) for count, words in by_count.items())
         own = float(raw[-1])
         if own <= 0:
             return [0.0] * len(texts)
-        return np.clip(raw[:-1] / own, 0.0, 1.0).tolist()  # type: ignore[no-any-return]
+        out = np.clip(raw[:-1] / own, 0.0, 1.0)
+        if self.context_weight:
+            out = _with_neighbours(out, self.context_weight) / (1 + 2 * self.context_weight)
+        return out.tolist()  # type: ignore[no-any-return]
 
     async def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """The BM25 score of each text for query, relative to the query's own, in 0..1."""
@@ -358,13 +342,8 @@ class EmbeddingScorer:
                 f"method), got {type(embedder).__name__}"
             )
         _check_async_port(embedder, "embed", "EmbeddingScorer: embedder", "EmbeddingPort")
-        w = context_weight
-        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0:
-            raise ConfigError(
-                f"EmbeddingScorer: context_weight must be a finite number >= 0, got {w!r}"
-            )
         self.embedder = embedder
-        self.context_weight = float(w)
+        self.context_weight = _context_weight(context_weight, "EmbeddingScorer")
         self._cache: _LRU[np.ndarray[Any, Any]] = _LRU(
             _check_cache_size(cache_size, "EmbeddingScorer")
         )
@@ -438,9 +417,7 @@ class EmbeddingScorer:
         matrix = np.stack(vectors[1:])
         w = self.context_weight
         if w and len(items) > 1:
-            mixed = matrix.copy()
-            mixed[1:] += w * matrix[:-1]
-            mixed[:-1] += w * matrix[1:]
+            mixed = _with_neighbours(matrix, w)
             norms = np.linalg.norm(mixed, axis=1, keepdims=True)
             matrix = np.divide(mixed, norms, out=np.zeros_like(mixed), where=norms > 0)
         return np.clip(matrix @ vectors[0], 0.0, 1.0).astype(float).tolist()  # type: ignore[no-any-return]
