@@ -17,7 +17,7 @@ dropped message names in a tool call's arguments (``file_path``, ``path``,
 ``notebook_path``), the path's file name is searched and it counts as found when a returned
 passage holds the whole path.
 
-Speed: one search (``search_saved``, k=5, warm BM25 cache) of the longest of the five
+Speed: one search (``search_saved``, k=5, warm caches) of the longest of the five
 conversations' saved span next to one LangChain ``trim_messages`` call on the same chat.
 The bench does not assert anything: it prints the tables.
 
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from _compress_cases import LONG_SESSION_MESSAGES, data_dir
-from _locomo_data import CATEGORIES, Chat, load_locomo, with_question
+from _locomo_data import CATEGORIES, PARTS, Chat, load_locomo, with_question
 from agent_adapter import Message, RunContext, owner_scope
 from agent_adapter.cli import load_trace
 from agent_adapter.context import (
@@ -50,14 +50,37 @@ from agent_adapter.context import (
     Summarize,
     compress,
     estimate_tokens,
-    search_saved,
 )
+from agent_adapter.context._default_scorer import default_scorer
+from agent_adapter.context._stores.search import CONTEXT, _Searcher
 from agent_adapter.context.formats import convert
 
 BUDGETS = (1000, 2000)
 KS = (3, 5, 10)
 SIZES = (500, 1000, 1500, 3000)
-LAST_CONVERSATIONS = 5
+#: The scorers ``--scorer`` picks from: the tool's default, or plain BM25.
+SCORERS: dict[str, Callable[[], Any]] = {"default": default_scorer, "bm25": BM25Scorer}
+#: What ``--scorer``, ``--context`` and ``--passage-chars`` set (one searcher a chat).
+SETTINGS: dict[str, Any] = {"scorer": "default", "context": CONTEXT}
+
+
+_SEARCHERS: dict[tuple[str, int], _Searcher] = {}
+
+
+def searcher(name: str, passage_chars: int = 1500) -> _Searcher:
+    """What ``search_context`` runs (``search_saved``), one for a chat's searches (its
+    caches, by content, are kept across the steps and budgets: only the time changes)."""
+    key = (name, passage_chars)
+    if key not in _SEARCHERS:
+        scorer = SCORERS[SETTINGS["scorer"]]()
+        _SEARCHERS[key] = _Searcher(scorer, passage_chars, context=SETTINGS["context"])
+    return _SEARCHERS[key]
+
+
+def search(s: _Searcher, store: MemoryStore, ctx: RunContext, query: str, k: int) -> list[Any]:
+    return asyncio.run(s.search(store, owner_scope(ctx), query, k))
+
+
 PATH_KEYS = ("file_path", "path", "notebook_path")
 
 Step = Callable[[MemoryStore], Any]
@@ -97,12 +120,11 @@ def locomo(
             tally = Tally()
             for chat in chats:
                 store = MemoryStore()
-                scorer = BM25Scorer()
+                s = searcher(chat.name, passage_chars)
                 policy = CompressionPolicy(
                     threshold_tokens=budget, target_tokens=budget, steps=[make(store)]
                 )
                 ctx = RunContext(thread_id=f"{chat.name}-{name}-{budget}")
-                scope = owner_scope(ctx)
                 for q in chat.questions:
                     kept, _ = asyncio.run(compress(with_question(chat, q), policy, ctx=ctx))
                     ids = {id(m) for m in kept}
@@ -111,19 +133,9 @@ def locomo(
                     if not gone:
                         continue
                     tally.removed += 1
-                    found = asyncio.run(
-                        search_saved(
-                            store,
-                            scope,
-                            q.text,
-                            max(KS),
-                            scorer=scorer,
-                            passage_chars=passage_chars,
-                        )
-                    )
                     wanted = [block(m) for m in gone]
-                    for k in KS:
-                        texts = [p.text for p in found[:k]]
+                    for k in KS:  # one search a k: a passage widens by the hits before the k-th
+                        texts = [p.text for p in search(s, store, ctx, q.text, k)]
                         hits = [any(w in t for t in texts) for w in wanted]
                         tally.found[k] += all(hits)
                         if k == 5:
@@ -148,7 +160,7 @@ def passage_sizes(
         q_n = q_found = t_n = t_found = chars = 0
         for chat in chats:
             store = MemoryStore()
-            scorer = BM25Scorer()
+            s = searcher(chat.name, size)
             ctx = RunContext(thread_id=f"{chat.name}-sizes")
             policy = CompressionPolicy(
                 threshold_tokens=budget,
@@ -161,11 +173,7 @@ def passage_sizes(
                 gone = [block(chat.turns[e]) for e in q.evidence if id(chat.turns[e]) not in ids]
                 if not gone:
                     continue
-                found = asyncio.run(
-                    search_saved(
-                        store, owner_scope(ctx), q.text, 5, scorer=scorer, passage_chars=size
-                    )
-                )
+                found = search(s, store, ctx, q.text, 5)
                 texts = [p.text for p in found]
                 hits = [any(w in t for t in texts) for w in gone]
                 q_n += 1
@@ -202,7 +210,7 @@ def claude_code(data: Path, budgets: Sequence[int]) -> list[tuple[str, int, int,
         messages = convert(trace.messages, trace.format).messages
         for budget in budgets:
             store = MemoryStore()
-            scorer = BM25Scorer()
+            s = searcher(trace.name)
             policy = CompressionPolicy(
                 threshold_tokens=budget,
                 target_tokens=budget,
@@ -217,7 +225,7 @@ def claude_code(data: Path, budgets: Sequence[int]) -> list[tuple[str, int, int,
             found = 0
             for p in paths:
                 name = p.rsplit("/", 1)[-1]
-                hits = asyncio.run(search_saved(store, owner_scope(ctx), name, 5, scorer=scorer))
+                hits = search(s, store, ctx, name, 5)
                 found += any(p in h.text for h in hits)
             rows.append((trace.name[:13], budget, len(paths), found))
     return rows
@@ -229,19 +237,18 @@ def speed(chats: Sequence[Chat], budget: int) -> tuple[str, int, float, float, f
 
     chat = max(chats, key=lambda c: len(c.messages))
     store = MemoryStore()
-    scorer = BM25Scorer()
+    s = searcher(chat.name)
     ctx = RunContext(thread_id="speed")
     policy = CompressionPolicy(
         threshold_tokens=budget, target_tokens=budget, steps=[RemoveOldMessages(save_to=store)]
     )
     asyncio.run(compress(with_question(chat, chat.questions[0]), policy, ctx=ctx))
-    scope = owner_scope(ctx)
     questions = [q.text for q in chat.questions[:30]]
-    asyncio.run(search_saved(store, scope, questions[0], 5, scorer=scorer))  # warm the cache
+    search(s, store, ctx, questions[0], 5)  # warm the caches
     times = []
     for q in questions:
         t0 = time.perf_counter()
-        asyncio.run(search_saved(store, scope, q, 5, scorer=scorer))
+        search(s, store, ctx, q, 5)
         times.append(1000 * (time.perf_counter() - t0))
     lc = [
         (HumanMessage if m.role == "user" else AIMessage)(content=m.text)
@@ -266,10 +273,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", help="the shared data folder (default ../shared/data)")
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
     parser.add_argument("--passage-chars", type=int, default=1500)
+    parser.add_argument("--part", choices=sorted(PARTS), default="held-out")
+    parser.add_argument("--scorer", choices=sorted(SCORERS), default=SETTINGS["scorer"])
+    parser.add_argument("--context", type=int, default=SETTINGS["context"])
+    parser.add_argument("--quick", action="store_true", help="LoCoMo tables only")
+    parser.add_argument("--steps", default=",".join(STEPS), help="the steps of the LoCoMo table")
     args = parser.parse_args(argv)
+    SETTINGS.update(scorer=args.scorer, context=args.context)
+    for name in set(STEPS) - set(args.steps.split(",")):
+        del STEPS[name]
     data = data_dir(args.data)
     budgets = [int(b) for b in args.budgets.split(",")]
-    chats = load_locomo(data)[-LAST_CONVERSATIONS:]
+    every = load_locomo(data)
+    chats = [every[n] for n in PARTS[args.part]]
     started = time.perf_counter()
     tokens = [estimate_tokens(c.messages) for c in chats]
     print(
@@ -301,6 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             n, f = t.by_category.get(c, [0, 0])
             cells.append(f"{100 * f / n:.1f}% of {n}" if n else "-")
         print(f"| {name} | {budget} | {' | '.join(cells)} |")
+    if args.quick:
+        print(f"\n{time.perf_counter() - started:.0f} s")
+        return 0
     print(f"\npassage size, RemoveOldMessages at {budgets[0]} tokens, k=5\n")
     print("| passage_chars | questions found | evidence turns found | chars returned |")
     print("|---:|---:|---:|---:|")
@@ -321,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nspeed on {name} ({turns} turns, its saved span):\n")
     print("| call | median ms | max ms |")
     print("|---|---:|---:|")
-    print(f"| search_saved(k=5), warm BM25 cache | {med:.1f} | {worst:.1f} |")
+    print(f"| search_saved(k=5), warm caches | {med:.1f} | {worst:.1f} |")
     print(f"| langchain trim_messages (budget {budgets[-1]}) | {trim:.1f} | |")
     print(f"\n{time.perf_counter() - started:.0f} s")
     return 0

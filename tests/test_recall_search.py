@@ -16,6 +16,7 @@ from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, ToolCall
 from agent_adapter._run import RunContext, owner_scope
 from agent_adapter.context import (
+    BM25Scorer,
     CompressionPolicy,
     MemoryStore,
     MyScorer,
@@ -225,7 +226,12 @@ async def test_overlapping_saves_of_a_growing_chat_give_each_passage_once(store:
     grown = [*chat[:-1], Message("user", "one more thing"), Message("assistant", "sure"), chat[-1]]
     await compress(grown, policy, ctx=CTX)
     assert len(await store.load_all(owner_scope(CTX))) == 2  # two runs, mostly the same
-    found = await search_saved(store, owner_scope(CTX), "Lena Porto", 3, passage_chars=120)
+    bm25 = BM25Scorer()  # only passages that share a word: the duplicates would be there
+    found = await search_saved(
+        store, owner_scope(CTX), "Lena Porto", 3, scorer=bm25, passage_chars=120
+    )
     assert len(found) == 1 and FACTS[0] in found[0].text  # in both saves, returned once
-    many = await search_saved(store, owner_scope(CTX), "small talk weather", 5, passage_chars=120)
+    many = await search_saved(
+        store, owner_scope(CTX), "small talk weather", 5, scorer=bm25, passage_chars=120
+    )
     assert len({p.text for p in many}) == len(many) == 5

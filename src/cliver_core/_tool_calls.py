@@ -8,17 +8,18 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from agent_adapter import RunContext
 from agent_adapter import ToolCall as AAToolCall
 from cliver_core._events import ToolEvent, ToolEventType, emit
 from cliver_core._format import DENIED_PREFIX
 from cliver_core._messages import CLIverMessage
-from cliver_core._tools import CLIverTool, format_result, run_tool
+from cliver_core._tools import TOOL_CTX, CLIverTool, format_result, run_tool
 from cliver_core.policy import Decision, DecisionAction, ToolCallContext, ToolCategory
 
 if TYPE_CHECKING:
     from cliver_core._run import RunSpec
 
-__all__ = ["category", "denial", "run_call"]
+__all__ = ["category", "denial", "run_call", "tool_context"]
 
 
 def category(spec: RunSpec, name: str, tool: CLIverTool | None) -> ToolCategory:
@@ -56,6 +57,15 @@ async def denial(
     if verdict is None or verdict is True:
         return None
     return verdict if isinstance(verdict, str) and verdict else "denied by permission callback"
+
+
+def tool_context(spec: RunSpec, run_id: str) -> RunContext:
+    """The context a FunctionTool of the run is called with: the run's id, and the
+    conversation of its compactor when it has one (``PolicyCompactor(conversation=...)``),
+    so the tool's owner scope is the one the compactor saved under."""
+    conversation = getattr(spec.compactor, "conversation", None)
+    thread = conversation if isinstance(conversation, str) and conversation else None
+    return RunContext(run_id=run_id, thread_id=thread)
 
 
 async def run_call(
@@ -104,7 +114,11 @@ async def run_call(
         elif not isinstance(args, dict):
             text = "Error: the arguments are not a JSON object"
         else:
-            text, failed = format_result(await run_tool(tool, args))
+            token = TOOL_CTX.set(tool_context(spec, run_id))
+            try:
+                text, failed = format_result(await run_tool(tool, args))
+            finally:
+                TOOL_CTX.reset(token)
             status = "error" if failed else "ok"
         shown = text if len(text) <= 500 else text[:497] + "..."
         await event(ToolEventType.END, result=shown, duration_ms=elapsed_ms())

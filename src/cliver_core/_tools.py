@@ -21,6 +21,7 @@ is built typed. A tool returns a ``str``, a 0.3.0a5-style ``list[dict]``
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import logging
@@ -39,6 +40,11 @@ __all__ = ["CLIverTool", "ToolRegistry", "format_result", "tool", "tool_list"]
 logger = logging.getLogger("cliver_core.tool")
 
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+#: The context an agent_adapter FunctionTool is called with while a run executes it (set
+#: by the run around each call, see ``run_call``): its owner is the run's compactor's, so
+#: ``search_context`` and ``recall_context`` read what the run's ``PolicyCompactor`` saved.
+TOOL_CTX: contextvars.ContextVar[Any] = contextvars.ContextVar("cliver_tool_ctx", default=None)
 
 
 class CLIverTool(BaseModel):
@@ -357,10 +363,10 @@ def compat_tool(
 
 def _from_function_tool(ft: FunctionTool) -> CLIverTool:
     async def call(**kwargs: Any) -> str:
-        return await ft(kwargs)
+        return await ft(kwargs, TOOL_CTX.get())
 
     def call_sync(**kwargs: Any) -> str:
-        return asyncio.run(ft(kwargs))
+        return asyncio.run(ft(kwargs, TOOL_CTX.get()))
 
     return CLIverTool(
         name=ft.name,

@@ -10,9 +10,9 @@ by its seal, never by its look: a tool result that merely opens like one is read
 plain text it is. Any other saved text (a tool result ``ShrinkToolResults`` shortened, a
 text ``SummarizeLongMessage`` summarized) is its own transcript.
 
-:func:`passages` splits a transcript into the pieces ``search_context`` scores: whole
-messages packed up to a size, a longer message in pieces at line breaks; each one a range
-of the transcript, so ``recall_context(id, offset)`` reads on from any of them.
+:func:`units` splits a transcript into the pieces ``search_context`` scores: each
+message's block, a longer one in pieces at line breaks; each one a range of the transcript,
+so ``recall_context(id, offset)`` reads on from any of them.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ __all__ = [
     "SEARCH_TOOL_NAME",
     "Saved",
     "encode_span",
-    "passages",
     "read_saved",
     "saved_phrase",
+    "units",
 ]
 
 RECALL_TOOL_NAME = "recall_context"
@@ -101,29 +101,16 @@ def read_saved(key: bytes, text: str) -> Saved:
     return Saved(transcript, tuple(int(s) for s in starts), True)
 
 
-def passages(saved: Saved, size: int) -> list[tuple[int, int]]:
-    """``saved``'s transcript as ``(start, end)`` ranges to score: consecutive messages
-    packed while they fit ``size`` characters, a longer message in pieces of about ``size``
-    cut at line breaks (else at spaces)."""
+def units(saved: Saved, size: int) -> list[tuple[int, int]]:
+    """``saved``'s transcript as the ``(start, end)`` ranges search scores: each message's
+    block, a longer one than ``size`` characters in pieces of about ``size`` cut at line
+    breaks (else at spaces); blank ones left out."""
     text = saved.transcript
     bounds = [*saved.starts, len(text) + len(_SEP)]
-    blocks = [(bounds[n], bounds[n + 1] - len(_SEP)) for n in range(len(saved.starts))]
     out: list[tuple[int, int]] = []
-    open_: tuple[int, int] | None = None
-    for start, end in blocks:
-        if end - start > size:
-            if open_ is not None:
-                out.append(open_)
-                open_ = None
-            out.extend(_pieces(text, start, end, size))
-        elif open_ is not None and end - open_[0] <= size:
-            open_ = (open_[0], end)
-        else:
-            if open_ is not None:
-                out.append(open_)
-            open_ = (start, end)
-    if open_ is not None:
-        out.append(open_)
+    for n in range(len(saved.starts)):
+        start, end = bounds[n], bounds[n + 1] - len(_SEP)
+        out.extend([(start, end)] if end - start <= size else _pieces(text, start, end, size))
     return [(s, e) for s, e in out if text[s:e].strip()]
 
 

@@ -3,11 +3,13 @@
 Every text saved under the run's owner scope (spans that ``RemoveOldMessages``,
 ``Summarize`` and ``KeepMostRelevant`` took out, tool results ``ShrinkToolResults``
 shortened, texts ``SummarizeLongMessage`` summarized) is read back with the store's
-``load_all``, split into passages (:func:`~._span.passages`: whole messages packed up to a
-size, a long one in pieces) and scored against the query, BM25 by default
-(:class:`~agent_adapter.context.BM25Scorer`, whose per-text cache lives on the tool, so a
-second search reads only what was saved since) or the scorer you give. The best passages
-come back with the id and offset that ``recall_context`` reads on from.
+``load_all`` and cut into units (:func:`~._span.units`: one a message, a long one in
+pieces), which are scored against the query by the library's best offline scorer
+(``KeepMostRelevant``'s default: BM25 + MiniLM with the ``embeddings``
+extra, else BM25; the vectors and word counts are cached by content on the tool, so a
+second search embeds only what was saved since) or the scorer you give. The best units
+become passages, each a hit with its neighbours (see :class:`_Searcher`), and come back
+with the id and offset that ``recall_context`` reads on from.
 """
 
 from __future__ import annotations
@@ -18,20 +20,35 @@ from typing import Any
 from agent_adapter._errors import ConfigError
 from agent_adapter._run import owner_scope
 from agent_adapter._tools import FunctionTool
-from agent_adapter.context._scorers import BM25Scorer, check_scorer, checked_scores, scoring_context
+from agent_adapter.context._default_scorer import default_scorer
+from agent_adapter.context._scorers import (
+    _LRU,
+    _text_key,
+    check_scorer,
+    checked_scores,
+    scoring_context,
+)
 from agent_adapter.context._stores._base import StoreError, ToolResultStore, check_limit
 from agent_adapter.context._stores._keys import store_id_key
 from agent_adapter.context._stores._span import (
     RECALL_TOOL_NAME,
     SEARCH_TOOL_NAME,
-    passages,
     read_saved,
+    units,
 )
 
 __all__ = ["SavedPassage", "search_saved", "search_tool"]
 
 #: The most passages one search returns, whatever k the model asks for.
 MAX_K = 20
+#: Saved texts whose parsed units a search tool keeps between calls.
+_PARSED_CACHE = 4096
+#: The units each side of a hit a passage holds (while they fit passage_chars): chosen on
+#: LoCoMo's tuning part (1 / 2 / 3 / 4 measured: 66.5 / 71.0 / 72.8 / 74.1% found at k=5 in
+#: one search for every k; ``bench/recall.py --part tuning``).
+CONTEXT = 4
+#: A passage widened by nearby hits stays under this many times passage_chars.
+_MERGE_MAX = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,56 +72,159 @@ async def search_saved(
     scorer: Any = None,
     passage_chars: int = 1500,
 ) -> list[SavedPassage]:
-    """The ``k`` passages saved in ``store`` under ``scope`` that score best against
-    ``query`` (a score above 0 only), best first (the newer on a tie); the passages that
-    hold the query word for word (whitespace and case aside: a file name, an error line)
-    come before the others. A passage that two saves hold word for word (the runs of two
-    compressions of one growing conversation overlap) is returned once.
+    """The ``k`` places saved in ``store`` under ``scope`` that best match ``query``, best
+    first: each a hit message with its neighbours (see :class:`_Searcher`).
 
     Args:
         store: a store with ``load_all`` (MemoryStore, SQLiteStore, RedisStore).
         scope: the owner scope (see :func:`~agent_adapter.owner_scope`).
         query: what to look for.
         k: how many passages at most.
-        scorer: a :class:`~agent_adapter.context.Scorer`; ``None``: a fresh BM25Scorer.
-        passage_chars: the size passages are packed to.
+        scorer: a :class:`~agent_adapter.context.Scorer`; ``None``: a new default scorer
+            (``KeepMostRelevant``'s default: BM25 + MiniLM with the
+            ``embeddings`` extra, else BM25).
+        passage_chars: the most characters a passage holds (a hit with its neighbours).
 
     Raises:
         ConfigError: the store has no ``load_all``, or the scorer returned bad scores.
         StoreError: the store failed.
     """
-    load = getattr(store, "load_all", None)
-    if not callable(load):
-        raise ConfigError(f"search_saved: {type(store).__name__} has no load_all(scope)")
-    entries = await load(scope)
-    if not entries or not query.strip():
-        return []
-    key = await store_id_key(store)
-    found: list[tuple[str, int, int, str]] = []
-    seen: set[str] = set()
-    for id_, text in entries:
-        saved = read_saved(key, text)
-        for start, end in passages(saved, passage_chars):
-            piece = saved.transcript[start:end]
-            if piece not in seen:  # the same passage of two overlapping saves: scored once
-                seen.add(piece)
-                found.append((id_, start, end, piece))
-    if not found:
-        return []
-    used = scorer if scorer is not None else BM25Scorer()
-    raw = await used.score(query, [f[3] for f in found])
-    scores = checked_scores(raw, len(found), SEARCH_TOOL_NAME)
-    # a passage holding the query word for word (a file name, an error line) comes first
-    needle = " ".join(query.split()).casefold()
-    exact = [needle in " ".join(f[3].split()).casefold() for f in found]
-    order = sorted(range(len(found)), key=lambda n: (-exact[n], -scores[n], -n))
-    out = []
-    for n in order[:k]:
-        if scores[n] <= 0 and not exact[n]:
-            break
-        id_, start, end, text = found[n]
-        out.append(SavedPassage(id_, start, end, text, scores[n]))
-    return out
+    searcher = _Searcher(scorer if scorer is not None else default_scorer(), passage_chars)
+    return await searcher.search(store, scope, query, k)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """One scored piece of a saved text: a message's block (a long one in pieces)."""
+
+    save: int  # index of its saved text
+    pos: int  # its place among that text's units
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    id: str
+    transcript: str
+    units: tuple[tuple[int, int], ...]
+
+
+class _Searcher:
+    """What search_context runs, with what it keeps between calls.
+
+    Each saved text is cut into units: a message's transcript block (a longer one in pieces
+    of about a third of ``passage_chars``, at line breaks); a unit that two saves hold with
+    the same neighbours (the runs of two compressions of one growing chat overlap) is scored
+    once. Units are scored in conversation order against the query (so a scorer that reads
+    each text in its context, like the default's embedding part, sees its neighbours); a
+    unit that holds the query word for word (whitespace and case aside: a file name, an
+    error line) comes before the others. The best units, one after another, become
+    passages: the unit and up to ``context`` units each side, while they fit
+    ``passage_chars``; a hit that falls in (or next to) a passage already chosen widens that
+    passage instead of taking a slot, so k passages are k distinct places. The parsed saved
+    texts are kept (by content) for the next call.
+    """
+
+    def __init__(self, scorer: Any, passage_chars: int, *, context: int = CONTEXT) -> None:
+        self.scorer = scorer
+        self.passage_chars = passage_chars
+        self.context = context
+        self.unit_chars = max(1, passage_chars // 3)
+        self._parsed: _LRU[_Parsed] = _LRU(_PARSED_CACHE)
+
+    def _parse(self, key: bytes, id_: str, text: str) -> _Parsed:
+        ck = _text_key(id_ + "\x00" + text)
+        hit = self._parsed.get(ck)
+        if hit is None:
+            saved = read_saved(key, text)
+            cut = units(saved, self.unit_chars)
+            hit = _Parsed(id_, saved.transcript, tuple(cut))
+            self._parsed.put(ck, hit)
+        return hit
+
+    async def search(self, store: Any, scope: str, query: str, k: int) -> list[SavedPassage]:
+        """The ``k`` best passages of what ``store`` holds under ``scope``."""
+        load = getattr(store, "load_all", None)
+        if not callable(load):
+            raise ConfigError(f"search_saved: {type(store).__name__} has no load_all(scope)")
+        entries = await load(scope)
+        if not entries or not query.strip():
+            return []
+        key = await store_id_key(store)
+        saves = [self._parse(key, id_, text) for id_, text in entries]
+        found: list[_Unit] = []
+        seen: set[tuple[str, str, str]] = set()
+        for n, p in enumerate(saves):
+            texts = [p.transcript[s:e] for s, e in p.units]
+            for i, (s, e) in enumerate(p.units):
+                before = texts[i - 1] if i else ""
+                after = texts[i + 1] if i + 1 < len(texts) else ""
+                if (before, texts[i], after) not in seen:  # the same place in another save
+                    seen.add((before, texts[i], after))
+                    found.append(_Unit(n, i, s, e, texts[i]))
+        if not found:
+            return []
+        raw = await self.scorer.score(query, [u.text for u in found])
+        scores = checked_scores(raw, len(found), SEARCH_TOOL_NAME)
+        needle = " ".join(query.split()).casefold()
+        exact = [needle in " ".join(u.text.split()).casefold() for u in found]
+        order = sorted(range(len(found)), key=lambda n: (-exact[n], -scores[n], -n))
+        return self._passages(saves, found, order, scores, exact, k)
+
+    def _passages(
+        self,
+        saves: list[_Parsed],
+        units: list[_Unit],
+        order: list[int],
+        scores: list[float],
+        exact: list[bool],
+        k: int,
+    ) -> list[SavedPassage]:
+        chosen: list[list[Any]] = []  # [save, first unit, last unit, score]
+        for n in order:
+            if len(chosen) >= k or (scores[n] <= 0 and not exact[n]):
+                break
+            u = units[n]
+            p = saves[u.save]
+            first, last = self._window(p, u.pos)
+            if any(u.text in _text(saves[c[0]], c[1], c[2]) for c in chosen):
+                continue  # already shown (this place, or the same text in another save)
+            for c in chosen:
+                if c[0] == u.save and first <= c[2] + 1 and last >= c[1] - 1:
+                    lo, hi = min(c[1], first), max(c[2], last)
+                    if p.units[hi][1] - p.units[lo][0] > _MERGE_MAX * self.passage_chars:
+                        lo, hi = min(c[1], u.pos), max(c[2], u.pos)
+                    if p.units[hi][1] - p.units[lo][0] <= _MERGE_MAX * self.passage_chars:
+                        c[1], c[2] = lo, hi
+                        break
+            else:
+                chosen.append([u.save, first, last, scores[n]])
+        out = []
+        for save, first, last, score in chosen:
+            p = saves[save]
+            start, end = p.units[first][0], p.units[last][1]
+            out.append(SavedPassage(p.id, start, end, p.transcript[start:end], score))
+        return out
+
+    def _window(self, p: _Parsed, pos: int) -> tuple[int, int]:
+        """The units around ``pos`` that fit passage_chars: up to ``context`` each side,
+        the next one first."""
+        first = last = pos
+        size = p.units[pos][1] - p.units[pos][0]
+        for step in range(1, self.context + 1):
+            for j in (pos + step, pos - step):
+                if 0 <= j < len(p.units):
+                    grown = size + (p.units[j][1] - p.units[j][0]) + 2
+                    if grown <= self.passage_chars:
+                        size = grown
+                        first, last = min(first, j), max(last, j)
+        return first, last
+
+
+def _text(p: _Parsed, first: int, last: int) -> str:
+    return p.transcript[p.units[first][0] : p.units[last][1]]
 
 
 def search_tool(
@@ -126,11 +246,13 @@ def search_tool(
 
     Args:
         store: where the steps saved (their ``save_to``); it must offer ``load_all``.
-        scorer: a :class:`~agent_adapter.context.Scorer`; default :class:`BM25Scorer` (no
-            model; its per-text cache lives on the tool).
+        scorer: a :class:`~agent_adapter.context.Scorer`; default
+            ``KeepMostRelevant``'s default (BM25 + MiniLM by reciprocal rank
+            with the ``embeddings`` extra, each message read with its neighbours; plain BM25
+            without it); its caches live on the tool.
         k: the passages a call returns unless the model asks for another number (1 to 20).
-        passage_chars: the size passages are packed to (whole messages; a longer message in
-            pieces).
+        passage_chars: the most characters a passage holds: a hit message (a longer one in
+            pieces) with up to four messages each side that fit.
 
     Raises:
         ConfigError: store is not a ToolResultStore or has no ``load_all``, the scorer is not
@@ -150,7 +272,7 @@ def search_tool(
     if k > MAX_K:
         raise ConfigError(f"search_tool.k must be at most {MAX_K}, got {k!r}")
     check_limit("search_tool.passage_chars", passage_chars)
-    used = scorer if scorer is not None else BM25Scorer()
+    searcher = _Searcher(scorer if scorer is not None else default_scorer(), passage_chars)
 
     async def search(args: dict[str, Any], ctx: Any = None) -> str:
         query = args.get("query") if isinstance(args, dict) else None
@@ -163,14 +285,7 @@ def search_tool(
             return f"{SEARCH_TOOL_NAME}: 'k' must be an integer >= 1."
         try:
             with scoring_context(ctx):
-                found = await search_saved(
-                    store,
-                    owner_scope(ctx),
-                    query,
-                    min(want, MAX_K),
-                    scorer=used,
-                    passage_chars=passage_chars,
-                )
+                found = await searcher.search(store, owner_scope(ctx), query, min(want, MAX_K))
         except StoreError:
             return f"{SEARCH_TOOL_NAME} could not read the saved context just now; try again later."
         if not found:
