@@ -51,15 +51,20 @@ from agent_adapter.context import (
     compress,
     estimate_tokens,
 )
-from agent_adapter.context._default_scorer import default_scorer
+from agent_adapter.context._default_scorer import default_scorer, lexical_scorer
 from agent_adapter.context._stores.search import CONTEXT, _Searcher
 from agent_adapter.context.formats import convert
 
 BUDGETS = (1000, 2000)
 KS = (3, 5, 10)
 SIZES = (500, 1000, 1500, 3000)
-#: The scorers ``--scorer`` picks from: the tool's default, or plain BM25.
-SCORERS: dict[str, Callable[[], Any]] = {"default": default_scorer, "bm25": BM25Scorer}
+#: The scorers ``--scorer`` picks from: the tool's default (stemmed BM25 with neighbours),
+#: KeepMostRelevant's default hybrid (BM25 + MiniLM), or plain BM25.
+SCORERS: dict[str, Callable[[], Any]] = {
+    "default": lexical_scorer,
+    "hybrid": default_scorer,
+    "bm25": BM25Scorer,
+}
 #: What ``--scorer``, ``--context`` and ``--passage-chars`` set (one searcher a chat).
 SETTINGS: dict[str, Any] = {"scorer": "default", "context": CONTEXT}
 

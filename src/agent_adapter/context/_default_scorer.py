@@ -34,6 +34,7 @@ __all__ = [
     "STEM",
     "default_scorer",
     "embeddings_installed",
+    "lexical_scorer",
 ]
 
 #: RRF's constant for the default hybrid: chosen on LoCoMo's tuning half (5, 10, 20, 60, 120
@@ -75,13 +76,19 @@ def _shared_embedder() -> LocalEmbedder:
         return _SHARED[0]
 
 
+def lexical_scorer() -> BM25Scorer:
+    """A new default BM25: stemmed, each text's score with a share of its neighbours'
+    (the fallback of :func:`default_scorer`, and ``search_tool``'s default: no model)."""
+    return BM25Scorer(stem=STEM, context_weight=BM25_CONTEXT_WEIGHT)
+
+
 def default_scorer() -> Scorer:
     """A new default scorer: the BM25 + MiniLM hybrid with the embeddings extra, else BM25
     (the same stemmed BM25 in both).
 
     Each call gives new scorers (their caches are their own); the embedder is shared.
     """
-    bm25 = BM25Scorer(stem=STEM, context_weight=BM25_CONTEXT_WEIGHT)
+    bm25 = lexical_scorer()
     if not embeddings_installed():
         return bm25
     embedding = EmbeddingScorer(_shared_embedder(), context_weight=CONTEXT_WEIGHT)

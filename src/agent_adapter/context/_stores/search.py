@@ -4,10 +4,14 @@ Every text saved under the run's owner scope (spans that ``RemoveOldMessages``,
 ``Summarize`` and ``KeepMostRelevant`` took out, tool results ``ShrinkToolResults``
 shortened, texts ``SummarizeLongMessage`` summarized) is read back with the store's
 ``load_all`` and cut into units (:func:`~._span.units`: one a message, a long one in
-pieces), which are scored against the query by the library's best offline scorer
-(``KeepMostRelevant``'s default: BM25 + MiniLM with the ``embeddings``
-extra, else BM25; the vectors and word counts are cached by content on the tool, so a
-second search embeds only what was saved since) or the scorer you give. The best units
+pieces), which are scored against the query by BM25 (the lexical half of ``KeepMostRelevant``'s
+default: stemmed, each message read with a share of its neighbours; word counts cached by
+content on the tool) or the scorer you give. BM25 is the default, not the hybrid with
+MiniLM: the first search would embed everything the run saved (seconds to minutes on a
+coding session's tool output, inside one tool call) for about 1.7 points more found on
+LoCoMo's tuning half (``bench/recall.py --scorer hybrid``); pass a hybrid as ``scorer=``
+(``HybridScorer(BM25Scorer(stem=True), EmbeddingScorer(LocalEmbedder()))``) to get it, its
+vectors cached the same way. The best units
 become passages, each a hit with its neighbours (see :class:`_Searcher`), and come back
 with the id and offset that ``recall_context`` reads on from.
 """
@@ -20,7 +24,7 @@ from typing import Any
 from agent_adapter._errors import ConfigError
 from agent_adapter._run import owner_scope
 from agent_adapter._tools import FunctionTool
-from agent_adapter.context._default_scorer import default_scorer
+from agent_adapter.context._default_scorer import lexical_scorer
 from agent_adapter.context._scorers import (
     _LRU,
     _text_key,
@@ -80,16 +84,15 @@ async def search_saved(
         scope: the owner scope (see :func:`~agent_adapter.owner_scope`).
         query: what to look for.
         k: how many passages at most.
-        scorer: a :class:`~agent_adapter.context.Scorer`; ``None``: a new default scorer
-            (``KeepMostRelevant``'s default: BM25 + MiniLM with the
-            ``embeddings`` extra, else BM25).
+        scorer: a :class:`~agent_adapter.context.Scorer`; ``None``: a new default BM25
+            (as :func:`search_tool`'s).
         passage_chars: the most characters a passage holds (a hit with its neighbours).
 
     Raises:
         ConfigError: the store has no ``load_all``, or the scorer returned bad scores.
         StoreError: the store failed.
     """
-    searcher = _Searcher(scorer if scorer is not None else default_scorer(), passage_chars)
+    searcher = _Searcher(scorer if scorer is not None else lexical_scorer(), passage_chars)
     return await searcher.search(store, scope, query, k)
 
 
@@ -246,10 +249,9 @@ def search_tool(
 
     Args:
         store: where the steps saved (their ``save_to``); it must offer ``load_all``.
-        scorer: a :class:`~agent_adapter.context.Scorer`; default
-            ``KeepMostRelevant``'s default (BM25 + MiniLM by reciprocal rank
-            with the ``embeddings`` extra, each message read with its neighbours; plain BM25
-            without it); its caches live on the tool.
+        scorer: a :class:`~agent_adapter.context.Scorer`; default a stemmed BM25, each
+            message read with a share of its neighbours (no model: see the module
+            docstring for why not the hybrid); its caches live on the tool.
         k: the passages a call returns unless the model asks for another number (1 to 20).
         passage_chars: the most characters a passage holds: a hit message (a longer one in
             pieces) with up to four messages each side that fit.
@@ -272,7 +274,7 @@ def search_tool(
     if k > MAX_K:
         raise ConfigError(f"search_tool.k must be at most {MAX_K}, got {k!r}")
     check_limit("search_tool.passage_chars", passage_chars)
-    searcher = _Searcher(scorer if scorer is not None else default_scorer(), passage_chars)
+    searcher = _Searcher(scorer if scorer is not None else lexical_scorer(), passage_chars)
 
     async def search(args: dict[str, Any], ctx: Any = None) -> str:
         query = args.get("query") if isinstance(args, dict) else None
