@@ -1,5 +1,6 @@
 """Two conversations in one process, one store: with each framework integration (LangChain's
-create_agent, LangGraph's prebuilt ReAct agent, pydantic-ai's Agent) compressing their
+create_agent, LangGraph's prebuilt ReAct agent, pydantic-ai's Agent, the OpenAI Agents SDK's
+Runner, Google ADK's Runner) compressing their
 histories and search_context / recall_context registered through the integration's tool
 converter, each conversation finds what was dropped from its own history, and searching or
 recalling the other's answers exactly as an empty store does ("unknown, expired and wrong
@@ -54,8 +55,18 @@ def _policy(store: MemoryStore) -> CompressionPolicy:
     )
 
 
-def _tool_results(body: Any) -> dict[str, str]:
-    return {m["tool_call_id"]: str(m["content"]) for m in body["messages"] if m["role"] == "tool"}
+def _tool_results(body: Any, names: list[str]) -> dict[str, str]:
+    """The last ``len(names)`` tool results of a request, in call order, by ``names``."""
+    if "contents" in body:  # Gemini: function responses (no call ids), in call order
+        parts = [p for c in body["contents"] for p in c.get("parts", [])]
+        texts = [
+            str(p["functionResponse"]["response"]["result"])
+            for p in parts
+            if "functionResponse" in p
+        ]
+    else:
+        texts = [str(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+    return dict(zip(names, texts[-len(names) :], strict=True))
 
 
 async def _langchain(
@@ -133,16 +144,86 @@ async def _pydantic_ai(
     return [r.body for r in server.requests]
 
 
+async def _openai_agents(
+    server: ProviderServer, store: MemoryStore, thread: str, history: list[tuple[str, str]]
+) -> list[Any]:
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
+    from openai import AsyncOpenAI
+
+    from agent_adapter.integrations.openai_agents import agents_tool, compression_filter
+
+    client = AsyncOpenAI(base_url=server.openai_url, api_key="test", max_retries=0)
+    async with client:
+        model = OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client)
+        tools = [agents_tool(search_tool(store)), agents_tool(recall_tool(store))]
+        agent = Agent(name="reader", model=model, tools=tools)
+        config = RunConfig(
+            tracing_disabled=True,
+            call_model_input_filter=compression_filter(_policy(store), session=thread),
+        )
+        items: list[Any] = [{"role": r, "content": t} for r, t in history]
+        items.append({"role": "user", "content": "what did I note?"})
+        await Runner.run(agent, items, run_config=config)
+    return [r.body for r in server.requests]
+
+
+async def _google_adk(
+    server: ProviderServer, store: MemoryStore, thread: str, history: list[tuple[str, str]]
+) -> list[Any]:
+    from google.adk.agents import LlmAgent
+    from google.adk.events import Event
+    from google.adk.models import Gemini
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+
+    from agent_adapter.integrations.google_adk import adk_tool, compression_callback
+
+    agent = LlmAgent(
+        name="reader",
+        model=Gemini(model="gemini-2.5-flash", base_url=server.url),
+        tools=[adk_tool(search_tool(store)), adk_tool(recall_tool(store))],
+        before_model_callback=compression_callback(_policy(store)),
+    )
+    service = InMemorySessionService()
+    session = await service.create_session(app_name="app", user_id="u", session_id=thread)
+    for r, t in history:
+        role = "user" if r == "user" else "model"
+        content = types.Content(role=role, parts=[types.Part(text=t)])
+        event = Event(invocation_id="h", author="user" if r == "user" else "reader")
+        event.content = content
+        await service.append_event(session, event)
+    runner = Runner(agent=agent, app_name="app", session_service=service)
+    message = types.Content(role="user", parts=[types.Part(text="what did I note?")])
+    async for _ in runner.run_async(user_id="u", session_id=thread, new_message=message):
+        pass
+    return [r.body for r in server.requests]
+
+
 FRAMEWORKS: dict[str, Run] = {
     "langchain": _langchain,
     "langgraph": _langgraph,
     "pydantic_ai": _pydantic_ai,
+    "openai_agents": _openai_agents,
+    "google_adk": _google_adk,
+}
+MODULES = {
+    "langchain": "langchain",
+    "langgraph": "langgraph",
+    "pydantic_ai": "pydantic_ai",
+    "openai_agents": "agents",
+    "google_adk": "google.adk",
 }
 
 
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
-async def test_two_conversations_read_only_their_own_dropped_history(framework: str) -> None:
-    pytest.importorskip("langchain" if framework != "pydantic_ai" else "pydantic_ai")
+async def test_two_conversations_read_only_their_own_dropped_history(
+    framework: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip(MODULES[framework])
+    if framework == "google_adk":
+        monkeypatch.setenv("GOOGLE_API_KEY", "test")
+        monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
     run = FRAMEWORKS[framework]
     store = MemoryStore()
     found: dict[str, dict[str, str]] = {}
@@ -159,7 +240,7 @@ async def test_two_conversations_read_only_their_own_dropped_history(framework: 
             server.add(calls(*wanted), Reply(text="done"))
             bodies = await run(server, store, thread, _history(thread))
         assert FACTS[thread] not in json.dumps(bodies[0])  # dropped before the first call
-        found[thread] = _tool_results(bodies[1])
+        found[thread] = _tool_results(bodies[1], [name for name, _, _ in wanted])
         hit = PASSAGE.search(found[thread]["own"])
         assert hit is not None, found[thread]["own"]
         own_id[thread] = hit.group(1)
@@ -171,7 +252,8 @@ async def test_two_conversations_read_only_their_own_dropped_history(framework: 
     unknown = await recall_tool(empty, max_chars=2000)({"id": own_id["a"]})
     assert found["b"]["recall"] == unknown  # the other's id: as an unknown one
     # and under the owner it was saved for, that id reads the fact back
-    recalled = await recall_tool(store)({"id": own_id["a"]}, RunContext(thread_id="a"))
+    owner = "app/u/a/reader" if framework == "google_adk" else "a"  # ADK: app/user/session/agent
+    recalled = await recall_tool(store)({"id": own_id["a"]}, RunContext(thread_id=owner))
     assert FACTS["a"] in recalled
 
 

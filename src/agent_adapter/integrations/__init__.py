@@ -16,8 +16,9 @@ Google ADK                   :func:`~.google_adk.compression_callback`   ``googl
 
 A step's ``save_to=`` saves are owned by the framework's conversation id (LangGraph's thread,
 pydantic-ai's ``conversation_id``, the Agents SDK session, ADK's session; see
-:func:`~agent_adapter.integrations._core.owner_context`). :func:`~._langchain_tools.langchain_tool`
-and :func:`~.pydantic_ai.pydantic_ai_tool` register ``search_tool(store)`` /
+:func:`~agent_adapter.integrations._core.owner_context`). :func:`~._langchain_tools.langchain_tool`,
+:func:`~.pydantic_ai.pydantic_ai_tool`, :func:`~.openai_agents.agents_tool` and
+:func:`~.google_adk.adk_tool` register ``search_tool(store)`` /
 ``recall_tool(store)`` so that each call reads only its own conversation's saves.
 
 With ``opentelemetry-api`` installed (extra ``otel``) every compression emits a span with the
@@ -31,6 +32,8 @@ from typing import Any
 
 __all__ = [
     "CompressionMiddleware",
+    "adk_tool",
+    "agents_tool",
     "compression_callback",
     "compression_capability",
     "compression_filter",
@@ -47,6 +50,8 @@ _HOMES = {
     "compression_capability": "pydantic_ai",
     "compression_processor": "pydantic_ai",
     "compression_callback": "google_adk",
+    "adk_tool": "google_adk",
+    "agents_tool": "openai_agents",
     "langchain_tool": "_langchain_tools",
     "pydantic_ai_tool": "pydantic_ai",
 }
