@@ -1,8 +1,9 @@
 """search_context and recall_context registered as plain tools outside run_tool_loop: with
 cliver_core's AgentCore (its PolicyCompactor saves, its tools read them back under the same
-owner) and with pydantic-ai's Agent (Tool.from_schema; the compression capability saves),
-each driven over real HTTP through the local wire-protocol test server: the model searches,
-then recalls the span by the id the search gave, and the dropped fact reaches it."""
+owner) and with pydantic-ai's Agent (pydantic_ai_tool; the compression capability saves under
+the run's conversation_id), each driven over real HTTP through the local wire-protocol test
+server: the model searches, then recalls the span by the id the search gave, and the dropped
+fact reaches it."""
 
 from __future__ import annotations
 
@@ -115,20 +116,14 @@ async def test_agent_core_tools_read_only_their_own_conversation() -> None:
 async def test_pydantic_ai_agent_registers_both_tools_from_their_schemas() -> None:
     pytest.importorskip("pydantic_ai")
     from openai import AsyncOpenAI
-    from pydantic_ai import Agent, Tool
+    from pydantic_ai import Agent
     from pydantic_ai import messages as pm
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    from agent_adapter.integrations.pydantic_ai import compression_capability
+    from agent_adapter.integrations.pydantic_ai import compression_capability, pydantic_ai_tool
 
     store = MemoryStore()
-
-    def as_pydantic_ai(ft: FunctionTool) -> Tool[Any]:
-        async def call(**kwargs: Any) -> str:
-            return await ft(kwargs)
-
-        return Tool.from_schema(call, ft.name, ft.description, ft.parameters)
 
     history: list[Any] = []
     for m in _history():
@@ -144,7 +139,7 @@ async def test_pydantic_ai_agent_registers_both_tools_from_their_schemas() -> No
             model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client))
             agent = Agent(
                 model,
-                tools=[as_pydantic_ai(t) for t in tools],
+                tools=[pydantic_ai_tool(t) for t in tools],
                 capabilities=[compression_capability(_policy(store))],
             )
             result = await agent.run("where does the deploy key live?", message_history=history)

@@ -36,7 +36,7 @@ from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._memo import load_messages, loaded_prefix, snapshot
 from agent_adapter.context.formats._registry import _CONVERTERS, _detect, convert
 
-__all__ = ["compress_for", "compress_for_sync", "stateful_compress"]
+__all__ = ["compress_for", "compress_for_sync", "run_sync", "stateful_compress"]
 
 _T = TypeVar("_T")
 
@@ -447,11 +447,18 @@ def compress_for_sync(
             states=states,
         )
 
+    return run_sync(main)
+
+
+def run_sync(main: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    """``main()`` run to its end from sync code: with ``asyncio`` when no event loop runs in
+    this thread, else in a worker thread with its own loop (so it never deadlocks), the
+    caller's context variables (tracing, ids) copied to it."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return _run_to_end(main())
-    context = contextvars.copy_context()  # the caller's context variables (tracing, ids)
+    context = contextvars.copy_context()
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(context.run, _run_to_end, main()).result()
 

@@ -14,6 +14,13 @@ pydantic-ai                  :func:`~.pydantic_ai.compression_capability` ``pyda
 Google ADK                   :func:`~.google_adk.compression_callback`   ``google-adk``
 ===========================  ==========================================  ====================
 
+A step's ``save_to=`` saves are owned by the framework's conversation id (LangGraph's thread,
+pydantic-ai's ``conversation_id``, the Agents SDK session, ADK's session; see
+:func:`~agent_adapter.integrations._core.owner_context`). :func:`~._langchain_tools.langchain_tool`,
+:func:`~.pydantic_ai.pydantic_ai_tool`, :func:`~.openai_agents.agents_tool` and
+:func:`~.google_adk.adk_tool` register ``search_tool(store)`` /
+``recall_tool(store)`` so that each call reads only its own conversation's saves.
+
 With ``opentelemetry-api`` installed (extra ``otel``) every compression emits a span with the
 report's counts (see :mod:`agent_adapter.integrations._telemetry`).
 """
@@ -25,11 +32,15 @@ from typing import Any
 
 __all__ = [
     "CompressionMiddleware",
+    "adk_tool",
+    "agents_tool",
     "compression_callback",
     "compression_capability",
     "compression_filter",
     "compression_hook",
     "compression_processor",
+    "langchain_tool",
+    "pydantic_ai_tool",
 ]
 
 _HOMES = {
@@ -39,6 +50,10 @@ _HOMES = {
     "compression_capability": "pydantic_ai",
     "compression_processor": "pydantic_ai",
     "compression_callback": "google_adk",
+    "adk_tool": "google_adk",
+    "agents_tool": "openai_agents",
+    "langchain_tool": "_langchain_tools",
+    "pydantic_ai_tool": "pydantic_ai",
 }
 
 

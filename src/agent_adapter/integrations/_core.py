@@ -1,5 +1,15 @@
 """The one path every integration compresses through: compress_for (with the conversation's
-compaction state), the report callback and the OpenTelemetry span."""
+compaction state and owner), the report callback and the OpenTelemetry span.
+
+**The owner of what is saved.** A step's ``save_to=`` saves (and ``recall_tool`` /
+``search_tool`` reads) are keyed by :func:`~agent_adapter.owner_scope` of the context they
+run under. The compressor runs under :func:`owner_context` of the framework's conversation id
+(``thread:<conversation>``), so one conversation's tools never read another's saves; the
+integrations' tool converters call a :class:`~agent_adapter.FunctionTool` under the same
+context. Without a conversation id the context is ``None``: saves go to the process-wide
+``"default"`` owner, which a tool called without a context reads (conversations without ids
+are not told apart).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +19,19 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_adapter._errors import ConfigError
+from agent_adapter._run import RunContext
 from agent_adapter.context import CompactionStates, CompressionPolicy, CompressionReport
 from agent_adapter.context.formats import compress_for, compress_for_sync
 from agent_adapter.integrations._telemetry import record_span
 
-__all__ = ["Compressor", "OnReport", "States", "conversation_id", "langgraph_thread"]
+__all__ = [
+    "Compressor",
+    "OnReport",
+    "States",
+    "conversation_id",
+    "langgraph_thread",
+    "owner_context",
+]
 
 OnReport = Callable[[CompressionReport], None]
 #: Where an integration keeps its conversations' compaction states: ``None`` for the
@@ -30,6 +48,13 @@ def conversation_id(*parts: Any) -> str | None:
     if not parts or not isinstance(parts[0], str) or not parts[0]:
         return None
     return "/".join(p for p in parts if isinstance(p, str) and p)
+
+
+def owner_context(conversation: str | None) -> RunContext | None:
+    """The context a conversation's compressions and tools run under: its owner scope is
+    ``thread:<conversation>``; ``None`` (the ``"default"`` owner) without a conversation id.
+    """
+    return RunContext(thread_id=conversation) if conversation else None
 
 
 def langgraph_thread(config: Any) -> str | None:
@@ -124,7 +149,8 @@ class Compressor:
         ``conversation`` is the framework's conversation id (``None``: compress_for's default
         key, a fingerprint of the first messages): a history that extends the one remembered
         for it is sent as the request sent then plus the new messages, until over the
-        threshold.
+        threshold. It is also the owner of the steps' ``save_to=`` saves (see
+        :func:`owner_context`): ``None`` saves under the ``"default"`` owner.
         """
         started = time.time_ns()
         result, report = await compress_for(
@@ -132,6 +158,7 @@ class Compressor:
             self.policy,
             format=self.format,
             model_max_tokens=self.model_max_tokens,
+            ctx=owner_context(conversation),
             conversation=conversation or None,
             states=self.states,
         )
@@ -153,6 +180,7 @@ class Compressor:
             self.policy,
             format=self.format,
             model_max_tokens=self.model_max_tokens,
+            ctx=owner_context(conversation),
             conversation=conversation or None,
             states=self.states,
         )

@@ -35,6 +35,12 @@ Example::
         name="coder", model="gemini-2.5-flash", tools=[...],
         before_model_callback=compression_callback(policy),
     )
+
+**Dropped history, searched back.** A step's ``save_to=`` saves are owned by the same session
+and agent key (``thread:<app/user/session/agent>``; without a session, the process-wide
+``"default"`` owner). Register ``search_tool(store)`` / ``recall_tool(store)`` as
+:func:`adk_tool` (``LlmAgent(tools=[...])``): each call runs under its tool context's session
+and agent, so a session reads only what was dropped from it.
 """
 
 from __future__ import annotations
@@ -42,16 +48,24 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_adapter._errors import MissingDependency
+from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompressionPolicy
-from agent_adapter.integrations._core import Compressor, OnReport, States
+from agent_adapter.integrations._core import Compressor, OnReport, States, owner_context
 
 try:
-    import google.adk  # noqa: F401
+    from google.adk.tools.base_tool import BaseTool
+    from google.adk.tools.tool_context import ToolContext
+    from google.genai import types
 except ImportError as e:  # pragma: no cover - exercised without the extra
     raise MissingDependency("google-adk", "google-adk", "compression_callback") from e
 
-__all__ = ["compression_callback"]
+__all__ = ["adk_tool", "compression_callback"]
+
+
+def _agent_name(context: Any) -> str | None:
+    name = getattr(context, "agent_name", None)
+    return name if isinstance(name, str) else None
 
 
 def _session_key(callback_context: Any, agent: str | None) -> str | None:
@@ -105,8 +119,7 @@ def compression_callback(
         contents = list(llm_request.contents or [])
         if not contents:
             return None
-        name = getattr(callback_context, "agent_name", None)
-        agent = name if isinstance(name, str) else None
+        agent = _agent_name(callback_context)
         model = getattr(llm_request, "model", None)
         result = await compressor.run(
             contents,
@@ -119,3 +132,45 @@ def compression_callback(
         return None
 
     return before_model_callback
+
+
+class _AdkTool(BaseTool):
+    """A FunctionTool as an ADK tool (see :func:`adk_tool`)."""
+
+    def __init__(self, tool: FunctionTool) -> None:
+        super().__init__(name=tool.name, description=tool.description)
+        self._tool = tool
+
+    def _get_declaration(self) -> types.FunctionDeclaration:
+        return types.FunctionDeclaration(
+            name=self._tool.name,
+            description=self._tool.description,
+            parameters_json_schema=self._tool.parameters,
+        )
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        conversation = _session_key(tool_context, _agent_name(tool_context))
+        return await self._tool(args, owner_context(conversation))
+
+
+def adk_tool(tool: FunctionTool) -> BaseTool:
+    """``tool`` as an ADK tool for ``LlmAgent(tools=[...])``.
+
+    The tool is called with the context whose owner is its tool context's session and agent,
+    the key :func:`compression_callback` saves under, so ``search_tool(store)`` and
+    ``recall_tool(store)`` read only their own session's dropped history; another session's
+    saves answer as nothing saved. The model's arguments are passed as they come
+    (``tool.parameters`` is the schema it sees).
+
+    Args:
+        tool: the agent_adapter tool.
+
+    Returns:
+        An ADK ``BaseTool`` of the same name, description and JSON schema.
+
+    Raises:
+        ConfigError: ``tool`` is not a FunctionTool.
+    """
+    if not isinstance(tool, FunctionTool):
+        raise ConfigError(f"adk_tool: tool must be a FunctionTool, got {type(tool).__name__}")
+    return _AdkTool(tool)

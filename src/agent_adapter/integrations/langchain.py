@@ -30,6 +30,11 @@ Example::
     agent = create_agent(model, tools, middleware=[CompressionMiddleware(policy)])
 
 Sync (``invoke``) and async (``ainvoke``) agents both work.
+
+**Dropped history, searched back.** A step's ``save_to=`` saves are owned by the thread
+(``thread:<thread_id>``; without a thread id, the process-wide ``"default"`` owner). Register
+``search_tool(store)`` / ``recall_tool(store)`` as :func:`langchain_tool` (``tools=[...]``):
+each call runs under its run's thread, so a thread reads only what was dropped from it.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from typing import Any
 from agent_adapter._errors import MissingDependency
 from agent_adapter.context import CompressionPolicy
 from agent_adapter.integrations._core import Compressor, OnReport, States, langgraph_thread
+from agent_adapter.integrations._langchain_tools import langchain_tool
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest
@@ -47,7 +53,7 @@ try:
 except ImportError as e:  # pragma: no cover - exercised without the extra
     raise MissingDependency("langchain", "langchain-agents", "CompressionMiddleware") from e
 
-__all__ = ["CompressionMiddleware"]
+__all__ = ["CompressionMiddleware", "langchain_tool"]
 
 
 def _model_name(model: Any) -> str | None:

@@ -36,6 +36,12 @@ another graph): once a thread was compressed, every later model call of it is se
 request sent then plus the new messages, byte for byte, until that is over the threshold, so the
 provider's prompt cache keeps hitting. Without a thread id the key is a fingerprint of the first
 messages. ``states=`` says where the states live (``False``: none).
+
+**Dropped history, searched back.** A step's ``save_to=`` saves are owned by the thread
+(``thread:<thread_id>``; without a thread id, the process-wide ``"default"`` owner). Register
+``search_tool(store)`` / ``recall_tool(store)`` as :func:`langchain_tool` (in the agent's
+``tools``): each call runs under its run's thread, so a thread reads only what was dropped from
+it.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from typing import Any
 from agent_adapter._errors import ConfigError, MissingDependency
 from agent_adapter.context import CompressionPolicy
 from agent_adapter.integrations._core import Compressor, OnReport, States, langgraph_thread
+from agent_adapter.integrations._langchain_tools import langchain_tool
 
 try:
     from langchain_core.messages import SystemMessage
@@ -52,7 +59,7 @@ try:
 except ImportError as e:  # pragma: no cover - exercised without the extra
     raise MissingDependency("langchain-core", "langgraph", "compression_hook") from e
 
-__all__ = ["compression_hook"]
+__all__ = ["compression_hook", "langchain_tool"]
 
 
 def _messages(state: Any) -> list[Any]:

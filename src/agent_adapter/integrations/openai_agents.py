@@ -36,23 +36,32 @@ Example::
     session = SQLiteSession("user-42")
     config = RunConfig(call_model_input_filter=compression_filter(policy, session=session))
     result = await Runner.run(agent, "Fix the failing test", run_config=config, session=session)
+
+**Dropped history, searched back.** A step's ``save_to=`` saves are owned by the filter's
+session (``thread:<session_id>``; without one, the process-wide ``"default"`` owner). Register
+``search_tool(store)`` / ``recall_tool(store)`` as :func:`agents_tool`: each call runs under the
+session of its run's filter, so a session reads only what was dropped from it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompressionPolicy
-from agent_adapter.integrations._core import Compressor, OnReport, States
+from agent_adapter.integrations._core import Compressor, OnReport, States, owner_context
 
 try:
+    from agents import FunctionTool as AgentsFunctionTool
     from agents.run_config import CallModelData, ModelInputData
+    from agents.tool_context import ToolContext
 except ImportError as e:  # pragma: no cover - exercised without the extra
     raise MissingDependency("openai-agents", "openai-agents", "compression_filter") from e
 
-__all__ = ["compression_filter"]
+__all__ = ["agents_tool", "compression_filter"]
 
 
 def _model_name(agent: Any) -> str | None:
@@ -118,9 +127,18 @@ def compression_filter(
         on_report=on_report,
         states=states,
     )
-    conversation = _session_id(session)
+    return _InputFilter(compressor, _session_id(session))
 
-    async def call_model_input_filter(data: CallModelData[Any]) -> ModelInputData:
+
+class _InputFilter:
+    """The filter :func:`compression_filter` returns; ``conversation`` is its session's id,
+    which :func:`agents_tool` reads from the run's ``RunConfig``."""
+
+    def __init__(self, compressor: Compressor, conversation: str | None) -> None:
+        self.compressor = compressor
+        self.conversation = conversation
+
+    async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
         instructions = model_data.instructions
         head: list[Any] = []
@@ -128,11 +146,11 @@ def compression_filter(
             head = [{"role": "system", "content": instructions}]
         items = [*head, *model_data.input]
         agent = data.agent
-        result = await compressor.run(
+        result = await self.compressor.run(
             items,
             agent=getattr(agent, "name", None),
             model=_model_name(agent),
-            conversation=conversation,
+            conversation=self.conversation,
         )
         if result is items:
             return model_data
@@ -140,4 +158,50 @@ def compression_filter(
             result = result[1:]
         return ModelInputData(input=result, instructions=instructions)
 
-    return call_model_input_filter
+
+def agents_tool(tool: FunctionTool) -> AgentsFunctionTool:
+    """``tool`` as an Agents SDK ``FunctionTool`` for ``Agent(tools=[...])``.
+
+    The tool is called with the context whose owner is the session of the run's
+    :func:`compression_filter` (``RunConfig.call_model_input_filter``), the one its
+    compressions save under, so ``search_tool(store)`` and ``recall_tool(store)`` read only
+    their own session's dropped history; another session's saves answer as nothing saved. A
+    run without that filter, or whose filter has no session, calls the tool without a
+    context (the ``"default"`` owner, as the compression saves then). The model's arguments
+    are passed as they come (``tool.parameters`` is the schema it sees, not made strict).
+
+    Args:
+        tool: the agent_adapter tool.
+
+    Returns:
+        An ``agents.FunctionTool`` of the same name, description and JSON schema.
+
+    Raises:
+        ConfigError: ``tool`` is not a FunctionTool.
+
+    Example::
+
+        from agent_adapter.context import recall_tool, search_tool
+
+        tools = [agents_tool(search_tool(store)), agents_tool(recall_tool(store))]
+        agent = Agent(name="coder", model=model, tools=tools)
+        config = RunConfig(call_model_input_filter=compression_filter(policy, session=session))
+        await Runner.run(agent, "where is the deploy key?", run_config=config, session=session)
+    """
+    if not isinstance(tool, FunctionTool):
+        raise ConfigError(f"agents_tool: tool must be a FunctionTool, got {type(tool).__name__}")
+
+    async def invoke(ctx: ToolContext[Any], arguments: str) -> str:
+        config = getattr(ctx, "run_config", None)
+        filter_ = getattr(config, "call_model_input_filter", None)
+        conversation = filter_.conversation if isinstance(filter_, _InputFilter) else None
+        args = json.loads(arguments) if arguments else {}
+        return await tool(args if isinstance(args, dict) else {}, owner_context(conversation))
+
+    return AgentsFunctionTool(
+        name=tool.name,
+        description=tool.description,
+        params_json_schema=tool.parameters,
+        on_invoke_tool=invoke,
+        strict_json_schema=False,
+    )

@@ -27,6 +27,13 @@ compressed, so the state starts over from it (the same request; that call's repo
 one the caller keeps of its own and passes as ``message_history=``, with the same
 ``conversation_id``. ``states=`` says where the states live (``False``: none).
 
+**Dropped history, searched back.** A step's ``save_to=`` saves are owned by the same
+``conversation_id`` (``thread:<conversation_id>``). Register ``search_tool(store)`` /
+``recall_tool(store)`` as :func:`pydantic_ai_tool` (``Agent(tools=[...])``): each call runs under
+its run's ``conversation_id``, so a conversation reads only what was dropped from it (a later
+run reads an earlier one's saves when it has its ``conversation_id``: passed, or on
+``message_history``).
+
 Importing this module registers the ``pydantic_ai`` format
 (:class:`~agent_adapter.integrations._pydantic_ai_format.PydanticAIConverter`), so
 ``compress_for(messages, policy)`` and ``check(messages)`` take pydantic-ai lists too.
@@ -50,22 +57,39 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_adapter._errors import MissingDependency
+from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompressionPolicy
 from agent_adapter.context.formats import register_format
-from agent_adapter.integrations._core import Compressor, OnReport, States, conversation_id
+from agent_adapter.integrations._core import (
+    Compressor,
+    OnReport,
+    States,
+    conversation_id,
+    owner_context,
+)
 
 try:
-    from pydantic_ai import RunContext
+    from pydantic_ai import RunContext, Tool
     from pydantic_ai.capabilities import ProcessHistory
 
     from agent_adapter.integrations._pydantic_ai_format import PydanticAIConverter, is_pydantic_ai
 except ImportError as e:  # pragma: no cover - exercised without the extra
     raise MissingDependency("pydantic-ai-slim", "pydantic-ai", "compression_processor") from e
 
-__all__ = ["PydanticAIConverter", "compression_capability", "compression_processor"]
+__all__ = [
+    "PydanticAIConverter",
+    "compression_capability",
+    "compression_processor",
+    "pydantic_ai_tool",
+]
 
 register_format("pydantic_ai", PydanticAIConverter(), detect=is_pydantic_ai)
+
+
+def _conversation(ctx: RunContext[Any]) -> str | None:
+    """The conversation key of a pydantic-ai run: its ``conversation_id``."""
+    return conversation_id(getattr(ctx, "conversation_id", None))
 
 
 def compression_processor(
@@ -105,8 +129,7 @@ def compression_processor(
     )
 
     async def compress_history(ctx: RunContext[Any], messages: list[Any]) -> list[Any]:
-        key = conversation_id(getattr(ctx, "conversation_id", None))
-        return await compressor.run(messages, conversation=key)
+        return await compressor.run(messages, conversation=_conversation(ctx))
 
     return compress_history
 
@@ -134,3 +157,39 @@ def compression_capability(
         policy, model_max_tokens=model_max_tokens, on_report=on_report, states=states
     )
     return ProcessHistory(processor)
+
+
+def pydantic_ai_tool(tool: FunctionTool) -> Tool[Any]:
+    """``tool`` as a pydantic-ai ``Tool`` for ``Agent(tools=[...])``.
+
+    The tool is called with the context whose owner is the run's ``conversation_id``, the one
+    :func:`compression_processor` saves under, so ``search_tool(store)`` and
+    ``recall_tool(store)`` read only their own conversation's dropped history; another
+    conversation's saves answer as nothing saved. The model's arguments are passed as they
+    come (``tool.parameters`` is the schema it sees).
+
+    Args:
+        tool: the agent_adapter tool.
+
+    Returns:
+        A ``Tool`` of the same name, description and JSON schema.
+
+    Raises:
+        ConfigError: ``tool`` is not a FunctionTool.
+
+    Example::
+
+        from agent_adapter.context import recall_tool, search_tool
+
+        tools = [pydantic_ai_tool(search_tool(store)), pydantic_ai_tool(recall_tool(store))]
+        agent = Agent(model, tools=tools, capabilities=[compression_capability(policy)])
+    """
+    if not isinstance(tool, FunctionTool):
+        raise ConfigError(
+            f"pydantic_ai_tool: tool must be a FunctionTool, got {type(tool).__name__}"
+        )
+
+    async def call(ctx: RunContext[Any], **kwargs: Any) -> str:
+        return await tool(kwargs, owner_context(_conversation(ctx)))
+
+    return Tool.from_schema(call, tool.name, tool.description, tool.parameters, takes_ctx=True)
