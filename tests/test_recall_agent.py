@@ -7,12 +7,12 @@ Run: ``PYTHONPATH=src python -m pytest -q tests/test_recall_agent.py``.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _recall_cases import FACT, PASSAGE, status_rounds
 from agent_adapter import FunctionTool, Message, RunContext, ToolCall, run_tool_loop
 from agent_adapter.context import (
     CompressionPolicy,
@@ -25,18 +25,11 @@ from agent_adapter.context import (
 from agent_adapter.providers import OpenAIChatModel
 from agent_adapter.testing import ProviderServer, Reply
 
-FACT = "the deploy key lives at vault path secret/deploy/blue-heron"
-PASSAGE = re.compile(r"recall_context\(id='([0-9a-f]{32})', offset=(\d+)\)")
-
 
 def _history() -> list[Message]:
     out = [Message("system", "You are an ops assistant."), Message("user", "help me ship v2")]
     out += [Message("user", f"note: {FACT}"), Message("assistant", "noted")]
-    for i in range(40):
-        out += [
-            Message("user", f"status update {i}: builds green, nothing new " * 6),
-            Message("assistant", "ok"),
-        ]
+    out += [Message(role, text) for role, text in status_rounds()]
     out.append(Message("user", "where does the deploy key live?"))
     return out
 

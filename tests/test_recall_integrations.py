@@ -9,7 +9,6 @@ owner answer alike"). Driven over real HTTP through the local wire-protocol test
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from _cliver_helpers import calls
+from _recall_cases import FACT, PASSAGE, buried
 from agent_adapter import Message, RunContext
 from agent_adapter.context import (
     CompressionPolicy,
@@ -29,11 +29,10 @@ from agent_adapter.integrations._core import Compressor
 from agent_adapter.testing import ProviderServer, Reply
 
 FACTS = {
-    "a": "the deploy key lives at vault path secret/deploy/blue-heron",
+    "a": FACT,
     "b": "the staging database password rotates every tuesday at noon",
 }
 QUERIES = {"a": "deploy key vault path", "b": "staging database password rotation"}
-PASSAGE = re.compile(r"recall_context\(id='([0-9a-f]{32})', offset=(\d+)\)")
 OTHER = {"a": "b", "b": "a"}
 
 #: one conversation: (server, store, thread, history as role/text pairs) -> the tool results
@@ -42,11 +41,7 @@ Run = Callable[[ProviderServer, MemoryStore, str, list[tuple[str, str]]], Awaita
 
 
 def _history(thread: str) -> list[tuple[str, str]]:
-    out = [("user", "help me ship v2"), ("assistant", "sure")]
-    out += [("user", f"note: {FACTS[thread]}"), ("assistant", "noted")]
-    for i in range(40):
-        out += [("user", f"status update {i}: builds green, nothing new " * 6), ("assistant", "ok")]
-    return out
+    return buried(FACTS[thread])
 
 
 def _policy(store: MemoryStore) -> CompressionPolicy:

@@ -8,12 +8,12 @@ fact reaches it."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
 
 from _cliver_helpers import binding, calls, wire_messages
+from _recall_cases import FACT, PASSAGE, buried
 from agent_adapter import FunctionTool, Message
 from agent_adapter import ToolCall as WireCall
 from agent_adapter.context import (
@@ -26,20 +26,11 @@ from agent_adapter.context import (
 from agent_adapter.testing import ProviderServer, Reply
 from cliver_core import AgentCore, ModelBindings, PolicyCompactor
 
-FACT = "the deploy key lives at vault path secret/deploy/blue-heron"
-PASSAGE = re.compile(r"recall_context\(id='([0-9a-f]{32})', offset=(\d+)\)")
 QUERY = {"query": "deploy key vault path"}
 
 
 def _history() -> list[Message]:
-    out = [Message("user", "help me ship v2"), Message("assistant", "sure")]
-    out += [Message("user", f"note: {FACT}"), Message("assistant", "noted")]
-    for i in range(40):
-        out += [
-            Message("user", f"status update {i}: builds green, nothing new " * 6),
-            Message("assistant", "ok"),
-        ]
-    return out
+    return [Message(role, text) for role, text in buried()]
 
 
 def _policy(store: MemoryStore) -> CompressionPolicy:

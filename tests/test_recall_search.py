@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import redis
 
+from _recall_cases import PASSAGE
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, ToolCall
 from agent_adapter._run import RunContext, owner_scope
@@ -34,7 +35,6 @@ CTX = RunContext(thread_id="search-a")
 MORE = re.compile(
     r"\n\[\.\.\. \d+ more characters: call recall_context\(id='[0-9a-f]+', offset=(\d+)\)\]\Z"
 )
-PASSAGE = re.compile(r"recall_context\(id='([0-9a-f]{32})', offset=(\d+)\)")
 FACTS = [
     "my sister Lena lives in Porto and works as a marine biologist",
     "the staging database password rotates every Tuesday at 03:00",
