@@ -8,6 +8,7 @@ owner answer alike"). Driven over real HTTP through the local wire-protocol test
 
 from __future__ import annotations
 
+import importlib
 import json
 import warnings
 from collections.abc import Awaitable, Callable
@@ -17,7 +18,7 @@ import pytest
 
 from _cliver_helpers import calls
 from _recall_cases import FACT, PASSAGE, buried
-from agent_adapter import Message, RunContext
+from agent_adapter import ConfigError, Message, RunContext
 from agent_adapter.context import (
     CompressionPolicy,
     MemoryStore,
@@ -271,3 +272,19 @@ async def test_compressor_saves_under_the_conversation_and_default_without_one(m
         else:
             assert "blue-heron" in own and default == nothing
         assert await search(query, RunContext(thread_id="c2")) == nothing
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("langchain", "langchain_tool"),
+        ("langgraph", "langchain_tool"),
+        ("pydantic_ai", "pydantic_ai_tool"),
+        ("openai_agents", "agents_tool"),
+        ("google_adk", "adk_tool"),
+    ],
+)
+def test_each_tool_converter_takes_only_a_function_tool(module: str, name: str) -> None:
+    convert = getattr(importlib.import_module(f"agent_adapter.integrations.{module}"), name)
+    with pytest.raises(ConfigError, match=rf"\A{name}: tool must be a FunctionTool, got dict\Z"):
+        convert({"name": "search_context"})

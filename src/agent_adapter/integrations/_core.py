@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._run import RunContext
+from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompactionStates, CompressionPolicy, CompressionReport
 from agent_adapter.context.formats import compress_for, compress_for_sync
 from agent_adapter.integrations._telemetry import record_span
@@ -29,6 +30,7 @@ __all__ = [
     "OnReport",
     "States",
     "conversation_id",
+    "function_tool",
     "langgraph_thread",
     "owner_context",
 ]
@@ -55,6 +57,18 @@ def owner_context(conversation: str | None) -> RunContext | None:
     ``thread:<conversation>``; ``None`` (the ``"default"`` owner) without a conversation id.
     """
     return RunContext(thread_id=conversation) if conversation else None
+
+
+def function_tool(tool: Any, who: str) -> FunctionTool:
+    """``tool``, checked to be a :class:`~agent_adapter.FunctionTool` (what every
+    integration's tool converter, ``who``, takes).
+
+    Raises:
+        ConfigError: it is not one.
+    """
+    if not isinstance(tool, FunctionTool):
+        raise ConfigError(f"{who}: tool must be a FunctionTool, got {type(tool).__name__}")
+    return tool
 
 
 def langgraph_thread(config: Any) -> str | None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter._errors import MissingDependency
 from agent_adapter._tools import FunctionTool
 from agent_adapter.context._compress_for import run_sync
-from agent_adapter.integrations._core import langgraph_thread, owner_context
+from agent_adapter.integrations._core import function_tool, langgraph_thread, owner_context
 
 try:
     from langchain_core.runnables import RunnableConfig
@@ -57,8 +57,7 @@ def langchain_tool(tool: FunctionTool) -> StructuredTool:
         agent = create_agent(model, tools, middleware=[CompressionMiddleware(policy)])
         agent.invoke({"messages": [...]}, {"configurable": {"thread_id": "chat-7"}})
     """
-    if not isinstance(tool, FunctionTool):
-        raise ConfigError(f"langchain_tool: tool must be a FunctionTool, got {type(tool).__name__}")
+    tool = function_tool(tool, "langchain_tool")
 
     # StructuredTool passes the run's config to the parameter annotated RunnableConfig
     async def call(config: RunnableConfig, **kwargs: Any) -> str:

@@ -48,10 +48,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter._errors import MissingDependency
 from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompressionPolicy
-from agent_adapter.integrations._core import Compressor, OnReport, States, owner_context
+from agent_adapter.integrations._core import (
+    Compressor,
+    OnReport,
+    States,
+    function_tool,
+    owner_context,
+)
 
 try:
     from google.adk.tools.base_tool import BaseTool
@@ -171,6 +177,5 @@ def adk_tool(tool: FunctionTool) -> BaseTool:
     Raises:
         ConfigError: ``tool`` is not a FunctionTool.
     """
-    if not isinstance(tool, FunctionTool):
-        raise ConfigError(f"adk_tool: tool must be a FunctionTool, got {type(tool).__name__}")
+    tool = function_tool(tool, "adk_tool")
     return _AdkTool(tool)

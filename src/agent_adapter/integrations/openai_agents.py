@@ -52,7 +52,13 @@ from typing import Any
 from agent_adapter._errors import ConfigError, MissingDependency
 from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompressionPolicy
-from agent_adapter.integrations._core import Compressor, OnReport, States, owner_context
+from agent_adapter.integrations._core import (
+    Compressor,
+    OnReport,
+    States,
+    function_tool,
+    owner_context,
+)
 
 try:
     from agents import FunctionTool as AgentsFunctionTool
@@ -188,8 +194,7 @@ def agents_tool(tool: FunctionTool) -> AgentsFunctionTool:
         config = RunConfig(call_model_input_filter=compression_filter(policy, session=session))
         await Runner.run(agent, "where is the deploy key?", run_config=config, session=session)
     """
-    if not isinstance(tool, FunctionTool):
-        raise ConfigError(f"agents_tool: tool must be a FunctionTool, got {type(tool).__name__}")
+    tool = function_tool(tool, "agents_tool")
 
     async def invoke(ctx: ToolContext[Any], arguments: str) -> str:
         config = getattr(ctx, "run_config", None)

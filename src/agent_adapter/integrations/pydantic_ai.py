@@ -57,7 +57,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter._errors import MissingDependency
 from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompressionPolicy
 from agent_adapter.context.formats import register_format
@@ -66,6 +66,7 @@ from agent_adapter.integrations._core import (
     OnReport,
     States,
     conversation_id,
+    function_tool,
     owner_context,
 )
 
@@ -184,10 +185,7 @@ def pydantic_ai_tool(tool: FunctionTool) -> Tool[Any]:
         tools = [pydantic_ai_tool(search_tool(store)), pydantic_ai_tool(recall_tool(store))]
         agent = Agent(model, tools=tools, capabilities=[compression_capability(policy)])
     """
-    if not isinstance(tool, FunctionTool):
-        raise ConfigError(
-            f"pydantic_ai_tool: tool must be a FunctionTool, got {type(tool).__name__}"
-        )
+    tool = function_tool(tool, "pydantic_ai_tool")
 
     async def call(ctx: RunContext[Any], **kwargs: Any) -> str:
         return await tool(kwargs, owner_context(_conversation(ctx)))

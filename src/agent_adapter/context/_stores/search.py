@@ -121,7 +121,7 @@ class _Searcher:
     of about a third of ``passage_chars``, at line breaks); a unit that two saves hold with
     the same neighbours (the runs of two compressions of one growing chat overlap) is scored
     once. Units are scored in conversation order against the query (so a scorer that reads
-    each text in its context, like the default's embedding part, sees its neighbours); a
+    each text in its context, like the default BM25, sees its neighbours); a
     unit that holds the query word for word (whitespace and case aside: a file name, an
     error line) comes before the others. The best units, one after another, become
     passages: the unit and up to ``context`` units each side, while they fit
