@@ -20,7 +20,7 @@ import pytest
 from pydantic import BaseModel
 
 import cliver_core
-from agent_adapter import ConfigError
+from agent_adapter import ConfigError, FunctionTool
 from cliver_core import CLIverTool, ToolRegistry, tool
 from cliver_core._tools import format_result, run_tool, tool_list
 from cliver_core.tool import discover_builtin_tools
@@ -137,6 +137,23 @@ async def test_async_tools_have_aexecute_and_a_sync_execute() -> None:
     assert await double.aexecute(n="4") == "8"
     assert await run_tool(double, {"n": 5}) == "10"
     assert await asyncio.to_thread(double.execute, n="6") == "12"
+
+
+async def test_a_sync_execute_of_an_async_tool_works_inside_a_running_loop() -> None:
+    # asyncio.run raised "cannot be called from a running event loop" here (a sync caller in
+    # a notebook or an async framework): both async faces run on a worker thread's own loop
+    @tool(description="Double.", safety="safe")
+    async def double(n: int) -> str:
+        await asyncio.sleep(0)
+        return str(2 * n)
+
+    async def triple(args: dict[str, Any], ctx: Any = None) -> str:
+        await asyncio.sleep(0)
+        return str(3 * int(args["n"]))
+
+    (wrapped,) = tool_list([FunctionTool("triple", "Triple.", {"type": "object"}, triple)], "tools")
+    assert double.execute(n="6") == "12"
+    assert wrapped.execute(n=2) == "6"
 
 
 # -- @tool: 0.3.0a5's fallback ------------------------------------------------------------

@@ -13,12 +13,12 @@ or async. The public module is :mod:`cliver_core.skill_tools`.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from agent_adapter._sync import run_sync
 from cliver_core._skills import Skill, SkillError, SkillManager
 from cliver_core._tools import CLIverTool
 
@@ -163,7 +163,7 @@ def _settle(value: Any) -> Any:
     if not inspect.isawaitable(value):
         return value
     coro: Coroutine[Any, Any, Any] = value if inspect.iscoroutine(value) else _awaited(value)
-    return asyncio.run(coro)
+    return run_sync(lambda: coro)
 
 
 def _schema(*names: str) -> dict[str, Any]:

@@ -34,6 +34,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_adapter import ConfigError, FunctionTool
+from agent_adapter._sync import run_sync
 
 __all__ = ["CLIverTool", "ToolRegistry", "format_result", "tool", "tool_list"]
 
@@ -283,7 +284,7 @@ def _build(
             return await fn(**arguments(kwargs))
 
         def execute(**kwargs: Any) -> Any:
-            return asyncio.run(run_async(**kwargs))
+            return run_sync(lambda: run_async(**kwargs))
 
         aexecute = run_async
     else:
@@ -316,7 +317,8 @@ def tool(
     module docstring). This never raises where 0.3.0a5 does not. As in 0.3.0a5 the
     description defaults to the docstring's first line, the docstring is
     ``long_description``, and ``execute`` is synchronous (an async function runs under
-    :func:`asyncio.run`; ``aexecute`` awaits it on the caller's loop).
+    :func:`asyncio.run`, or in a worker thread with its own loop when the calling thread
+    already runs one; ``aexecute`` awaits it on the caller's loop).
 
     Example:
         >>> @tool(description="Add two numbers.")
@@ -366,7 +368,8 @@ def _from_function_tool(ft: FunctionTool) -> CLIverTool:
         return await ft(kwargs, TOOL_CTX.get())
 
     def call_sync(**kwargs: Any) -> str:
-        return asyncio.run(ft(kwargs, TOOL_CTX.get()))
+        ctx = TOOL_CTX.get()
+        return run_sync(lambda: ft(kwargs, ctx))
 
     return CLIverTool(
         name=ft.name,

@@ -16,6 +16,7 @@ from itertools import pairwise
 from typing import Any
 
 from agent_adapter._messages import ImagePart, Message, ThinkingPart
+from agent_adapter._sync import run_to_end
 from agent_adapter.cli._progress import Tick, observed
 from agent_adapter.cli._report import _protection_reasons
 from agent_adapter.context import (
@@ -26,7 +27,6 @@ from agent_adapter.context import (
     Unit,
     split_units,
 )
-from agent_adapter.context._compress_for import _run_to_end
 from agent_adapter.context._engine import _compress
 from agent_adapter.context._provenance import trace
 from agent_adapter.context.formats import Conversion
@@ -82,7 +82,7 @@ def compress_recorded(
 
     recorded = observed(policy, record)
     before = conversion.messages
-    after, report = _run_to_end(_compress(before, recorded, insertable=conversion.starts_native))
+    after, report = run_to_end(_compress(before, recorded, insertable=conversion.starts_native))
     lists = [before] + [messages for _, messages in log] + [after]
     first = CUT_LABEL if report.if_still_too_long == "cut" else "(before the steps)"
     labels = [first, *pass_labels([name for name, _ in log], step_names(policy))]

@@ -6,17 +6,15 @@ the engine: this is the one place where the two meet.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextvars
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
+from agent_adapter._sync import run_sync
 from agent_adapter.context._engine import _compress, _WouldCompress, compress
 from agent_adapter.context._pairing import PairingError, describe
 from agent_adapter.context._policy import CompressionPolicy
@@ -36,7 +34,7 @@ from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._memo import load_messages, loaded_prefix, snapshot
 from agent_adapter.context.formats._registry import _CONVERTERS, _detect, convert
 
-__all__ = ["compress_for", "compress_for_sync", "run_sync", "stateful_compress"]
+__all__ = ["compress_for", "compress_for_sync", "stateful_compress"]
 
 _T = TypeVar("_T")
 
@@ -448,36 +446,3 @@ def compress_for_sync(
         )
 
     return run_sync(main)
-
-
-def run_sync(main: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
-    """``main()`` run to its end from sync code: with ``asyncio`` when no event loop runs in
-    this thread, else in a worker thread with its own loop (so it never deadlocks), the
-    caller's context variables (tracing, ids) copied to it."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _run_to_end(main())
-    context = contextvars.copy_context()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, _run_to_end, main()).result()
-
-
-def _run_to_end(coro: Coroutine[Any, Any, _T]) -> _T:
-    """``asyncio.run(coro)`` without its SIGINT handler, whose setup formats the running task
-    (a few hundred microseconds a call); leftover tasks, async generators and the default
-    executor are shut down the same way."""
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(coro)
-    finally:
-        try:
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            loop.close()

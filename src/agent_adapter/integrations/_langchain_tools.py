@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from agent_adapter._errors import MissingDependency
+from agent_adapter._sync import run_sync
 from agent_adapter._tools import FunctionTool
-from agent_adapter.context._compress_for import run_sync
 from agent_adapter.integrations._core import function_tool, langgraph_thread, owner_context
 
 try:
