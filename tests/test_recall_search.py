@@ -235,3 +235,25 @@ async def test_overlapping_saves_of_a_growing_chat_give_each_passage_once(store:
         store, owner_scope(CTX), "small talk weather", 5, scorer=bm25, passage_chars=120
     )
     assert len({p.text for p in many}) == len(many) == 5
+
+
+async def test_a_passage_never_holds_more_than_passage_chars() -> None:
+    # a side that met a unit too big went on to a smaller one past it, and the passage (one
+    # unbroken stretch) then held the skipped unit too (up to 494 characters here)
+    store = MemoryStore()
+    sizes = [7, 95, 23, 88, 61, 5, 99, 40, 71, 12, 97, 3, 66, 90, 18, 55, 83, 9, 77, 30]
+    words = [f"word{n}" for n in range(60)]
+    chat = [Message("user", "let's plan")]
+    for n, w in enumerate(words):
+        filler = "x" * sizes[n % len(sizes)]
+        chat.append(Message("user" if n % 2 else "assistant", f"{w} {filler}"))
+    chat.append(Message("user", "what next?"))
+    step = RemoveOldMessages(save_to=store)
+    policy = CompressionPolicy(threshold_tokens=60, target_tokens=60, steps=[step])
+    await compress(chat, policy, ctx=CTX)
+    over = []
+    for w in words[:-3]:
+        found = await search_saved(store, owner_scope(CTX), w, 1, passage_chars=300)
+        assert found and w in found[0].text
+        over += [len(found[0].text)] if len(found[0].text) > 300 else []
+    assert over == []

@@ -86,7 +86,8 @@ async def search_saved(
         k: how many passages at most.
         scorer: a :class:`~agent_adapter.context.Scorer`; ``None``: a new default BM25
             (as :func:`search_tool`'s).
-        passage_chars: the most characters a passage holds (a hit with its neighbours).
+        passage_chars: the most characters a passage holds (a hit with its neighbours);
+            one widened by nearby hits holds at most twice that.
 
     Raises:
         ConfigError: the store has no ``load_all``, or the scorer returned bad scores.
@@ -213,17 +214,26 @@ class _Searcher:
 
     def _window(self, p: _Parsed, pos: int) -> tuple[int, int]:
         """The units around ``pos`` that fit passage_chars: up to ``context`` each side,
-        the next one first."""
+        the next one first. A side stops at its first unit that does not fit (a passage is
+        one unbroken stretch, so a later, smaller unit would bring the one skipped with it);
+        the passage is characters ``units[first][0]`` to ``units[last][1]``, so its size is
+        measured as that span."""
         first = last = pos
-        size = p.units[pos][1] - p.units[pos][0]
-        for step in range(1, self.context + 1):
-            for j in (pos + step, pos - step):
-                if 0 <= j < len(p.units):
-                    grown = size + (p.units[j][1] - p.units[j][0]) + 2
-                    if grown <= self.passage_chars:
-                        size = grown
-                        first, last = min(first, j), max(last, j)
+        ends = p.units
+        open_after = open_before = True
+        for _ in range(self.context):
+            if open_after:
+                open_after = last + 1 < len(ends) and self._fits(p, first, last + 1)
+                last += open_after
+            if open_before:
+                open_before = first > 0 and self._fits(p, first - 1, last)
+                first -= open_before
+            if not (open_after or open_before):
+                break
         return first, last
+
+    def _fits(self, p: _Parsed, first: int, last: int) -> bool:
+        return p.units[last][1] - p.units[first][0] <= self.passage_chars
 
 
 def _text(p: _Parsed, first: int, last: int) -> str:
@@ -254,7 +264,8 @@ def search_tool(
             docstring for why not the hybrid); its caches live on the tool.
         k: the passages a call returns unless the model asks for another number (1 to 20).
         passage_chars: the most characters a passage holds: a hit message (a longer one in
-            pieces) with up to four messages each side that fit.
+            pieces) with up to four messages each side that fit; one widened by nearby hits
+            holds at most twice that.
 
     Raises:
         ConfigError: store is not a ToolResultStore or has no ``load_all``, the scorer is not
