@@ -38,9 +38,12 @@ def every_step() -> list[Any]:
 
 
 def compressed(natives: list[Any], target: int, steps: list[Any]) -> list[Any]:
-    """compress_for's output (adjacent same-role turns left as they are)."""
+    """compress_for's output (adjacent same-role turns left as they are), one compression on
+    its own: no compaction state, so an earlier example whose history was equal to this one
+    (Hypothesis makes many) cannot make this call an append to what that one sent (its
+    changed natives are that call's objects: equal, but not this list's blocks)."""
     policy = CompressionPolicy(target_tokens=max(1, target), steps=steps)
-    out, _ = asyncio.run(compress_for(natives, policy, format="anthropic"))
+    out, _ = asyncio.run(compress_for(natives, policy, format="anthropic", states=False))
     return out
 
 

@@ -51,7 +51,7 @@ def every_step() -> list[Any]:
 
 def compressed(natives: list[Any], fmt: str, target: int, steps: list[Any]) -> list[Any]:
     policy = CompressionPolicy(target_tokens=max(1, target), steps=steps)
-    out, _ = asyncio.run(compress_for(natives, policy, format=fmt))
+    out, _ = asyncio.run(compress_for(natives, policy, format=fmt, states=False))
     return out
 
 

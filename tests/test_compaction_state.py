@@ -4,6 +4,7 @@ state compress fresh; the output is the same in every process."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
@@ -17,7 +18,12 @@ import pytest
 from _replay import FORMATS, format_name, natives
 from agent_adapter import RunContext
 from agent_adapter._messages import Message, ToolCall
-from agent_adapter.context import CompactionStates, CompressionPolicy, compress_for_sync
+from agent_adapter.context import (
+    CompactionStates,
+    CompressionPolicy,
+    CutLongMessages,
+    compress_for_sync,
+)
 
 THRESHOLD, TARGET = 6_000, 4_000
 
@@ -337,3 +343,44 @@ def test_two_agents_of_one_thread_keep_states_of_their_own() -> None:
             _, r = compress_for_sync(h, policy, ctx=ctx, states=states)
             fresh += r.tokens_after < r.tokens_before and r.prefix_tokens == 0
     assert fresh == 0
+
+
+def test_a_history_reloaded_as_equal_copies_appends_to_what_was_sent() -> None:
+    # a caller that rebuilds its history every call (from a database: equal dicts, new
+    # objects) extends the remembered one by content: the natives an earlier call changed are
+    # sent as they were sent then (byte for byte, thinking included), the rest are its own.
+    # (Seen first as a Hypothesis flake: an earlier example's equal history was appended to.)
+
+    def think(i: int) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": f"think {i}", "signature": "sig=="},
+                {"type": "text", "text": "word " * 400},
+                {"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"p": i}},
+            ],
+        }
+
+    def result(i: int) -> dict[str, Any]:
+        return {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 50}],
+        }
+
+    history = [{"role": "user", "content": "fix it"}, think(1), result(1), think(2), result(2)]
+    history += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "next"}]
+    states = CompactionStates()
+    step = CutLongMessages(max_tokens_per_message=50)
+    policy = CompressionPolicy(
+        threshold_tokens=300, target_tokens=300, recent_turns=1, steps=[step]
+    )
+    first, report = compress_for_sync(history, policy, format="anthropic", states=states)
+    assert report.tokens_after < 300 and first[1] is not history[1]
+    new = [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "and"}]
+    reloaded = [*copy.deepcopy(history), *new]
+    again, _ = compress_for_sync(reloaded, policy, format="anthropic", states=states)
+    assert json.dumps(again[: len(first)]) == json.dumps(first)
+    changed = [n for n, native in enumerate(first) if native is not history[n]]
+    assert changed == [1, 3]
+    for n, native in enumerate(again):
+        assert native is (first[n] if n in changed else reloaded[n])
