@@ -89,6 +89,25 @@ def test_a_cut_that_cut_nothing_is_not_said_to_have_cut(
     _no_bare_big_numbers(explain)
 
 
+def test_a_history_sent_again_under_the_threshold_says_it_was_sent_again(data_dir: Path) -> None:
+    """pytest-6197 (81,660 tokens) at 32k, the same history twice in one conversation: the
+    second call sends the first request (31,333 tokens) again. It said "31,333 tokens is at or
+    under the threshold 32,000: nothing was changed" of a history of 81,660."""
+    trace = load_trace(
+        data_dir / "mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-6197.traj.json"
+    )
+    policy = CompressionPolicy(threshold_tokens=32_000, target_tokens=32_000)
+    states = CompactionStates()
+    first, report = compress_for_sync(trace.messages, policy, format="openai", states=states)
+    assert report.tokens_before == 81_660 and report.tokens_after == 31_333
+    again, report = compress_for_sync(trace.messages, policy, format="openai", states=states)
+    assert again == first and report.skipped == "sent_again"
+    assert report.explain() == (
+        "No step ran: this history is the one compressed before for the same conversation, "
+        "so the request sent then (31,333 tokens) was sent again unchanged."
+    )
+
+
 def test_a_history_sent_again_is_not_called_nothing_to_compress(data_dir: Path) -> None:
     """psf__requests-1142 at 32k compressed twice in one conversation: the second call sends
     the first one's request again. Its 70-odd droppable units are no "nothing to compress"

@@ -245,7 +245,9 @@ def _again(
     model_max_tokens: int | None,
 ) -> CompressionReport:
     """The report of sending a remembered request again for the very same history: nothing
-    ran, and all of it is the previous request's prefix."""
+    ran, all of it is the previous request's prefix, and it says so (``"sent_again"``, as
+    ``CompressionReport.skipped`` documents: not "under the threshold", which would call the
+    caller's own history, the list that was compressed, unchanged)."""
     limits = policy.limits(model_max_tokens)
     n = len(_messages_of(request, len(request), name))
     tokens = entry.tokens
@@ -254,7 +256,7 @@ def _again(
         limits.threshold_tokens,
         limits.target_tokens,
         n,
-        "under_threshold" if tokens <= limits.threshold_tokens else "nothing_to_compress",
+        "sent_again",
         prefix_tokens=tokens,
     )
 
