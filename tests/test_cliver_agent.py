@@ -328,3 +328,30 @@ def test_native_round_trips_through_the_shared_converters() -> None:
     assert CLIverMessage.from_native(blocks, "anthropic").content == "hi"
     with pytest.raises(ConfigError, match="unknown protocol"):
         CLIverMessage(role="user", content="x").to_native("smoke-signals")
+
+
+async def test_a_leading_system_message_of_blocks_reaches_the_model() -> None:
+    """Regression: a conversation's leading system message joined the system prompt only
+    when its content was a string; one of text blocks (cache_control and all) was dropped
+    unsent."""
+    lead = CLIverMessage(
+        role="system",
+        content=[
+            {"type": "text", "text": "You are a pirate.", "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": "Answer in pirate speak."},
+        ],
+    )
+    conversation = [lead, CLIverMessage(role="user", content="hello")]
+    conversation.append(CLIverMessage(role="assistant", content="Arr!"))
+    with ProviderServer([Reply(text="a pirate")]) as server:
+        agent = AgentCore(ModelBindings(llm=binding(server)), builtin_system_prompt="SYS")
+        await agent.chat("who are you?", conversation=conversation)
+        sent = wire_messages(server, 0)
+    assert sent[0] == {
+        "role": "system",
+        "content": "SYS\n\nYou are a pirate.\nAnswer in pirate speak.",
+    }
+    assert sent[1:3] == [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "Arr!"},
+    ]

@@ -196,3 +196,16 @@ async def test_built_providers() -> None:
     await bindings.aclose()
     assert llm._built is None and embed._built is None and image._built is None
     assert llm.name == "openai:gpt"
+
+
+def test_a_binding_made_for_another_purpose_is_refused_in_the_llm_slot() -> None:
+    """Regression: AgentCore took an image binding as its llm (0.3.0a5 fails fast)."""
+    from cliver_core import AgentCore
+
+    image = ModelBinding.image(model="image-01", api_key="k", base_url="http://x")
+    llm = ModelBinding.llm(model="m", api_key="k", base_url="http://x")
+    with pytest.raises(ValueError, match=r"bindings\.llm holds a 'image' binding"):
+        AgentCore(ModelBindings(llm=image))
+    with pytest.raises(ValueError, match=r"llm_fallbacks\[0\] holds a 'image' binding"):
+        AgentCore(ModelBindings(llm=llm, llm_fallbacks=[image]))
+    AgentCore(ModelBindings(llm=llm, llm_fallbacks=[llm]))

@@ -185,7 +185,6 @@ def _bad_plans() -> list[tuple[Callable[[CompactionContext], Any], str]]:
         (lambda c: CompactionPlan(keep_from=-1), "outside the history"),
         (lambda c: CompactionPlan(keep_from=len(c.messages)), "outside the history"),
         (lambda c: CompactionPlan(keep_from=1), "must point at a user message"),
-        (lambda c: CompactionPlan(keep_from=1, summary=""), "summary is empty"),
         (lambda c: c.split_at_user_turn(keep_turns=9).plan(summary="s"), "drops nothing"),
         (lambda c: c.split_at_user_turn(keep_turns=0), "keep_turns must be an int >= 1"),
         (lambda c: [], "is empty"),
@@ -344,6 +343,51 @@ async def test_llm_compactor_records_a_summarizer_usage_set_only_as_usage(respon
             result = await agent.chat("now", conversation=_conversation(2))
         assert wire_messages(main, 1)[0]["content"].startswith(SUMMARY_PREFIX)
     assert result.usage_total == UsageInfo(input_tokens=75_900, output_tokens=42)
+
+
+@pytest.mark.parametrize("blank", ["", "  \n"])
+async def test_a_blank_summary_leaves_the_history_and_the_run_goes_on(blank: str) -> None:
+    """Regression: the documented example compactor (``if not response.message.content:
+    return None``) lets a whitespace summary through, and ``split.plan(summary="  \n")``
+    raised, failing the run; nothing may be dropped without its summary either."""
+
+    def example(context: CompactionContext) -> CompactionPlan | None:
+        split = context.split_at_user_turn(1)
+        return split.plan(summary=blank, usage=SUMMARY_USAGE) if split.older else None
+
+    conversation = _conversation(2)
+    async with ProviderServer([Reply(text="done", input_tokens=5, output_tokens=1)]) as server:
+        async with AgentCore(ModelBindings(llm=binding(server)), context_compactor=example) as a:
+            result = await a.chat("now", conversation=conversation)
+        sent = wire_messages(server, 0)
+    assert len(sent) == len(conversation) + 1 and sent[0] == {
+        "role": "user",
+        "content": "question 0",
+    }
+    assert result.usage_total == UsageInfo(input_tokens=338, output_tokens=45)
+
+
+async def test_a_plan_keeps_a_callers_system_message_past_the_first_turn() -> None:
+    """Regression: the plan's history was checked as a returned list, which may not hold a
+    system message, so a caller's operator note in the kept turns failed the run (the plan
+    checks are the tool pairs and the last role)."""
+    note = CLIverMessage(role="system", content="operator: the user is a gold member")
+    conversation = [*_conversation(2), CLIverMessage(role="user", content="to Paris"), note]
+    conversation.append(CLIverMessage(role="assistant", content="which date?"))
+
+    def keep_last(context: CompactionContext) -> CompactionPlan:
+        return context.split_at_user_turn(2).plan(summary="they read two files")
+
+    async with ProviderServer([Reply(text="done")]) as server:
+        async with AgentCore(ModelBindings(llm=binding(server)), context_compactor=keep_last) as a:
+            await a.chat("tomorrow", conversation=conversation)
+        sent = wire_messages(server, 0)
+    assert sent[1:] == [
+        {"role": "user", "content": "to Paris"},
+        {"role": "system", "content": "operator: the user is a gold member"},
+        {"role": "assistant", "content": "which date?"},
+        {"role": "user", "content": "tomorrow"},
+    ]
 
 
 # -- PolicyCompactor: compact once, then append (issue 20) ------------------------------------

@@ -397,3 +397,61 @@ async def test_an_image_in_the_user_message_reaches_the_wire() -> None:
         assert sent[1]["type"] == "image_url"
         assert sent[1]["image_url"]["url"] == "data:image/png;base64,iVBORw0KGgo="
         await provider.close()
+
+
+class QuotaExceeded(Exception):
+    """A user provider's own exception."""
+
+
+class _Raising(Provider):
+    protocol = "openai"
+    brand = "raising"
+
+    def __init__(self) -> None:
+        super().__init__("key", "http://unused")
+
+    async def chat(self, request: CLIverRequest) -> CLIverResponse:
+        raise QuotaExceeded("monthly quota used up")
+
+    async def stream(self, request: CLIverRequest) -> AsyncIterator[CLIverMessageChunk]:
+        raise QuotaExceeded("monthly quota used up")
+        yield CLIverMessageChunk()  # pragma: no cover - an async generator
+
+
+async def test_a_user_providers_own_exception_is_caught_as_its_type() -> None:
+    """Regression: 0.3.0a5 lets it out unchanged; it came out as a ModelError only, so
+    ``except QuotaExceeded`` of a 0.3.0a5 program missed it."""
+    agent = AgentCore(ModelBindings(llm=ModelBinding.llm(model="m", provider=_Raising())))
+    with pytest.raises(QuotaExceeded) as chat_error:
+        await agent.chat("hi")
+    with pytest.raises(QuotaExceeded) as stream_error:
+        async for _ in agent.stream("hi"):
+            pass
+    for info in (chat_error, stream_error):
+        assert isinstance(info.value, ModelError)
+        assert isinstance(info.value.__cause__, QuotaExceeded)
+
+
+class _Thinking(Provider):
+    protocol = "anthropic"
+    brand = "thinking"
+
+    def __init__(self) -> None:
+        super().__init__("key", "http://unused")
+
+    async def chat(self, request: CLIverRequest) -> CLIverResponse:
+        raise NotImplementedError
+
+    async def stream(self, request: CLIverRequest) -> AsyncIterator[CLIverMessageChunk]:
+        yield CLIverMessageChunk(vendor_ext={"thinking": "let me think"})
+        yield CLIverMessageChunk(content="Hello")
+        native = {"role": "assistant", "content": [{"type": "text", "text": "Hello"}]}
+        yield CLIverMessageChunk(native=native, usage=UsageInfo(input_tokens=3, output_tokens=1))
+
+
+async def test_a_user_providers_thinking_keeps_its_protocols_key() -> None:
+    """Regression: the key came from the binding's default protocol ("openai":
+    ``reasoning_content``); 0.3.0a5 uses the provider's own for a ``provider=`` binding."""
+    agent = AgentCore(ModelBindings(llm=ModelBinding.llm(model="m", provider=_Thinking())))
+    ext = [c.vendor_ext for c in [c async for c in agent.stream("hi")] if c.vendor_ext]
+    assert ext[0] == {"thinking": "let me think"}

@@ -20,7 +20,7 @@ from cliver_core._compaction import validate_history
 from cliver_core._embedded_api import EmbeddedModelsMixin
 from cliver_core._errors import CapabilityNotSupported
 from cliver_core._events import EventHandler
-from cliver_core._format import from_message
+from cliver_core._format import from_message, to_messages
 from cliver_core._messages import CLIverMessage, CLIverMessageChunk, CLIverResponse
 from cliver_core._model_bindings import ModelBindings
 from cliver_core._run import Compactor, PermissionCallback, Run, RunSpec
@@ -131,6 +131,8 @@ class AgentCore(EmbeddedModelsMixin):
 
     Raises:
         ConfigError: no llm binding, or a bad setting (a ``ValueError``).
+        ValueError: a binding made for another purpose in ``bindings.llm`` or its
+            fallbacks (``ModelBinding.image(...)``), as 0.3.0a5 fails.
         CapabilityNotSupported: an ``mcp_client`` was given.
     """
 
@@ -164,6 +166,13 @@ class AgentCore(EmbeddedModelsMixin):
                 "AgentCore requires an llm binding: ModelBindings(llm=ModelBinding.llm("
                 "model='...', api_key='...', base_url='...'))"
             )
+        bindings.get("llm")  # a binding made for another purpose fails fast, as in 0.3.0a5
+        for i, fallback in enumerate(bindings.llm_fallbacks):
+            if fallback.purpose not in (None, "llm"):
+                raise ConfigError(
+                    f"bindings.llm_fallbacks[{i}] holds a '{fallback.purpose}' binding — "
+                    f"mount it in bindings.{fallback.purpose} instead."
+                )
         if mcp_client is not None:
             raise _no_mcp("AgentCore(mcp_client=...)")
         if isinstance(max_consecutive_errors, bool) or not isinstance(max_consecutive_errors, int):
@@ -262,10 +271,15 @@ class AgentCore(EmbeddedModelsMixin):
         offer = await self._offer(user_input, extra_tools, tool_filter, skill_dispatch)
         history = [_message(m, i) for i, m in enumerate(conversation or ())]
         parts = [p for p in (self._builtin_system_prompt, system_prompt, offer.catalog) if p]
+        # the conversation's leading system messages join the one system prompt (0.3.0a5
+        # sends them as given, after its own): string content as it is, a list of blocks by
+        # its text (block settings such as cache_control do not carry over: the system
+        # prompt is one text, which the library's own cache breakpoint covers)
         while history and isinstance(history[0], CLIverMessage) and history[0].role == "system":
             lead = history.pop(0)
-            if isinstance(lead.content, str) and lead.content:
-                parts.append(lead.content)
+            text = lead.content if isinstance(lead.content, str) else to_messages([lead])[0].text
+            if text:
+                parts.append(text)
         if history and self.validate_conversation:
             validate_history(
                 [*history, CLIverMessage(role="user", content="")], "conversation", ConfigError

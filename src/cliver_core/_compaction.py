@@ -17,6 +17,7 @@ from typing import Any
 
 from agent_adapter import ConfigError, Usage
 from agent_adapter.context._pairing import Pairing, describe
+from cliver_core._format import expanded
 from cliver_core._messages import CLIverMessage, UsageInfo
 
 __all__ = [
@@ -66,12 +67,17 @@ class CompactionPlan:
         keep_from: the index in ``context.messages`` of the first message kept; positive and
             pointing at a ``user`` message.
         summary: text core prepends as one user message beginning with
-            ``[Compacted earlier context]``; ``None`` drops the prefix without a summary.
+            ``[Compacted earlier context]``; ``None`` drops the prefix without a summary. A
+            blank one (empty or only whitespace: a summarizer that answered nothing, which
+            the documented example's ``if not response.message.content`` lets through when
+            it is whitespace) leaves the history unchanged, as :class:`LlmCompactor` does
+            with an empty summary: nothing is dropped without its summary, and the run goes
+            on.
         usage: the summarization call's usage; added to the run's ``usage_total`` once the
-            resulting history is accepted.
+            resulting history is accepted (for a blank summary, at once).
 
     Raises:
-        CompactionError: a field has the wrong type, or ``summary`` is empty (use ``None``).
+        CompactionError: a field has the wrong type.
     """
 
     keep_from: int
@@ -83,17 +89,10 @@ class CompactionPlan:
             raise CompactionError(
                 f"CompactionPlan.keep_from must be an int, got {type(self.keep_from).__name__}"
             )
-        if self.summary is not None:
-            if not isinstance(self.summary, str):
-                raise CompactionError(
-                    f"CompactionPlan.summary must be a str or None, got "
-                    f"{type(self.summary).__name__}"
-                )
-            if not self.summary.strip():
-                raise CompactionError(
-                    "CompactionPlan.summary is empty: pass summary=None to drop the prefix "
-                    "without a summary"
-                )
+        if self.summary is not None and not isinstance(self.summary, str):
+            raise CompactionError(
+                f"CompactionPlan.summary must be a str or None, got {type(self.summary).__name__}"
+            )
         object.__setattr__(self, "usage", _usage(self.usage, "CompactionPlan.usage"))
 
 
@@ -162,7 +161,7 @@ def render(messages: Sequence[CLIverMessage]) -> str:
     first; tool calls as ``name(arguments)``, results after the tool they came from."""
     names: dict[str, str] = {}
     lines: list[str] = []
-    for m in messages:
+    for m in (each for message in messages for each in expanded(message)):
         text = _content_text(m).strip()
         if m.role == "tool":
             tool = names.get(m.tool_call_id or "", "tool")
@@ -222,13 +221,20 @@ def validate_history(
     messages: Any,
     where: str = "the compactor's history",
     error: type[ConfigError] = CompactionError,
+    *,
+    system: bool = False,
 ) -> list[CLIverMessage]:
     """``messages`` checked as a history a provider may get; a new list of the same objects.
 
+    ``system=True`` lets system messages through: a plan keeps a suffix of the caller's own
+    history, whose system messages past the first turn are the caller's (sent as given when
+    nothing is compacted); the documented plan checks are the tool pairs and the last role.
+
     Raises:
-        CompactionError: it is empty, contains a system message, has a tool result with no
-            matching assistant tool call, leaves an assistant tool call without all of its
-            tool results, or does not end with a ``user`` or ``tool`` message.
+        CompactionError: it is empty, contains a system message (unless ``system``), has a
+            tool result with no matching assistant tool call, leaves an assistant tool call
+            without all of its tool results, or does not end with a ``user`` or ``tool``
+            message.
     """
     if not isinstance(messages, list | tuple):
         raise error(f"{where} must be a list of CLIverMessage, got {type(messages)}")
@@ -238,13 +244,14 @@ def validate_history(
     for i, m in enumerate(messages):
         if not isinstance(m, CLIverMessage):
             raise error(f"{where}: messages[{i}] is {type(m).__name__}")
-        if m.role == "system":
+        if m.role == "system" and not system:
             raise error(
                 f"{where}: messages[{i}] is a system message; the system message is "
                 "core-owned and re-attached by core"
             )
         if m.role == "tool":
-            pairing.result(i, m.tool_call_id)
+            for result in expanded(m):
+                pairing.result(i, result.tool_call_id)
         else:
             pairing.turn(i, [c.id for c in m.tool_calls] if m.tool_calls else ())
     pairing.end()
@@ -266,7 +273,8 @@ def validate_history(
 
 
 def apply_plan(plan: CompactionPlan, messages: Sequence[CLIverMessage]) -> list[CLIverMessage]:
-    """``[summary_message, *messages[plan.keep_from:]]``, validated.
+    """``[summary_message, *messages[plan.keep_from:]]``, validated (``messages`` as they
+    are for a blank summary).
 
     Raises:
         CompactionError: ``keep_from`` is outside the history or not at a user message, or
@@ -283,8 +291,10 @@ def apply_plan(plan: CompactionPlan, messages: Sequence[CLIverMessage]) -> list[
             f"CompactionPlan.keep_from {k} points at a {messages[k].role!r} message; it must "
             "point at a user message (use context.split_at_user_turn)"
         )
+    if plan.summary is not None and not plan.summary.strip():
+        return list(messages)  # no summary came back: nothing is dropped
     kept = list(messages[k:])
     if plan.summary is not None:
         summary = CLIverMessage(role="user", content=f"{SUMMARY_PREFIX}\n{plan.summary}")
         kept.insert(0, summary)
-    return validate_history(kept, "the history a CompactionPlan builds")
+    return validate_history(kept, "the history a CompactionPlan builds", system=True)

@@ -34,6 +34,7 @@ from cliver_core._messages import CLIverMessage, ToolCall
 __all__ = [
     "DENIED_PREFIX",
     "CliverConverter",
+    "expanded",
     "from_message",
     "is_denial",
     "native_converter",
@@ -122,16 +123,32 @@ def _arguments(call: ToolCall, where: str) -> str:
         raise ConfigError(f"{where}.args is not JSON-serializable: {e}") from e
 
 
-def _to_message(native: CLIverMessage, index: int, names: dict[str, str]) -> Message:
+def _to_messages(native: CLIverMessage, index: int, names: dict[str, str]) -> list[Message]:
+    """The messages of ``native``: those it was made from while its fields are unchanged
+    (one, or the several results of one native turn), else the one its fields give."""
     where = f"messages[{index}]"
     if not isinstance(native, CLIverMessage):
         raise ConfigError(f"{where} is {type(native).__name__}, not a CLIverMessage")
     source = native._source
     if source is not None and _same(source[1], _source_key(native)):
-        message: Message = source[0]
-        for call in message.tool_calls:
-            names[call.id] = call.name
-        return message
+        messages: tuple[Message, ...] = source[0]
+        for message in messages:
+            for call in message.tool_calls:
+                names[call.id] = call.name
+        return list(messages)
+    return [_from_fields(native, where, names)]
+
+
+def expanded(message: CLIverMessage) -> list[CLIverMessage]:
+    """``message``, or for one loaded from a native turn of several tool results (while its
+    fields are unchanged) a tool message for each result, as it is sent."""
+    source = message._source
+    if source is not None and len(source[0]) > 1 and _same(source[1], _source_key(message)):
+        return [from_message(m) for m in source[0]]
+    return [message]
+
+
+def _from_fields(native: CLIverMessage, where: str, names: dict[str, str]) -> Message:
     content = native.content
     if content is None:
         body: str | tuple[Part, ...] = ""
@@ -169,14 +186,16 @@ def _to_message(native: CLIverMessage, index: int, names: dict[str, str]) -> Mes
 
 
 def to_messages(messages: Sequence[CLIverMessage]) -> list[Message]:
-    """The messages as :class:`agent_adapter.Message` s, in order.
+    """The messages as :class:`agent_adapter.Message` s, in order (a message loaded from
+    a native that holds several, an Anthropic user turn of parallel tool results, gives
+    all of them).
 
     Raises:
         ConfigError: an item is not a CLIverMessage, or a field sits on the wrong role
             (naming ``messages[i]`` and the field).
     """
     names: dict[str, str] = {}
-    return [_to_message(m, i, names) for i, m in enumerate(messages)]
+    return [out for i, m in enumerate(messages) for out in _to_messages(m, i, names)]
 
 
 def from_message(message: Message) -> CLIverMessage:
@@ -210,7 +229,7 @@ def from_message(message: Message) -> CLIverMessage:
         tool_calls=calls,
         tool_call_id=message.tool_call_id,
     )
-    out._source = (message, _source_key(out))
+    out._source = ((message,), _source_key(out))
     return out
 
 
@@ -226,19 +245,28 @@ class CliverConverter(Converter[CLIverMessage]):
         return "sure" if isinstance(item, CLIverMessage) else None
 
     def load(self, native: CLIverMessage, index: int) -> list[Message]:
-        """The one message of ``native``."""
-        return [_to_message(native, index, {})]
+        """The messages of ``native`` (one, or a native turn's several tool results)."""
+        return _to_messages(native, index, {})
 
     def load_all(self, natives: Sequence[Any]) -> tuple[list[Message], list[tuple[int, int]]]:
         """Every native loaded, tool results named after the calls they answer."""
         names: dict[str, str] = {}
-        messages = [_to_message(m, i, names) for i, m in enumerate(natives)]
-        return messages, [(i, i + 1) for i in range(len(messages))]
+        messages: list[Message] = []
+        spans: list[tuple[int, int]] = []
+        for i, m in enumerate(natives):
+            start = len(messages)
+            messages.extend(_to_messages(m, i, names))
+            spans.append((start, len(messages)))
+        return messages, spans
 
     def rebuild(
         self, native: CLIverMessage, originals: Sequence[Message], now: Sequence[Message | None]
     ) -> list[CLIverMessage]:
-        """``native`` with the changed text, or nothing when it was removed."""
+        """``native`` with the changed text, or nothing when it was removed; a native of
+        several messages (a turn's parallel tool results) becomes one message for each
+        that is left (a tool message each, as :meth:`dump` writes them)."""
+        if len(originals) > 1:
+            return [from_message(m) for m in now if m is not None]
         changed = now[0] if now else None
         if changed is None:
             return []

@@ -85,7 +85,9 @@ class CLIverMessage(BaseModel):
         missing role ``assistant``; Anthropic: text blocks joined by newlines, ``tool_use``
         blocks as calls, a user message of ``tool_result`` blocks a ``tool`` message for the
         first result); sending the message back sends the native itself, as the library's
-        converter for that format reads it.
+        converter for that format reads it: every tool result of such a message (a user
+        provider gets a ``tool`` message for each), and compaction and the history checks
+        see them all, while its fields are unchanged.
 
         Raises:
             ConfigError: an unknown protocol, or ``native`` is not a message of it.
@@ -101,9 +103,11 @@ class CLIverMessage(BaseModel):
             out = from_message(loaded[0])
             for name, value in fields.items():
                 setattr(out, name, value)
-            out._source = (loaded[0], _source_key(out))
         else:  # several tool results in one Anthropic user message: 0.3.0a5 reads the first
             out = cls(**fields)
+        # what is sent and compacted is every message of the native (each of its tool
+        # results), while the fields are unchanged
+        out._source = (tuple(loaded), _source_key(out))
         out.native, out.native_protocol = native, protocol
         return out
 

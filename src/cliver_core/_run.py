@@ -211,6 +211,8 @@ class Run:
             history = apply_plan(result, self.history)
             if result.usage is not None:
                 self.record(result.usage)
+            if result.summary is not None and not result.summary.strip():
+                return  # a blank summary: the history stays as it is (nothing applied)
             kind = "plan"
         elif isinstance(result, list):
             history = validate_history(result)
@@ -451,8 +453,11 @@ class Run:
             await self.compact(i)
             self.prepare()
             events = self.attempts.stream(i)
-            # 0.3.0a5's names: Anthropic's thinking deltas, the Chat servers' reasoning_content
-            protocol = self.spec.chain[0].protocol
+            # 0.3.0a5's names: Anthropic's thinking deltas, the Chat servers' reasoning_content;
+            # a user provider's protocol is its own (0.3.0a5 ignores the binding's for it)
+            first = self.spec.chain[0]
+            own = getattr(first.provider, "protocol", None) if first.provider is not None else None
+            protocol = own if isinstance(own, str) else first.protocol
             thinking_key = "thinking" if protocol == "anthropic" else "reasoning_content"
             last: ModelResponse | None = None
             try:

@@ -7,7 +7,11 @@ failed: :class:`~agent_adapter.ModelContextOverflow`, :class:`~agent_adapter.Mod
 with the SDK's exception as ``__cause__``. The run raises one object that is both: an
 instance of a class deriving from the ModelError class and from the SDK exception's class,
 carrying the attributes of each, so ``except openai.RateLimitError as e: e.status_code``
-written for 0.3.0a5 and ``except ModelError`` both catch it.
+written for 0.3.0a5 and ``except ModelError`` both catch it. The same holds for any
+exception a model raised, an SDK's or a user provider's own (``except QuotaExceeded`` of a
+0.3.0a5 program whose ``Provider.chat`` raises it); a class that cannot share an instance
+with the ModelError (a layout conflict, such as ``OSError``'s) leaves the ModelError as it
+is, its cause the original.
 """
 
 from __future__ import annotations
@@ -17,9 +21,6 @@ from typing import Any
 from agent_adapter import ModelError
 
 __all__ = ["sdk_compatible"]
-
-_SDKS = ("openai", "anthropic", "google")
-
 
 _MADE: dict[tuple[type[Any], type[Any]], type[ModelError] | None] = {}
 
@@ -42,12 +43,12 @@ def _make(ours: type[ModelError], sdk: type[Any]) -> type[ModelError] | None:
 
 
 def sdk_compatible(error: ModelError) -> ModelError:
-    """``error`` as an instance of its ModelError class and of its cause's SDK exception
-    class (``error`` itself when the cause is not an SDK exception)."""
+    """``error`` as an instance of its ModelError class and of its cause's exception class
+    (``error`` itself when there is no such cause or the two cannot combine)."""
     cause: Any = error.__cause__
-    if cause is None or isinstance(error, type(cause)):
+    if not isinstance(cause, Exception) or isinstance(cause, ModelError):
         return error
-    if type(cause).__module__.split(".")[0] not in _SDKS:
+    if isinstance(error, type(cause)):
         return error
     cls = _both(type(error), type(cause))
     if cls is None:
