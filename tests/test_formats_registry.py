@@ -162,3 +162,15 @@ def test_a_registered_detect_that_raises_is_a_config_error(
     register_format("boom", Mine(), detect=lambda ms: 1 / 0)
     with pytest.raises(ConfigError, match="'boom' raised ZeroDivisionError"):
         detect_format([{"role": "user", "content": "x"}])
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_messages_mixed_with_dicts_name_the_dict(order: int) -> None:
+    """Regression: [Message, dict] blamed the Message (messages[0], "not a message of any
+    known format ('agent_adapter', ...)"), in either order."""
+    items: list[Any] = [Message("user", "hi"), {"role": "user", "content": "x"}][::order]
+    where = 1 if order == 1 else 0
+    with pytest.raises(ConfigError, match=rf"mix formats: .*messages\[{where}\], a dict"):
+        detect_format(items)
+    with pytest.raises(ConfigError, match=rf"messages\[{where}\], a dict"):
+        compress_for_sync(items, CompressionPolicy(threshold_tokens=50), states=False)

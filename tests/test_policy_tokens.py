@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from agent_adapter._errors import ConfigError
@@ -14,6 +16,7 @@ from agent_adapter.context import (
     RemoveOldMessages,
     ShrinkToolResults,
     TokenMeter,
+    compress,
     estimate_tokens,
     tiktoken_counter,
 )
@@ -122,3 +125,28 @@ def test_meter_caches_by_identity_and_checks_the_counter() -> None:
         TokenMeter(lambda ms: -1).of(a)
     with pytest.raises(ConfigError):
         TokenMeter(lambda ms: 1.5).total([a])  # type: ignore[arg-type,return-value]
+
+
+def test_a_counters_per_request_constant_is_counted_once_a_list() -> None:
+    """Regression: a counter adding its tool schemas once a request (500 tokens) was charged
+    once a message by TokenMeter (12,049 for a list the counter puts at 2,049), so a list
+    under the threshold was compressed and the report's counts were off by 500 a message."""
+
+    def counter(messages: list[Message]) -> int:
+        return estimate_tokens(messages) + 500
+
+    messages = [Message("system", "You are a coding agent.")]
+    messages += [
+        Message("user" if i % 2 == 0 else "assistant", f"turn {i} " + "word " * 60)
+        for i in range(19)
+    ]
+    meter = TokenMeter(counter)
+    assert meter.total(messages) == counter(messages) == 2_049
+    assert meter.of(messages[1]) == estimate_tokens([messages[1]])
+    policy = CompressionPolicy(threshold_tokens=8_000, target_tokens=6_000, token_counter=counter)
+    out, report = asyncio.run(compress(messages, policy))
+    assert out is messages and report.skipped == "under_threshold"
+    policy = CompressionPolicy(threshold_tokens=1_500, target_tokens=1_200, token_counter=counter)
+    out, report = asyncio.run(compress(messages, policy))
+    assert report.tokens_before == 2_049
+    assert report.tokens_after == counter(out) <= 1_200

@@ -319,14 +319,18 @@ def _shared_counts(counter: TokenCounter) -> _Counts:
 class TokenMeter:
     """Counts with one counter and caches single-message counts while the messages live.
 
-    ``of(m)`` is ``counter([m])``, cached by the message's identity. The cache is shared by
-    every meter of the same counter and holds messages only weakly: a message counted once is
-    not counted again while it lives (by this meter, a later one, or another call), and a
-    message that dies takes its entry with it. ``total(ms)`` is the sum of ``of`` over ``ms``
-    plus ``counter([])`` (a per-request constant, usually 0), so running totals kept by steps
-    with ``of`` always agree with ``total``; a list that extends one totalled before (the
-    same conversation one round longer) costs only its new messages. A counter must depend
-    only on the messages it is given (the library's counters do).
+    ``of(m)`` is what ``m`` adds to a request: ``counter([m]) - counter([])`` (never below
+    0), cached by the message's identity. ``counter([])`` is the request's own constant
+    (0 for the library's counters; a user's counter may add its tool schemas or envelope
+    once a request), counted once by ``total`` and never once a message. The cache is shared
+    by every meter of the same counter and holds messages only weakly: a message counted once
+    is not counted again while it lives (by this meter, a later one, or another call), and a
+    message that dies takes its entry with it. ``total(ms)`` is ``counter([])`` plus the sum
+    of ``of`` over ``ms``, which is ``counter(ms)`` for a counter that adds up message by
+    message, so running totals kept by steps with ``of`` always agree with ``total``; a list
+    that extends one totalled before (the same conversation one round longer) costs only its
+    new messages. A counter must depend only on the messages it is given (the library's
+    counters do).
     """
 
     __slots__ = ("_counts", "counter")
@@ -341,7 +345,7 @@ class TokenMeter:
         return value
 
     def of(self, message: Message) -> int:
-        """Tokens of one message, cached by identity.
+        """Tokens of one message (what it adds to a request), cached by identity.
 
         Raises:
             ConfigError: the counter returned something other than an int >= 0.
@@ -349,9 +353,16 @@ class TokenMeter:
         ref = self._counts.refs.get(id(message))
         if ref is not None and ref() is message:
             return ref.tokens
-        tokens = self._checked(self.counter([message]))
+        tokens = max(0, self._checked(self.counter([message])) - self._base())
         self._counts.put(message, tokens)
         return tokens
+
+    def _base(self) -> int:
+        """``counter([])``, the request's own constant (asked once a counter)."""
+        counts = self._counts
+        if counts.base is None:
+            counts.base = self._checked(self.counter([]))
+        return counts.base
 
     def total(self, messages: Sequence[Message]) -> int:
         """Tokens of the whole list.
@@ -360,9 +371,7 @@ class TokenMeter:
             ConfigError: the counter returned something other than an int >= 0.
         """
         counts = self._counts
-        base = counts.base
-        if base is None:
-            base = counts.base = self._checked(self.counter([]))
+        base = self._base()
         ids = tuple(map(id, messages))
         start, total = counts.prefix(ids)
         refs = counts.refs

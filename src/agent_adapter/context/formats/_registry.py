@@ -121,6 +121,12 @@ def _detect(messages: Sequence[Any], snap: Snap | None) -> str:
         return "agent_adapter"
     kinds = scan(messages, _sure_kinds, snap)
     sure = {k for k in kinds if not k.startswith(_NOT)}
+    if "agent_adapter" in sure:  # some items are Messages, not all of them
+        i = next(i for i, m in enumerate(messages) if not isinstance(m, Message))
+        raise ConfigError(
+            f"messages mix formats: agent_adapter Messages and messages[{i}], a "
+            f"{type(messages[i]).__name__}; convert the list to one format"
+        )
     if len(sure) > 1:
         raise ConfigError(f"messages mix formats: {sorted(sure)}")
     name = sure.pop() if sure else "openai"
@@ -144,6 +150,9 @@ def _sure_kinds(items: Sequence[Any], offset: int) -> set[str]:
     """
     sure: set[str] = set()
     for i, item in enumerate(items, offset):
+        if isinstance(item, Message):  # the library's own, in a list that is not all of them
+            sure.add("agent_adapter")
+            continue
         kinds = {name: conv.kind(item) for name, conv in _CONVERTERS.items()}
         if not any(kinds.values()):
             raise ConfigError(
