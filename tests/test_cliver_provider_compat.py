@@ -444,14 +444,20 @@ class _Thinking(Provider):
 
     async def stream(self, request: CLIverRequest) -> AsyncIterator[CLIverMessageChunk]:
         yield CLIverMessageChunk(vendor_ext={"thinking": "let me think"})
+        yield CLIverMessageChunk(vendor_ext={"citations": "[1] example.com"})
         yield CLIverMessageChunk(content="Hello")
         native = {"role": "assistant", "content": [{"type": "text", "text": "Hello"}]}
         yield CLIverMessageChunk(native=native, usage=UsageInfo(input_tokens=3, output_tokens=1))
 
 
-async def test_a_user_providers_thinking_keeps_its_protocols_key() -> None:
-    """Regression: the key came from the binding's default protocol ("openai":
-    ``reasoning_content``); 0.3.0a5 uses the provider's own for a ``provider=`` binding."""
+async def test_a_user_providers_vendor_ext_reaches_the_stream_as_0_3_0a5_sends_it() -> None:
+    """Regression: the thinking key came from the binding's default protocol ("openai":
+    ``reasoning_content``; 0.3.0a5 uses the provider's own for a ``provider=`` binding), and
+    other keys (``citations``) were dropped."""
     agent = AgentCore(ModelBindings(llm=ModelBinding.llm(model="m", provider=_Thinking())))
-    ext = [c.vendor_ext for c in [c async for c in agent.stream("hi")] if c.vendor_ext]
-    assert ext[0] == {"thinking": "let me think"}
+    chunks = [c async for c in agent.stream("hi")][:-1]  # the last one carries the trace
+    assert [(c.content, c.vendor_ext) for c in chunks] == [
+        (None, {"thinking": "let me think"}),
+        (None, {"citations": "[1] example.com"}),
+        ("Hello", {}),
+    ]

@@ -17,7 +17,9 @@ on it:
 * a stream's ``content`` / reasoning (``vendor_ext`` ``reasoning_content``, ``thinking``,
   ``reasoning``) / ``tool_call_chunks`` become text, thinking and tool-call deltas, and its
   terminal chunk's ``native`` message (read as ``provider.protocol``) the reply; a stream
-  without one is assembled from its deltas (0.3.0a5 raised instead).
+  without one is assembled from its deltas (0.3.0a5 raised instead). Its other ``vendor_ext``
+  keys (``citations``...), which no stream event carries, go to :data:`VENDOR_EXT` when a
+  run listens there (``AgentCore.stream`` forwards them unchanged, as 0.3.0a5 does).
 
 Every call writes a ledger entry and ``model.*`` events to ``request.ctx``, as the SDK
 providers do. An exception of the provider becomes a :class:`~agent_adapter.ModelError`
@@ -37,6 +39,7 @@ import time
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from agent_adapter import (
@@ -70,6 +73,10 @@ from cliver_core._tools import CLIverTool, tool_list
 __all__ = ["ProviderEmbedder", "ProviderPort", "ProviderReranker", "is_legacy_provider"]
 
 _THINKING = ("reasoning_content", "thinking", "reasoning")
+
+#: Where a stream puts its chunks' other ``vendor_ext`` entries (each chunk's as one dict,
+#: in order) when the consumer set a list here: ``AgentCore.stream`` yields them as chunks.
+VENDOR_EXT: ContextVar[list[dict[str, str]] | None] = ContextVar("VENDOR_EXT", default=None)
 
 
 def is_legacy_provider(obj: Any) -> bool:
@@ -342,6 +349,10 @@ class ProviderPort:
                 if chunk.content:
                     text.append(chunk.content)
                     yield TextDelta(text=chunk.content)
+                other = {k: v for k, v in chunk.vendor_ext.items() if k not in _THINKING}
+                sink = VENDOR_EXT.get()
+                if other and sink is not None:
+                    sink.append(other)
                 for key in _THINKING:
                     thought = chunk.vendor_ext.get(key)
                     if thought:

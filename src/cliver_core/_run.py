@@ -60,6 +60,7 @@ from cliver_core._messages import (
     CLIverResponse,
     UsageInfo,
 )
+from cliver_core._provider_port import VENDOR_EXT
 from cliver_core._request import binding_fields, provider_label, request_echo, response_native
 from cliver_core._structured import OutputSpec
 from cliver_core._tool_calls import run_call
@@ -460,12 +461,19 @@ class Run:
             protocol = own if isinstance(own, str) else first.protocol
             thinking_key = "thinking" if protocol == "anthropic" else "reasoning_content"
             last: ModelResponse | None = None
+            ext: list[dict[str, str]] = []  # a user provider's other vendor_ext, in order
             try:
                 while True:
+                    listening = VENDOR_EXT.set(ext)
                     try:
                         event = await self.bounded(_next(events))
                     except StopAsyncIteration:
                         break
+                    finally:
+                        VENDOR_EXT.reset(listening)
+                    for entry in ext:
+                        yield CLIverMessageChunk(vendor_ext=entry)
+                    ext.clear()
                     if isinstance(event, TextDelta):
                         yield CLIverMessageChunk(content=event.text)
                     elif isinstance(event, ThinkingDelta):
