@@ -31,11 +31,12 @@ import redis
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, ToolCall
-from agent_adapter._run import RunContext
+from agent_adapter._run import RunContext, owner_scope
 from agent_adapter.context import (
     CompressionPolicy,
     MemoryStore,
     ShrinkToolResults,
+    compress,
     compress_for_sync,
     recall_tool,
 )
@@ -546,3 +547,48 @@ def test_a_bytes_sqlite_path_is_a_config_error() -> None:
 def test_store_entries_still_reject_bad_ttls() -> None:
     with pytest.raises(ConfigError, match=r"entries\[0\]\.ttl_seconds"):
         MemoryStore().save_many_sync([StoreEntry("s", "0" * 32, "t", math.inf)])
+
+
+def _rounds(first: str, n: int = 4) -> list[Message]:
+    msgs = [Message("system", "sys"), Message("user", "task")]
+    for i in range(n):
+        msgs.append(Message("assistant", "", tool_calls=(ToolCall(f"c{i}", "bash", "{}"),)))
+        body = first if i == 0 else "\n".join(f"out {i}.{j} value" for j in range(300))
+        msgs.append(Message("tool", body, tool_call_id=f"c{i}", name="bash"))
+    msgs.append(Message("user", "go on"))
+    return msgs
+
+
+async def test_a_result_quoting_a_marker_of_ours_is_saved_like_any_other() -> None:
+    """Regression: a result that quotes one of our markers (a log of an earlier compressed
+    session, printed again) was taken for one we shortened: cut with no copy, its lines gone,
+    the note naming only the quoted id, which recalls nothing."""
+    store = MemoryStore()
+    quoted = "[... 5000 characters cut; full text: call recall_context(id='" + "ab" * 16 + "') ...]"
+    body = "\n".join(f"line {i}: important_value_{i} = {i * 7}" for i in range(400))
+    big = f"cat old_session.log\n{quoted}\n{body}"
+    msgs = _rounds(big)
+    policy = CompressionPolicy(target_tokens=1500, steps=[ShrinkToolResults(save_to=store)])
+    out, report = await compress(msgs, policy, ctx=CTX)
+    cut = next(m for m in out if m.tool_call_id == "c0")
+    assert len(cut.text) < len(big) and report.failures == ()
+    ids = [i for i in RECALL.findall(cut.text) if i != "ab" * 16]
+    assert ids, cut.text
+    assert store.load_sync(owner_scope(CTX), ids[0]) == big
+
+
+@pytest.mark.parametrize("store", [MemoryStore(max_entries=2), MemoryStore(max_total_chars=8000)])
+async def test_a_bounded_store_never_evicts_what_its_save_writes(store: MemoryStore) -> None:
+    """Regression: one compression's save evicted the texts its own notes named (6 ids named,
+    2 held): recalled at once, they answered "not found". A save over the bounds fails as a
+    StepFailure, and nothing is shortened without its copy."""
+    msgs = _rounds("\n".join(f"out 0.{j} value" for j in range(300)), n=8)
+    policy = CompressionPolicy(target_tokens=2000, steps=[ShrinkToolResults(save_to=store)])
+    out, report = await compress(msgs, policy, ctx=CTX)
+    assert [f.error_type for f in report.failures] == ["StoreError"]
+    assert out == msgs and all(a is b for a, b in zip(out, msgs, strict=True))
+    assert len(store) == 0
+    small = _rounds("\n".join(f"out 0.{j} value" for j in range(300)), n=3)  # one old result
+    out, report = await compress(small, policy, ctx=CTX)
+    ids = [i for m in out for i in RECALL.findall(m.text)]
+    assert ids and all(store.load_sync(owner_scope(CTX), i) is not None for i in ids)

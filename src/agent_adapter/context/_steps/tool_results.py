@@ -108,7 +108,7 @@ class ShrinkToolResults(BaseCompressionStep):
             if before <= self.bigger_than_tokens or len(m.text) <= self.keep_chars:
                 continue
             text = m.text
-            ours = shortened_source(context, text)
+            ours = await shortened_source(context, text, self.save_to, scope)
             if ours is not None:  # shortened before: cut again, under the id(s) it names
                 source, notes = ours
             elif self.save_to is not None:

@@ -14,9 +14,11 @@ message of the span that names a text staged in the same compression (a note, a 
 result) stands in it for what that text replaced.
 
 A result that is already a shortened one of ours (:func:`shortened_source`: its marker
-names a recall id) is never saved again: one staged in this compression (the first of the
-two passes) is cut anew from its staged original under the same id; one from an earlier
-compression keeps the id it names, which leads to the original.
+names a recall id staged in this compression or held by the step's store for the owner) is
+never saved again: one staged in this compression (the first of the two passes) is cut anew
+from its staged original under the same id; one from an earlier compression keeps the id it
+names, which leads to the original. A marker whose ids no store holds is the tool's own
+text (a log of an earlier session printed again): saved and cut like any other.
 
 When a store fails, ``on_step_error="raise"`` raises its error (nothing of that store was
 written); ``"skip"`` records a :class:`StepFailure`, and every result whose text could not
@@ -226,13 +228,22 @@ def _expanded(context: StepContext, messages: Sequence[Message]) -> list[Message
     return out
 
 
-def shortened_source(context: StepContext, text: str) -> tuple[str, tuple[str, ...]] | None:
-    """For ``text`` that is already a shortened result of ours (a marker names a recall id):
-    ``(what to cut, the notes the new cut keeps)``, else ``None``. Known by the id alone,
-    never by likeness: an id staged in this compression gives its staged original and note
-    (the cut is made anew from the whole text, under the same id); ids saved by an earlier
-    compression give ``text`` itself and their notes (the original is in the store under
-    those ids, not here)."""
+async def shortened_source(
+    context: StepContext, text: str, store: ToolResultStore | None, scope: str
+) -> tuple[str, tuple[str, ...]] | None:
+    """For ``text`` that is already a shortened result of ours (a marker names a recall id
+    that is ours): ``(what to cut, the notes the new cut keeps)``, else ``None``. Known by
+    the id alone, never by likeness, and never by the marker's text: an id staged in this
+    compression gives its staged original and note (the cut is made anew from the whole
+    text, under the same id); ids ``store`` holds under ``scope`` (saved by an earlier
+    compression) give ``text`` itself and their notes (the original is there, not here). A
+    marker whose ids the store does not hold (a tool that printed a log of an earlier
+    session, an expired save) or with no store to read them from is the tool's text like
+    any other: it is saved and cut as such.
+
+    Raises:
+        StoreError: the store failed to answer (the step's failure: nothing is cut).
+    """
     if RECALL_TOOL_NAME not in text:
         return None
     ids = list(dict.fromkeys(_OUR_MARKER.findall(text)))
@@ -243,7 +254,16 @@ def shortened_source(context: StepContext, text: str) -> tuple[str, tuple[str, .
         for i in ids:
             if (s := pending.staged.get(i)) is not None:
                 return s.entry.text, (s.note,)
-    return text, tuple(_note(i) for i in ids)
+    if store is None:
+        return None
+    held = [i for i in ids if await _holds(store, scope, i)]
+    return (text, tuple(_note(i) for i in held)) if held else None
+
+
+async def _holds(store: ToolResultStore, scope: str, id: str) -> bool:
+    if sync_face():
+        return store.load_sync(scope, id) is not None
+    return await store.load(scope, id) is not None
 
 
 async def commit_saves(

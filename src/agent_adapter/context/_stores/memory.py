@@ -10,6 +10,7 @@ from agent_adapter.context._stores._base import (
     DEFAULT_MAX_TEXT_CHARS,
     SaveOne,
     StoreEntry,
+    StoreError,
     check_entries,
     check_limit,
     new_id_key,
@@ -26,7 +27,9 @@ class MemoryStore(SaveOne):
     process ends, and not shared between workers (use ``SQLiteStore`` or ``RedisStore``).
 
     Bounded: past ``max_entries`` entries or ``max_total_chars`` characters in all, the
-    oldest saves go first (a recall of one then answers "not found", as for an expired id).
+    oldest saves go first (a recall of one then answers "not found", as for an expired id);
+    a save never evicts what it writes: one that alone is over the bounds fails
+    (``StoreError``, a :class:`StepFailure` of the step, which then removes nothing).
     Thread-safe: one lock guards the table, so ``compress_for_sync`` from many threads can
     share one store. Its id key (see :func:`derive_id`) is random per instance: the same
     input gives the same ids with the same store.
@@ -72,6 +75,8 @@ class MemoryStore(SaveOne):
 
         Raises:
             ConfigError: a bad entry (naming its index and field).
+            StoreError: the entries alone are more than the store keeps (see
+                :meth:`save_many_sync`).
         """
         self.save_many_sync(entries)
 
@@ -95,8 +100,22 @@ class MemoryStore(SaveOne):
             ]
 
     def save_many_sync(self, entries: Sequence[StoreEntry]) -> None:
-        """``save_many`` for sync code."""
+        """``save_many`` for sync code.
+
+        Raises:
+            ConfigError: a bad entry (naming its index and field).
+            StoreError: the entries alone are more than the store keeps (``max_entries`` /
+                ``max_total_chars``): nothing is written, as a save may only evict older
+                saves, never what it writes (a list naming ids the store dropped at once).
+        """
         checked = check_entries(entries, self.max_text_chars)
+        batch = {(e.scope, e.id): len(e.text) for e in checked}
+        if len(batch) > self.max_entries or sum(batch.values()) > self.max_total_chars:
+            raise StoreError(
+                f"MemoryStore: {len(batch)} texts of {sum(batch.values()):,} characters in one "
+                f"save are more than it keeps (max_entries={self.max_entries}, "
+                f"max_total_chars={self.max_total_chars:,}); nothing was written"
+            )
         now = time.monotonic()
         with self._lock:
             if now - self._swept >= _SWEEP_EVERY_S:
