@@ -273,3 +273,46 @@ def test_a_counter_still_counts_messages(data_dir: Path) -> None:
     count = make_counter("o200k_base")
     assert count(messages) > 0 and count([Message("user", "hello")]) == 1 + 4
     assert estimate_tokens(tuple(messages)) == estimate_tokens(messages)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------
+# found by trying the CLI as a new user
+
+
+def test_a_jsonl_file_of_one_message_is_a_list_of_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: one line parsed as one JSON document, a dict, "unknown trace shape"."""
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"role": "user", "content": "hi"}\n', encoding="utf-8")
+    trace = load_trace(one)
+    assert (trace.format, trace.messages) == ("openai", [{"role": "user", "content": "hi"}])
+    code, _, err = run(capsys, "compress", one, "--json")
+    assert code == 0, err
+
+
+def test_report_dir_gives_every_file_its_own_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a.json and a.jsonl (and x/b.json and x__b.json) wrote one page each pair,
+    the second over the first, with exit code 0."""
+    folder = tmp_path / "in"
+    (folder / "x").mkdir(parents=True)
+    texts = {"a.json": "FROM_PLAIN_A", "x/b.json": "FROM_X_B", "x__b.json": "FROM_X__B"}
+    for name, text in texts.items():
+        (folder / name).write_text(json.dumps([{"role": "user", "content": text}]), "utf-8")
+    (folder / "a.jsonl").write_text('{"role": "user", "content": "FROM_A_JSONL"}\n', "utf-8")
+    (folder / "solo.json").write_text('[{"role": "user", "content": "SOLO"}]', "utf-8")
+    code, out, err = run(capsys, "report", folder, "-o", tmp_path / "out", "--json")
+    assert code == 0, err
+    pages = {Path(r["file"]).relative_to(folder).as_posix(): r["output"] for r in json.loads(out)}
+    assert len(set(pages.values())) == 5
+    assert Path(pages["solo.json"]).name == "solo.report.html"  # a unique name stays plain
+    for name, text in {**texts, "a.jsonl": "FROM_A_JSONL"}.items():
+        assert text in Path(pages[name]).read_text("utf-8")
+    index = (tmp_path / "out" / "index.html").read_text("utf-8")
+    assert all(f'href="{Path(p).name}"' in index for p in pages.values())
+    monkeypatch.chdir(folder)
+    code, _, err = run(capsys, "report", ".")
+    assert code == 2
+    assert "default output directory reports/ is inside the input directory" in one_line_error(err)

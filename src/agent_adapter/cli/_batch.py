@@ -7,8 +7,10 @@ cannot be read is one row with its error and the others go on; the exit code is 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,16 +64,37 @@ def trace_files(folder: Path) -> list[Path]:
     return files
 
 
+def _inside(out: Path, folder: Path) -> bool:
+    """True when ``out`` is ``folder`` or inside it."""
+    resolved = out.resolve()
+    return resolved == folder.resolve() or folder.resolve() in resolved.parents
+
+
+def _page_names(folder: Path, files: Sequence[Path]) -> dict[Path, str]:
+    """Each file's page name in the flat output directory: its folders and stem joined by
+    ``__`` (``x/b.json``: ``x__b.report.html``), and where two files would share one
+    (``a.json`` and ``a.jsonl``; ``x/b.json`` and ``x__b.json``) each of them with a short
+    hash of its path, so no page overwrites another."""
+    base = {f: "__".join((*f.relative_to(folder).parent.parts, _stem(f))) for f in files}
+    taken = Counter(base.values())
+    out = {}
+    for f, name in base.items():
+        if taken[name] > 1:
+            digest = hashlib.sha1(f.relative_to(folder).as_posix().encode()).hexdigest()[:8]
+            name = f"{name}-{digest}"
+        out[f] = f"{name}.report.html"
+    return out
+
+
 def _out_dir(folder: Path, out: Path | None) -> Path | None:
     """``-o`` for a directory: a directory, never the input one (nor inside it)."""
     if out is None:
         return None
     if out.exists() and not out.is_dir():
         raise CliError(f"-o {out}: with a directory FILE, -o must be a directory")
-    resolved = out.resolve()
-    if resolved == folder.resolve() or folder.resolve() in resolved.parents:
+    if _inside(out, folder):
         raise CliError(f"-o {out} is inside the input directory: write elsewhere")
-    resolved.mkdir(parents=True, exist_ok=True)
+    out.resolve().mkdir(parents=True, exist_ok=True)
     return out
 
 
@@ -283,8 +306,14 @@ def report_folder(
 ) -> int:
     """``report DIR [-o OUTDIR]``: one page a file and an ``index.html`` linking them."""
     files = trace_files(folder)
+    if out is None and _inside(Path("reports"), folder):
+        raise CliError(
+            "the default output directory reports/ is inside the input directory: "
+            "pass -o DIR outside it"
+        )
     target = _out_dir(folder, out or Path("reports"))
     assert target is not None
+    pages = _page_names(folder, files)
 
     def work(file: Path) -> dict[str, Any]:
         trace, name = _load(file, fmt, index, index_for_any=True)
@@ -297,8 +326,7 @@ def report_folder(
             policy=policy,
             preview_lines=preview_lines,
         )
-        parts = (*file.relative_to(folder).parent.parts, _stem(file))
-        page = target / ("__".join(parts) + ".report.html")
+        page = target / pages[file]
         size = write_report(page, data)
         return summary(page, size, data)
 

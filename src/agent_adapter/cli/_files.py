@@ -55,7 +55,8 @@ def _parse_jsonl(path: Path, text: str) -> list[Any]:
 
 
 def _parse_any(path: Path) -> tuple[Any, bool]:
-    """The file as one JSON document, else as JSONL.
+    """The file as one JSON document, else as JSONL (a ``.jsonl`` / ``.ndjson`` file of one
+    object is JSONL of one line: one message, not a document of another shape).
 
     Returns:
         ``(data, is_jsonl)``: the JSON value, or the list of line values for JSONL.
@@ -68,7 +69,10 @@ def _parse_any(path: Path) -> tuple[Any, bool]:
     if not text.strip():
         raise ValueError(f"{path}: file is empty")
     try:
-        return json.loads(text), False
+        data = json.loads(text)
+        if isinstance(data, dict) and path.suffix.lower() in (".jsonl", ".ndjson"):
+            return [data], True
+        return data, False
     except json.JSONDecodeError as first_error:
         if len(text.strip().splitlines()) < 2:
             raise ValueError(f"{path}: not valid JSON: {first_error.msg}") from first_error
