@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import random
 import weakref
+from typing import Any
 
 from agent_adapter import CallableModel, Message, ModelRequest
 from agent_adapter.context import (
@@ -15,6 +16,7 @@ from agent_adapter.context import (
     compress_for,
     estimate_tokens,
 )
+from agent_adapter.testing import ProviderServer, Reply
 
 
 class CountingCounter:
@@ -107,3 +109,48 @@ def test_totals_stay_exact_as_lists_grow_shrink_and_change() -> None:
             pool[rng.randrange(len(pool))] = Message("assistant", "r" * rng.randrange(1, 300))
             gc.collect()  # the replaced ones die; their ids may come back
         assert meter.total(current) == estimate_tokens(current)
+
+
+async def test_tool_schemas_count_once_a_request_not_as_a_ratio() -> None:
+    """Regression: with 20 tools (~12k tokens of schemas) and one short message, the
+    provider's count over the counter's (12,331 / 17) drove the ratio to its clamp of 8, and
+    a history whose whole request was ~30k tokens (under the 40k threshold) was cut to ~10k."""
+    from agent_adapter import FunctionTool
+    from agent_adapter.context import tiktoken_counter
+    from agent_adapter.providers import OpenAIChatModel
+
+    async def fn(args: dict[str, Any], ctx: Any = None) -> str:
+        return "ok"
+
+    described = "a detailed explanation of what it does " * 3
+    tools = [
+        FunctionTool(
+            name=f"tool_{i}",
+            description=f"Tool number {i}. " * 10,
+            parameters={
+                "type": "object",
+                "properties": {
+                    f"field_{j}": {"type": "string", "description": f"Option {j}: {described}"}
+                    for j in range(12)
+                },
+            },
+            fn=fn,
+        )
+        for i in range(20)
+    ]
+    counter = tiktoken_counter("o200k_base")
+    policy = CompressionPolicy(threshold_tokens=40_000, target_tokens=30_000, token_counter=counter)
+    history = [Message("system", "You are an agent."), Message("user", "Start the task.")]
+    with ProviderServer([Reply(text=f"step {i}", input_tokens=None) for i in range(3)]) as server:
+        model = CompressingModel(
+            OpenAIChatModel("gpt-4o", base_url=server.openai_url, api_key="t", max_retries=0),
+            policy,
+        )
+        for i in range(3):
+            response = await model.generate(ModelRequest(messages=history, tools=tools))
+            body = server.requests[-1].body
+            assert isinstance(body, dict) and len(body["messages"]) == len(history)
+            history = [*history, Message("assistant", response.text)]
+            history.append(Message("user", f"log line with details {i} " * 1500))
+    assert response.usage.input_tokens is not None and 28_000 < response.usage.input_tokens < 40_000
+    assert 0.8 < model.ratio < 1.25

@@ -8,7 +8,10 @@ new messages, and the engine does not run at all.
 Calibration: chars/4 is off by -63% on base64 and -48% on logs with UUIDs (see
 ``estimate_tokens``). After each call the provider's reported ``input_tokens`` divided by the
 counter's count of what was sent becomes the ratio applied to the next count (clamped to
-0.25..8), so the threshold check tracks what the provider counts. A provider's overflow error
+0.25..8), so the threshold check tracks what the provider counts. What was sent includes the
+request's tool schemas (the counter's count of their JSON, once a request: a constant, never
+a share of each message), as the provider counts them too; a request of 20 tools and one
+short message would otherwise read as a ratio of several hundred. A provider's overflow error
 with a token count calibrates the same way before the retry; the retry itself counts with
 that request's own ratio, unclamped, down to what the error says fits.
 """
@@ -48,18 +51,18 @@ When = Callable[[ModelRequest, Any], Any]
 
 
 class _Calibrated:
-    """``counter`` scaled by ``ratio``: a token counter in the provider's units."""
+    """``counter`` scaled by ``ratio``, with ``extra`` (the request's tool schemas) once a
+    request: a token counter in the provider's units."""
 
-    __slots__ = ("__weakref__", "meter", "ratio")
+    __slots__ = ("__weakref__", "extra", "meter", "ratio")
 
-    def __init__(self, meter: TokenMeter, ratio: float) -> None:
+    def __init__(self, meter: TokenMeter, ratio: float, extra: int) -> None:
         self.meter = meter
         self.ratio = ratio
+        self.extra = extra
 
     def __call__(self, messages: list[Message]) -> int:
-        if len(messages) == 1:  # the engine's per-message counts: the cached single count
-            return round(self.meter.of(messages[0]) * self.ratio)
-        return round(self.meter.total(messages) * self.ratio)
+        return round((self.meter.total(messages) + self.extra) * self.ratio)
 
 
 def _marked(request: ModelRequest, **changes: Any) -> ModelRequest:
@@ -77,7 +80,7 @@ def _marked(request: ModelRequest, **changes: Any) -> ModelRequest:
 class _Prepared:
     """A request as sent: the request, its policy and meter, and the count of its messages."""
 
-    __slots__ = ("limits", "meter", "policy", "raw", "request", "window")
+    __slots__ = ("extra", "limits", "meter", "policy", "raw", "request", "window")
 
     def __init__(
         self,
@@ -87,7 +90,9 @@ class _Prepared:
         limits: CompressionLimits,
         window: int | None,
         raw: int,
+        extra: int,
     ) -> None:
+        self.extra = extra  # the tool schemas' tokens, in raw (the counter's units)
         self.request = request
         self.policy = policy
         self.meter = meter
@@ -157,6 +162,7 @@ class CompressingModel:
         self.context_window = self._window(policy)
         self._limits = self._limits_of(policy)  # fails now when no window is known
         self.ratio = 1.0
+        self._tools: tuple[Any, int] = ((), 0)
 
     def __repr__(self) -> str:
         return f"CompressingModel({self.wrapped!r}, window={self.context_window})"
@@ -217,7 +223,26 @@ class CompressingModel:
         sent = _marked(request, messages=out) if out is not messages else _marked(request)
         if not report.skipped:
             await self._report(request, report)
-        return _Prepared(sent, policy, meter, limits, window, meter.total(sent.messages))
+        extra = self._tool_tokens(request, meter)
+        raw = meter.total(sent.messages) + extra
+        return _Prepared(sent, policy, meter, limits, window, raw, extra)
+
+    def _tool_tokens(self, request: ModelRequest, meter: TokenMeter) -> int:
+        """The counter's count of the request's tool schemas (name, description,
+        parameters as JSON), remembered for the same tools object."""
+        tools = request.tools
+        if not tools:
+            return 0
+        if self._tools[0] is tools:
+            return self._tools[1]
+        schemas = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in tools
+        ]
+        text = json.dumps(schemas, ensure_ascii=False, default=str)
+        tokens = meter.counter([Message("system", text)]) - meter.counter([])
+        self._tools = (tools, max(0, tokens))
+        return self._tools[1]
 
     async def _compress(
         self,
@@ -232,8 +257,10 @@ class CompressingModel:
     ) -> tuple[list[Message], CompressionReport]:
         ratio = self.ratio if ratio is None else ratio
         calibrated = policy
-        if ratio != 1.0:
-            calibrated = dataclasses.replace(policy, token_counter=_Calibrated(meter, ratio))
+        extra = self._tool_tokens(request, meter)
+        if ratio != 1.0 or extra:
+            counter = _Calibrated(meter, ratio, extra)
+            calibrated = dataclasses.replace(policy, token_counter=counter)
         from agent_adapter.context._compress_for import stateful_compress  # formats import us
 
         given = request.messages
@@ -316,7 +343,7 @@ class CompressingModel:
             key_policy=prepared.policy,
         )  # fmt: skip
         await self._report(sent, report)
-        raw = prepared.meter.total(out)
+        raw = prepared.meter.total(out) + prepared.extra
         if raw >= prepared.raw:
             raise error
         prepared.request = _marked(sent, messages=out)
