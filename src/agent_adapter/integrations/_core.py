@@ -83,8 +83,10 @@ def langgraph_thread(config: Any) -> str | None:
     if not isinstance(configurable, Mapping):
         return None
     thread = configurable.get("thread_id")
-    if isinstance(thread, int | float) and not isinstance(thread, bool):
-        thread = str(thread)  # LangGraph takes any scalar as a thread id
+    if thread is not None and not isinstance(thread, str):
+        # LangGraph takes a str, int or uuid.UUID (its checkpointers store str(thread_id)):
+        # each is its own conversation, never the shared default a missing id falls back to
+        thread = str(thread)
     ns = configurable.get("checkpoint_ns")
     path = [s.split(":", 1)[0] for s in ns.split("|")][:-1] if isinstance(ns, str) and ns else []
     return conversation_id(thread, "|".join(path))
