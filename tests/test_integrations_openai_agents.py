@@ -303,3 +303,25 @@ def test_a_session_must_have_an_id() -> None:
         compression_filter(policy(), session="  ")
     with pytest.raises(ConfigError, match="states must be a CompactionStates"):
         compression_filter(policy(), states="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", ["auto_previous_response_id", "previous_response_id"])
+async def test_a_run_on_server_state_sends_its_new_items_unchanged(mode: str) -> None:
+    """Regression: with the conversation kept on the server, the SDK gives the filter only the
+    new items (the second call's input is the function_call_output alone); the filter read
+    that as a result answering no call and the ConfigError killed the run."""
+    replies = [Reply(tool_calls=[ToolCall("call_0", "read_file", '{"path": "a.py"}')])]
+    replies.append(Reply(text="retries=3"))
+    kw: dict[str, Any] = {"auto_previous_response_id": True}
+    if mode == "previous_response_id":
+        kw = {"previous_response_id": "resp_earlier"}
+    with ProviderServer(replies) as server:
+        async with _client(server) as client:
+            result = await Runner.run(
+                _agent(client, "responses"), "What is retries in a.py?",
+                run_config=_config([]), **kw,
+            )  # fmt: skip
+        second = server.requests[-1].body
+    assert result.final_output == "retries=3"
+    assert isinstance(second, dict)
+    assert [item["type"] for item in second["input"]] == ["function_call_output"]

@@ -6,6 +6,10 @@ The SDK calls the filter before every model call with the Responses input items 
 send (:class:`agents.run_config.CallModelData`) and sends the
 :class:`agents.run_config.ModelInputData` it returns
 (https://openai.github.io/openai-agents-python/running_agents/, "Call model input filter").
+A run that keeps its conversation on the server (``previous_response_id=``,
+``auto_previous_response_id=True``, ``conversation_id=``) gives the filter only the new items,
+whose tool results answer calls the server holds: those go out unchanged (what they continue
+is not the client's to compress; the server's own ``truncation`` setting governs it).
 The items are compressed in the ``openai`` format (Responses items: ``reasoning`` items with
 their ``encrypted_content``, ``function_call`` / ``function_call_output`` pairs, MCP approval
 requests and responses kept with the state they carry). The instructions go out untouched: they
@@ -46,7 +50,7 @@ session of its run's filter, so a session reads only what was dropped from it.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from agent_adapter._errors import ConfigError, MissingDependency
@@ -146,6 +150,8 @@ class _InputFilter:
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
+        if _continues_server_state(model_data.input):
+            return model_data
         instructions = model_data.instructions
         head: list[Any] = []
         if instructions:  # counted with the items, as it is sent with them
@@ -163,6 +169,28 @@ class _InputFilter:
         if head:  # a leading system message is never removed: drop it, send the original
             result = result[1:]
         return ModelInputData(input=result, instructions=instructions)
+
+
+def _continues_server_state(items: Sequence[Any]) -> bool:
+    """True when an output item answers a call that is not among ``items``: the run keeps
+    its conversation on the server (``previous_response_id``, ``auto_previous_response_id``,
+    ``conversation_id``) and the SDK sends only the new items, whose calls the server holds.
+    Such a delta is sent as it is: what it continues is not here to compress, and it is no
+    request on its own (its results would read as answering nothing)."""
+    calls: set[Any] = set()
+    for item in items:
+        if not isinstance(item, Mapping):
+            item = getattr(item, "__dict__", {})
+        kind = item.get("type")
+        call_id = item.get("call_id")
+        if not isinstance(kind, str) or call_id is None:
+            continue
+        if kind.endswith("_output"):
+            if call_id not in calls:
+                return True
+        else:
+            calls.add(call_id)
+    return False
 
 
 def agents_tool(tool: FunctionTool) -> AgentsFunctionTool:
