@@ -497,3 +497,24 @@ def test_a_stored_class_is_never_imported() -> None:
         with pytest.raises(ValueError):
             decode_native({"p": body})
     assert "no_such_module_here" not in sys.modules
+
+
+def test_the_librarys_counter_names_the_same_policy_in_every_process() -> None:
+    """Regression: the policy key named tiktoken_counter("o200k_base") by its address, so
+    workers sharing states through a store never reused each other's (each compressed
+    fresh, prefix_tokens 0); a module-level function is named by its name."""
+    import subprocess
+    import sys
+
+    code = (
+        "from agent_adapter.context import CompressionPolicy, tiktoken_counter, estimate_tokens\n"
+        "from agent_adapter.context._compress_for import _policy_key\n"
+        "p = CompressionPolicy(target_tokens=1000, token_counter=tiktoken_counter('o200k_base'))\n"
+        "q = CompressionPolicy(target_tokens=1000, token_counter=estimate_tokens)\n"
+        "print(_policy_key(p, None), _policy_key(q, None))\n"
+    )
+    keys = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
+    assert keys[0].stdout == keys[1].stdout and keys[0].stdout.strip()

@@ -231,9 +231,11 @@ class CompactionStates:
     scoped to the run's owner as the tool results are (the owner is part of the key), kept
     apart from the tool results in the store (table ``compaction_states``; Redis keys
     ``<prefix>compaction_state:<sha256>``), and expire ``ttl_seconds`` after their last write.
-    The key also names the policy (compress_for's policy key): a policy whose settings hold
-    objects known only by their identity in one process (a custom token counter, a scorer,
-    a model) is another policy in each process, and its states are not shared.
+    The key also names the policy (compress_for's policy key): module-level functions and
+    classes by their name, the library's counters (``tiktoken_counter("o200k_base")``) and
+    stores by what they are, so workers agree; a policy whose settings hold objects known only
+    by their identity in one process (a closure or lambda as counter, a scorer, a model) is
+    another policy in each process, and its states are not shared.
 
     The costs: a put digests the natives new since this process's last put for that
     conversation (a canonical serialization and BLAKE2b of each) and packs the natives the

@@ -207,6 +207,9 @@ def tiktoken_counter(encoding: EncodingName = "o200k_base") -> TokenCounter:
         return total
 
     count.__name__ = f"tiktoken_{encoding}"
+    # what names it in a cache key in every process (a closure's default is its address):
+    # workers sharing compaction states through a store agree on the policy
+    count.config_identity = lambda: f"agent_adapter.tiktoken_counter:{encoding}"  # type: ignore[attr-defined]
     return count
 
 

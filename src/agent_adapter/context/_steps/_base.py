@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -154,6 +155,8 @@ def _json_safe(value: Any) -> Any:
         return f"<{identity()}>"  # what names it in every process (a store's file or server)
     name = getattr(value, "__qualname__", None) or type(value).__qualname__
     module = getattr(value, "__module__", None) or type(value).__module__
+    if isinstance(value, types.FunctionType | type) and "<" not in name:
+        return f"<{module}.{name}>"  # a module-level function or class: the same in any process
     return f"<{module}.{name} at {id(value):#x}>"
 
 
@@ -167,7 +170,9 @@ class BaseCompressionStep(ABC):
         """The compressed list; see CompressionStep."""
 
     def config(self) -> dict[str, Any]:
-        """The step's settings as JSON-safe values; objects and functions by their identity."""
+        """The step's settings as JSON-safe values; objects by their identity (their
+        ``config_identity()`` where they have one), module-level functions and classes by
+        their name."""
         if dataclasses.is_dataclass(self):
             items = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         else:
