@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from typing import Any
 
 import pytest
@@ -245,3 +246,41 @@ def test_compress_for_output_alternates_without_help() -> None:
         )
     )
     assert check(out, "anthropic") == []
+
+
+def test_strict_alternation_over_a_replay_keeps_one_note_and_a_bounded_task_turn() -> None:
+    """Regression: strict_alternation merged each removal note into the task's user turn;
+    the next compaction loaded that turn as one message (the task, always kept), so every
+    later note and the user text of each dropped round joined it for good (38 blocks, 26
+    notes after 60 calls), the note of a fold was dropped where it could not be written
+    inside that turn, and tokens_after was off a recount of the list returned."""
+    from agent_adapter.context import CompactionStates, TokenMeter, tiktoken_counter
+
+    counter = tiktoken_counter("o200k_base")
+    policy = CompressionPolicy(threshold_tokens=3000, target_tokens=2000, token_counter=counter)
+    strict = AnthropicConverter(strict_alternation=True)
+    states = CompactionStates()
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Task: fix the bug"}]
+    compactions = 0
+    for i in range(40):
+        call = {"type": "tool_use", "id": f"toolu_{i:04d}", "name": "bash", "input": {"n": i}}
+        history.append(
+            {"role": "assistant", "content": [{"type": "text", "text": f"Checking {i}."}, call]}
+        )
+        output = f"line of output: some/path/file_{i}.py error E{i}\n" * 40
+        reminder = f"<system-reminder>step {i}: keep going with file_{i}.py</system-reminder>"
+        result = {"type": "tool_result", "tool_use_id": call["id"], "content": output}
+        history.append({"role": "user", "content": [result, {"type": "text", "text": reminder}]})
+        out, report = compress_for_sync(
+            history, policy, format=strict, states=states, conversation="c"
+        )
+        compactions += report.skipped == ""
+        text = json.dumps(out)
+        assert text.count("earlier messages removed") <= 1, f"call {i}"
+        if i >= 4:
+            assert "earlier messages removed" in text, f"call {i}: the names of what went, lost"
+        first = out[0]["content"]
+        assert first == "Task: fix the bug" or len(first) <= 3, f"call {i}: {first}"
+        assert report.tokens_after == TokenMeter(counter).total(convert(out, strict).messages)
+        assert check(out, "anthropic", strict_alternation=True) == []
+    assert compactions >= 10

@@ -89,7 +89,7 @@ def _guard(
 
     bounds = _bounds(before)
     reverted += _keep_units_whole(before, slot, bounds)
-    placeable, dropped = _placeable_additions(before, added, bounds, protection, insertable)
+    placeable, dropped = _placeable_additions(before, added, bounds, protection, insertable, slot)
     reverted += dropped
     reverted += _keep_opening_user_turn(before, slot, placeable)
     reverted += _no_added_assistant_before_assistant(slot, placeable)
@@ -133,6 +133,7 @@ def _placeable_additions(
     bounds: list[tuple[int, int]],
     protection: Protection,
     insertable: Callable[[Message], bool] | None,
+    slot: Sequence[Message | None] = (),
 ) -> tuple[dict[int, list[Message]], int]:
     """The additions that may stay: user or assistant messages without tool calls and without
     provider state (thinking, opaque items: a step cannot sign reasoning), at a unit boundary
@@ -140,8 +141,10 @@ def _placeable_additions(
     turn's thinking opener (Anthropic extended thinking: the assistant turn in progress must
     keep opening on its thinking block, and an added message would end that turn); and, when
     the caller's format says where a native starts (``insertable``), only there (an addition
-    between two messages of one native could not be written in place). Returns them and how
-    many were dropped."""
+    between two messages of one native could not be written in place), or where every
+    message of its native before it goes (``slot``: what is kept of ``before``), since the
+    rest of that native is then rebuilt starting there. Returns them and how many were
+    dropped."""
     n = len(before)
     lead = _leading_system(before)
     starts = {start for start, _ in bounds}
@@ -152,25 +155,44 @@ def _placeable_additions(
     if opener is not None:
         last = min(last, opener)
 
-    def fits(g: int) -> bool:
-        return (
-            g in starts
-            and lead <= g <= last
-            and (insertable is None or g >= n or insertable(before[g]))
-        )
+    def native_starts_at(g: int) -> bool:
+        if insertable is None or g >= n or insertable(before[g]):
+            return True
+        j = g - 1  # the native's earlier messages: every one of them removed
+        while j >= 0 and j < len(slot) and slot[j] is None:
+            if insertable(before[j]):
+                return True
+            j -= 1
+        return False
 
-    placeable = {
-        g: [
+    def fits(g: int) -> bool:
+        return g in starts and lead <= g <= last and native_starts_at(g)
+
+    def slid(g: int) -> int:
+        """``g``, or when it does not fit, the first place past the removed messages right
+        after it that does (the same place among what is kept: a fold's note written where
+        the old note stood, inside a native whose other messages stay)."""
+        if fits(g):
+            return g
+        h = g
+        while h < len(slot) and slot[h] is None:
+            h += 1
+            if fits(h):
+                return h
+        return g
+
+    placeable: dict[int, list[Message]] = {}
+    for g, ms in sorted(added.items()):
+        at = slid(g)
+        kept = [
             m
             for m in ms
             if m.role in ("user", "assistant")
             and not m.tool_calls
             and not _carries_provider_state(m)
         ]
-        if fits(g)
-        else []
-        for g, ms in added.items()
-    }
+        placeable.setdefault(at, []).extend(kept if fits(at) else [])
+        placeable.setdefault(g, [])
     dropped = sum(len(ms) for ms in added.values()) - sum(len(ms) for ms in placeable.values())
     return placeable, dropped
 

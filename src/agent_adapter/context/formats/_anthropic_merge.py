@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_adapter._errors import ConfigError
+from agent_adapter.context._own import own_text
 from agent_adapter.context.formats._carrier import RESERVED_KEY, split_carrier, with_carrier
 
 __all__ = ["MERGED", "merge_run", "split_merged"]
@@ -120,8 +121,9 @@ def _content(source: _Source, at: str) -> str | list[Any]:
 
 
 def split_merged(native: Any, where: str) -> list[dict[str, Any]] | None:
-    """The source natives of a merged native, each with its own carrier; ``None`` when
-    ``native`` is no merge.
+    """The source natives of a merged native, each with its own carrier (or, for a user
+    turn holding a note or summary of ours among other blocks, the turns it is made of: see
+    :func:`_split_own`); ``None`` when ``native`` is no merge.
 
     Args:
         native: an Anthropic message dict.
@@ -132,13 +134,49 @@ def split_merged(native: Any, where: str) -> list[dict[str, Any]] | None:
     """
     base, carrier = split_carrier(native)
     if carrier is None or MERGED not in carrier:
-        return None
+        return _split_own(native) if carrier is None else None
     out: list[dict[str, Any]] = []
     for k, source in enumerate(_entries(base, carrier[MERGED], where)):
         content = _content(source, f"{where}.{RESERVED_KEY}.{MERGED}[{k}]")
         part = {"role": base.get("role"), **source.keys, "content": content}
         out.append(with_carrier(part, source.carrier))
     return out
+
+
+def _split_own(native: Any) -> list[dict[str, Any]] | None:
+    """A user turn that holds a note or summary of ours among other blocks, as the turns it
+    was merged from: each text block that opens with one of our heads (see
+    :mod:`agent_adapter.context._own`) a turn of its own, the blocks between them one turn
+    each; ``None`` for any other native.
+
+    ``strict_alternation`` merges a note with the task next to it (Bedrock takes no two user
+    turns in a row), and a framework may merge consecutive user turns client-side: the merge
+    carries no carrier (it is sent as it is), yet the note in it must still load as ours on
+    the next call (folded into the next note, never kept as part of the task for good), and
+    the user text after it as a turn that can go with its round. Known by the head alone,
+    exactly as a turn of its own is."""
+    if not isinstance(native, Mapping) or native.get("role") != "user":
+        return None
+    content = native.get("content")
+    if not isinstance(content, list) or len(content) < 2:
+        return None
+    keys = {k: v for k, v in native.items() if k != "content"}
+    parts: list[list[Any]] = [[]]
+    for block in content:
+        own = (
+            isinstance(block, Mapping)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+            and own_text(block["text"]) is not None
+        )
+        if own:
+            parts.extend([[block], []])
+        else:
+            parts[-1].append(block)
+    runs = [p for p in parts if p]
+    if len(runs) < 2:
+        return None
+    return [{**keys, "content": run} for run in runs]
 
 
 def merge_run(natives: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
