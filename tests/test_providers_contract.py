@@ -259,7 +259,10 @@ async def test_thinking_is_read_streamed_and_sent_back_as_each_api_wants(
     sent = json.dumps(srv.requests[1].body)
     if kind in ("anthropic", "gemini", "responses"):  # the signed thinking goes back with the
         assert THINKING in sent and "U0lH" in sent  # call, as each API asks
-    if PROTOCOL[kind] == "chat":  # DeepSeek: sending reasoning_content back is a 400
+    if kind == "deepseek":  # thinking mode: a tool-call turn's reasoning goes back, else 400
+        turn = srv.requests[1].body["messages"][-2]  # type: ignore[index]
+        assert turn["reasoning_content"] == THINKING and turn["content"] == "Checking."
+    elif PROTOCOL[kind] == "chat":  # no field for it on the other Chat servers
         assert THINKING not in sent and "reasoning_content" not in sent
     events = await _collect(model, request(question, tools=[WEATHER]))
     assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == THINKING

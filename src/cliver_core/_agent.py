@@ -113,7 +113,8 @@ class AgentCore(EmbeddedModelsMixin):
             tool's ``safety``.
         on_event: called with every event of every run (sync or async); an exception it
             raises fails the run (as in 0.3.0a5).
-        max_consecutive_errors: tool errors (or denials) in a row that stop the run.
+        max_consecutive_errors: tool errors (or denials) in a row that stop the run (0
+            stops it at the first, as 1 does: 0.3.0a5 takes 0 alike).
         builtin_system_prompt: the start of every run's system message.
         logger: the logger to use.
         context_compactor: the default compactor of every entry point (``None``: none).
@@ -176,9 +177,9 @@ class AgentCore(EmbeddedModelsMixin):
         if mcp_client is not None:
             raise _no_mcp("AgentCore(mcp_client=...)")
         if isinstance(max_consecutive_errors, bool) or not isinstance(max_consecutive_errors, int):
-            raise ConfigError("AgentCore: max_consecutive_errors must be an int >= 1")
-        if max_consecutive_errors < 1:
-            raise ConfigError("AgentCore: max_consecutive_errors must be an int >= 1")
+            raise ConfigError("AgentCore: max_consecutive_errors must be an int >= 0")
+        if max_consecutive_errors < 0:
+            raise ConfigError("AgentCore: max_consecutive_errors must be an int >= 0")
         if isinstance(skill_summary_limit, bool) or not isinstance(skill_summary_limit, int):
             raise ConfigError("skill_summary_limit must be an int >= 0")
         if skill_summary_limit < 0:
@@ -305,6 +306,7 @@ class AgentCore(EmbeddedModelsMixin):
             fallback_tools=self.tool_registry.get,
             retool=narrowing(offer.state),
             inference_events=self.inference_events,
+            logger=self.logger,
         )
 
     @staticmethod

@@ -168,7 +168,9 @@ def response_native(response: ModelResponse, protocol: str) -> dict[str, Any] | 
     if protocol != "anthropic" and isinstance(choices, list) and choices:
         message = getattr(choices[0], "message", None)
         if message is not None and hasattr(message, "model_dump"):
-            dumped: dict[str, Any] = message.model_dump(exclude_none=True)
+            # every field, None ones included, as 0.3.0a5's SDK dump has them
+            # (``trace[i]["response"]["content"]`` of a tool-call reply is None, not missing)
+            dumped: dict[str, Any] = message.model_dump()
             return dumped
     from agent_adapter.context.formats import strip_reserved
     from cliver_core._format import native_converter

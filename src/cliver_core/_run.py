@@ -20,6 +20,7 @@ import asyncio
 import dataclasses
 import inspect
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -128,6 +129,8 @@ class RunSpec:
     repairs: int = 1
     stage: str = "main"
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the agent's logger: a tool that raised is logged there at WARNING, as in 0.3.0a5
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("cliver_core.agent"))
 
 
 class Run:
@@ -329,10 +332,10 @@ class Run:
         return message
 
     async def _one(self, call: AAToolCall) -> tuple[CLIverMessage, str]:
-        tool = self.by_name.get(call.name)
+        advertised = tool = self.by_name.get(call.name)
         if tool is None and self.spec.fallback_tools is not None:
             tool = self.spec.fallback_tools(call.name)
-        return await run_call(self.spec, self.run_id, call, tool)
+        return await run_call(self.spec, self.run_id, call, tool, advertised)
 
     def _count(self, status: str) -> bool:
         """Fold one result into the error / denial streaks; True when one hits the limit."""
@@ -342,7 +345,7 @@ class Run:
             self.errors, self.denials = self.errors + 1, 0
         else:
             self.errors = self.denials = 0
-        limit = self.spec.max_consecutive_errors
+        limit = max(1, self.spec.max_consecutive_errors)  # 0: the first failure stops it
         return self.errors >= limit or self.denials >= limit
 
     async def run_tools(self, calls: Sequence[AAToolCall]) -> bool:
@@ -388,12 +391,13 @@ class Run:
             names.tool(t.function_tool()) if names else t.function_tool() for t in tools
         ]
 
-    def check_output(self, message: CLIverMessage) -> tuple[bool, Any]:
-        """For chat_structured: (done, parsed). A bad reply with a repair left appends the
-        repair request and returns (False, None).
+    def check_output(self, message: CLIverMessage, iteration: int) -> tuple[bool, Any]:
+        """For chat_structured: (done, parsed). A bad reply with a repair left (and an
+        iteration to make it in) appends the repair request and returns (False, None).
 
         Raises:
-            ModelOutputInvalid: the reply is still invalid after the repair retry.
+            ModelOutputInvalid: the reply is still invalid after the repair retry, or no
+                iteration is left for one (``max_iterations`` reached): never ``parsed=None``.
         """
         spec = self.spec.output
         if spec is None:
@@ -403,6 +407,11 @@ class Run:
             return True, value
         if self.spec.repairs <= 0:
             raise ModelOutputInvalid(f"the reply does not match the schema after a repair: {error}")
+        if iteration + 1 >= self.spec.max_iterations:
+            raise ModelOutputInvalid(
+                f"the reply does not match the schema and max_iterations="
+                f"{self.spec.max_iterations} leaves no iteration for a repair: {error}"
+            )
         self.spec.repairs -= 1
         self.history.append(message)
         self.history.append(CLIverMessage(role="user", content=_REPAIR.format(error=error)))
@@ -438,7 +447,7 @@ class Run:
             message = self.answered(i, last)
             calls = self.calls
             if not calls:
-                done, parsed = self.check_output(message)
+                done, parsed = self.check_output(message, i)
                 if done:
                     return self.response(message, last, parsed)
                 continue
@@ -488,7 +497,7 @@ class Run:
             message = self.answered(i, last, streaming=True)
             calls = self.calls
             if not calls:
-                done, _parsed = self.check_output(message)
+                done, _parsed = self.check_output(message, i)
                 if done:
                     yield self._terminal()
                     return

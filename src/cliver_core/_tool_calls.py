@@ -69,7 +69,11 @@ def tool_context(spec: RunSpec, run_id: str) -> RunContext:
 
 
 async def run_call(
-    spec: RunSpec, run_id: str, call: AAToolCall, tool: CLIverTool | None
+    spec: RunSpec,
+    run_id: str,
+    call: AAToolCall,
+    tool: CLIverTool | None,
+    advertised: CLIverTool | None = None,
 ) -> tuple[CLIverMessage, str]:
     """One call, as 0.3.0a5 runs it: ``tool.start``; the permission check; the tool;
     ``tool.end`` with the result text (an error result, an unknown tool and a denial
@@ -79,6 +83,11 @@ async def run_call(
     As in 0.3.0a5, a handler that raises on ``tool.start`` or ``tool.error`` fails the
     run, while one that raises on ``tool.permission_denied`` or ``tool.end`` turns the
     call into a ``tool.error`` with that exception as its result.
+
+    The permission check reads ``advertised``, the tool as the model was offered it: a
+    tool the run did not advertise (hidden by ``tool_filter`` or a skill's
+    ``allowed-tools``) that the model calls anyway runs from the registry (``tool``) only
+    after asking, whatever its own safety (0.3.0a5 fails closed there too).
     """
     start = time.perf_counter()
 
@@ -101,7 +110,7 @@ async def run_call(
     await event(ToolEventType.START, args=given)
     status = "error"
     try:
-        reason = await denial(spec, call.name, given, tool)
+        reason = await denial(spec, call.name, given, advertised)
         if reason is not None:
             text, status = f"{DENIED_PREFIX} {reason}", "denied"
             await event(
@@ -123,6 +132,7 @@ async def run_call(
         shown = text if len(text) <= 500 else text[:497] + "..."
         await event(ToolEventType.END, result=shown, duration_ms=elapsed_ms())
     except Exception as e:  # returned to the model, which may recover
+        spec.logger.warning("Tool '%s' failed: %s", call.name, e)
         await event(ToolEventType.ERROR, error=str(e), duration_ms=elapsed_ms())
         return CLIverMessage(role="tool", content=f"Error: {e}", tool_call_id=call.id), "error"
     return CLIverMessage(role="tool", content=text, tool_call_id=call.id), status

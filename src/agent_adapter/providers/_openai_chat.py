@@ -10,7 +10,7 @@ ledger); :class:`~agent_adapter.providers.DeepSeekModel` shows the whole cost of
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -55,8 +55,9 @@ def _finish(value: Any) -> FinishReason:
 
 def with_reasoning(message: Message, reasoning: Any) -> Message:
     """``message`` with the ``reasoning_content`` of DeepSeek, vLLM and Ollama replies as a
-    leading thinking part. The Chat converter writes a thinking part into no request field, so
-    it is never sent back (DeepSeek's reasoning guide: sending it back is a 400)."""
+    leading thinking part. The Chat converter writes a thinking part into no request field;
+    a model class whose server wants it back sets ``reasoning_back`` (see
+    :meth:`OpenAIChatModel.wire_messages`)."""
     if not isinstance(reasoning, str) or not reasoning:
         return message
     content = message.content
@@ -121,6 +122,10 @@ class OpenAIChatModel(ProviderModel):
     """
 
     default_provider = "openai"
+    #: Send an assistant tool-call turn's reasoning (its leading thinking part, from the
+    #: reply's ``reasoning_content``) back as ``reasoning_content`` (DeepSeek's thinking mode
+    #: requires it; other servers take no such field).
+    reasoning_back: bool = False
     #: The environment variable holding the API key (the SDK's own for OpenAI).
     api_key_env: str | None = None
     #: The base URL when none is given (``None``: the SDK's, OpenAI's).
@@ -159,10 +164,54 @@ class OpenAIChatModel(ProviderModel):
                 )
         return openai_client(self, api_key)
 
+    def wire_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """The Chat Completions messages sent for ``messages``.
+
+        An assistant message whose content is text alone goes as one string, as the API
+        returns it (its reasoning has no slot in a list of parts either): DeepSeek and other
+        compatible servers reject list content on an assistant turn ("invalid type:
+        sequence, expected a string"). With ``reasoning_back``, an assistant turn that made
+        tool calls carries its reasoning as ``reasoning_content`` (DeepSeek's Thinking Mode
+        guide: for turns that performed tool calls, "the reasoning_content must be fully
+        passed back to the API in all subsequent requests", else a 400; a turn without
+        tool calls needs none)."""
+        natives = strip_reserved(_CHAT.dump_all(messages))
+        if len(natives) != len(messages):
+            return natives
+        out = []
+        for message, native in zip(messages, natives, strict=True):
+            if message.role == "assistant":
+                native = self._assistant_wire(message, native)
+            out.append(native)
+        return out
+
+    def _assistant_wire(self, message: Message, native: dict[str, Any]) -> dict[str, Any]:
+        content = native.get("content")
+        if (
+            isinstance(content, list)
+            and content
+            and all(
+                isinstance(b, dict) and set(b) == {"type", "text"} and b["type"] == "text"
+                for b in content
+            )
+        ):
+            native = {**native, "content": "\n".join(str(b["text"]) for b in content)}
+        parts = message.content
+        if (
+            self.reasoning_back
+            and message.tool_calls
+            and not isinstance(parts, str)
+            and parts
+            and isinstance(parts[0], ThinkingPart)
+            and parts[0].text
+        ):
+            native = {**native, "reasoning_content": parts[0].text}
+        return native
+
     def _request(self, request: ModelRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": strip_reserved(_CHAT.dump_all(request.messages)),
+            "messages": self.wire_messages(request.messages),
         }
         if request.tools:
             kwargs["tools"] = [t.openai_schema() for t in request.tools]
