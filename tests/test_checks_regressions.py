@@ -236,3 +236,37 @@ def test_tool_result_after_text_names_its_block() -> None:
     ]
     (v,) = [v for v in check(nat, "anthropic") if v.rule == "tool_result_not_first"]
     assert v.index == 2 and "messages[2].content[1]" in v.message
+
+
+_CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}
+_MALFORMED = [
+    ("openai", [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [_CALL]}], 1),
+    (
+        "anthropic",
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t", "content": 7}],
+            },
+        ],
+        2,
+    ),
+    ("gemini", [{"role": "user", "parts": [{"text": 5}]}], 0),
+]
+
+
+@pytest.mark.parametrize(("fmt", "natives", "index"), _MALFORMED)
+def test_check_reports_what_the_converter_rejects(fmt: str, natives: list[Any], index: int) -> None:
+    """Regression: check() said [] (the provider would accept it) for lists convert() itself
+    rejects: Chat arguments as an object, an Anthropic tool_result content an int, a Gemini
+    text an int."""
+    with pytest.raises(ConfigError) as error:
+        convert(natives, fmt)
+    found = check(natives, fmt)
+    assert [(v.index, v.rule) for v in found if v.rule == "malformed"] == [(index, "malformed")]
+    assert str(error.value) in {v.message for v in found}

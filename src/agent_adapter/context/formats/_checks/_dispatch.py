@@ -3,11 +3,12 @@ through :func:`~agent_adapter.context.formats.convert`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from agent_adapter._errors import ConfigError
-from agent_adapter.context._pairing import describe, pair_messages
+from agent_adapter.context._pairing import PairingError, describe, pair_messages
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._checks._anthropic import check_anthropic
 from agent_adapter.context.formats._checks._common import (
@@ -47,7 +48,10 @@ def check(
     violation at the index of the native its message came from. ``"auto"`` detects the format like
     :func:`~agent_adapter.context.formats.detect_format`. Every format also gets
     ``invalid_utf8``: a string that is not valid UTF-8 (a lone surrogate), named by index and
-    field (:func:`~agent_adapter.context.formats._checks._common.invalid_text`).
+    field (:func:`~agent_adapter.context.formats._checks._common.invalid_text`), and every
+    provider format ``malformed``: an item its converter rejects (a field of the wrong type
+    or a required one missing, such as Chat ``function.arguments`` given as an object), at
+    the index the error names.
 
     check() sees one list, so it cannot tell what the request's settings are or what a list
     lost. Anthropic extended thinking is the case that matters: the current turn's opener must
@@ -91,8 +95,10 @@ def check(
         found = check_anthropic(
             messages, thinking=thinking, strict_alternation=bool(strict_alternation)
         )
+        found += _unreadable(messages, format)
     elif (checker := checker_for(name)) is not None:
         found = checker(messages)
+        found += _unreadable(messages, format if isinstance(format, Converter) else name)
     elif name not in FORMATS and name not in registered_names():
         raise ConfigError(
             f"check: unknown format {name!r}; known: {[*FORMATS, *registered_names()]}"
@@ -101,6 +107,25 @@ def check(
         found = _via_messages(list(messages), name)
     bad = invalid_text(messages)
     return by_index(found + bad) if bad else found
+
+
+_WHERE = re.compile(r"(?:messages|input)\[(\d+)\]")
+
+
+def _unreadable(messages: Sequence[Any], format: str | Converter[Any]) -> list[Violation]:
+    """``malformed``: what the format's converter rejects (a field of the wrong type, a
+    required one missing; the provider rejects it too), at the index its error names. The
+    pairing rules are the checker's own, so a pairing error is not restated here."""
+    if format == "agent_adapter":
+        return []
+    try:
+        convert(list(messages), format)
+    except PairingError:
+        return []
+    except ConfigError as e:
+        where = _WHERE.search(str(e))
+        return [Violation(int(where.group(1)) if where else 0, "malformed", str(e))]
+    return []
 
 
 def _via_messages(natives: list[Any], name: str) -> list[Violation]:
