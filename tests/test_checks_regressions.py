@@ -257,6 +257,23 @@ _MALFORMED = [
         2,
     ),
     ("gemini", [{"role": "user", "parts": [{"text": 5}]}], 0),
+    # accepted by convert() and check() before: a content part without its type, an image
+    # whose source is a URL string, a Gemini function response that is no object
+    ("openai", [{"role": "user", "content": [{"text": "a"}]}], 0),
+    (
+        "anthropic",
+        [{"role": "user", "content": [{"type": "image", "source": "https://x/a.png"}]}],
+        0,
+    ),
+    (
+        "gemini",
+        [
+            {"role": "user", "parts": [{"text": "q"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": "x"}}]},
+        ],
+        2,
+    ),
 ]
 
 

@@ -142,6 +142,9 @@ def _blocks(raw: Any, where: str) -> list[Mapping[str, Any]]:
             raise ConfigError(f"{where}[{k}].{field} must be a str ({block['type']} block)")
         if block["type"] == "tool_use" and not isinstance(block.get("input", {}), Mapping):
             raise ConfigError(f"{where}[{k}].input must be an object (tool_use block)")
+        if block["type"] in ("image", "document") and not isinstance(block.get("source"), Mapping):
+            # Messages API: an image or document block's source is an object (base64, url...)
+            raise ConfigError(f"{where}[{k}].source must be an object ({block['type']} block)")
     return raw
 
 

@@ -60,6 +60,8 @@ def _part(raw: Any, where: str) -> Part:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where} must be a content part dict, got {type(raw).__name__}")
     kind = raw.get("type")
+    if not isinstance(kind, str):  # every content part names its type (API reference)
+        raise ConfigError(f"{where}.type must be a str (a content part names its type)")
     if kind == "text":
         text = raw.get("text")
         if not isinstance(text, str):

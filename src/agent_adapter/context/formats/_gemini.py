@@ -305,7 +305,11 @@ class GeminiConverter(Converter[Any]):
         fr = _fields(raw)
         name = fr.get("name")
         name = name if isinstance(name, str) and name else None
-        text, extras = response_text(fr.get("response"), f"{at}.response")
+        response = fr.get("response")
+        if response is not None and not isinstance(response, Mapping):
+            # Gemini API: FunctionResponse.response is an object (Struct), required
+            raise ConfigError(f"{at}.response must be an object, not {type(response).__name__}")
+        text, extras = response_text(response, f"{at}.response")
         own = fr.get("id")
         own = own if isinstance(own, str) and own else None
         call_id = calls.answer(own, name)
