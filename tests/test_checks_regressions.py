@@ -274,6 +274,22 @@ _MALFORMED = [
         ],
         2,
     ),
+    # Responses: an output that is no str or list, a text part whose text is None, a
+    # reasoning summary that is no list
+    (
+        "openai",
+        [
+            {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c", "output": 5},
+        ],
+        1,
+    ),
+    (
+        "openai",
+        [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": None}]}],
+        0,
+    ),
+    ("openai", [{"type": "reasoning", "id": "rs_1", "summary": "oops"}], 0),
 ]
 
 

@@ -246,6 +246,13 @@ def _load_message(item: Mapping[str, Any], where: str) -> Message:
     if raw is None or isinstance(raw, str):
         content = raw or ""
     elif isinstance(raw, list):
+        for k, part in enumerate(raw):
+            if (
+                isinstance(part, Mapping)
+                and part.get("type") in TEXT_TYPES
+                and not isinstance(part.get("text"), str)
+            ):
+                raise ConfigError(f"{where}.content[{k}].text must be a str ({part['type']})")
         content = tuple(_load_part(p, role) for p in raw)
     else:
         raise ConfigError(f"{where}.content must be a str or a list of content parts")
@@ -358,11 +365,18 @@ def load_item(item: Any, where: str) -> Message:
     if not isinstance(kind_, str):
         raise ConfigError(f"{where}.type must be a str")
     if kind_ == "reasoning":
+        summary = item.get("summary")
+        if summary is not None and not isinstance(summary, list):  # API reference: an array
+            raise ConfigError(f"{where}.summary must be a list of summary parts")
         return Message("assistant", (_thinking(item),))
     if is_call(item):
         return load_call(item, kind_, where)
     call_id = output_call_id(item)
     if call_id:
+        output = item.get("output")
+        if kind_ == "function_call_output" and not isinstance(output, str | list | None):
+            # API reference: a function_call_output's output is a string or a list of parts
+            raise ConfigError(f"{where}.output must be a str or a list of content parts")
         return _load_output(item, call_id)
     role: Role = "user" if kind_ in _USER_SIDE else "assistant"
     if item.get("role") in ("user", "assistant"):
