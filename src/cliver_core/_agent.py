@@ -22,7 +22,7 @@ from cliver_core._errors import CapabilityNotSupported
 from cliver_core._events import EventHandler
 from cliver_core._format import from_message, to_messages
 from cliver_core._messages import CLIverMessage, CLIverMessageChunk, CLIverResponse
-from cliver_core._model_bindings import ModelBindings
+from cliver_core._model_bindings import ModelBindings, misplaced
 from cliver_core._run import Compactor, PermissionCallback, Run, RunSpec
 from cliver_core._skills import Skill, SkillError, SkillManager, SkillNotFoundError
 from cliver_core._structured import OutputSpec
@@ -169,11 +169,9 @@ class AgentCore(EmbeddedModelsMixin):
             )
         bindings.get("llm")  # a binding made for another purpose fails fast, as in 0.3.0a5
         for i, fallback in enumerate(bindings.llm_fallbacks):
-            if fallback.purpose not in (None, "llm"):
-                raise ConfigError(
-                    f"bindings.llm_fallbacks[{i}] holds a '{fallback.purpose}' binding — "
-                    f"mount it in bindings.{fallback.purpose} instead."
-                )
+            wrong = misplaced(fallback, "llm", f"bindings.llm_fallbacks[{i}]")
+            if wrong is not None:
+                raise ConfigError(wrong)
         if mcp_client is not None:
             raise _no_mcp("AgentCore(mcp_client=...)")
         if isinstance(max_consecutive_errors, bool) or not isinstance(max_consecutive_errors, int):

@@ -27,6 +27,7 @@ __all__ = [
     "CompactionPlan",
     "CompactionSplit",
     "apply_plan",
+    "blank_summary",
     "render",
     "validate_history",
 ]
@@ -272,6 +273,12 @@ def validate_history(
     return list(messages)
 
 
+def blank_summary(plan: CompactionPlan) -> bool:
+    """True when ``plan`` has a summary that is empty or only whitespace (no summary came
+    back: the history is left as it is)."""
+    return plan.summary is not None and not plan.summary.strip()
+
+
 def apply_plan(plan: CompactionPlan, messages: Sequence[CLIverMessage]) -> list[CLIverMessage]:
     """``[summary_message, *messages[plan.keep_from:]]``, validated (``messages`` as they
     are for a blank summary).
@@ -291,7 +298,7 @@ def apply_plan(plan: CompactionPlan, messages: Sequence[CLIverMessage]) -> list[
             f"CompactionPlan.keep_from {k} points at a {messages[k].role!r} message; it must "
             "point at a user message (use context.split_at_user_turn)"
         )
-    if plan.summary is not None and not plan.summary.strip():
+    if blank_summary(plan):
         return list(messages)  # no summary came back: nothing is dropped
     kept = list(messages[k:])
     if plan.summary is not None:

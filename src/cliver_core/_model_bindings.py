@@ -10,7 +10,17 @@ from typing import Any
 from agent_adapter import ConfigError
 from cliver_core._bindings import PURPOSES, ModelBinding
 
-__all__ = ["ModelBindings"]
+__all__ = ["ModelBindings", "misplaced"]
+
+
+def misplaced(binding: ModelBinding | None, purpose: str, where: str) -> str | None:
+    """0.3.0a5's message for ``binding`` mounted at ``where`` though it was made for another
+    purpose than ``purpose`` (the ``audio`` and ``tts`` slots take each other's), else
+    ``None``."""
+    made = binding.purpose if binding is not None else None
+    if made is None or made == purpose or {made, purpose} == {"audio", "tts"}:
+        return None
+    return f"{where} holds a '{made}' binding — mount it in bindings.{made} instead."
 
 
 @dataclass(kw_only=True)
@@ -78,12 +88,9 @@ class ModelBindings:
         if purpose not in PURPOSES:
             raise ValueError(f"Unknown purpose '{purpose}'. Supported: {list(PURPOSES)}")
         binding: ModelBinding | None = getattr(self, purpose)
-        made = binding.purpose if binding is not None else None
-        if made is not None and made != purpose and {made, purpose} != {"audio", "tts"}:
-            raise ValueError(
-                f"bindings.{purpose} holds a '{made}' binding — mount it in bindings.{made} "
-                "instead."
-            )
+        wrong = misplaced(binding, purpose, f"bindings.{purpose}")
+        if wrong is not None:
+            raise ValueError(wrong)
         return binding
 
     def bound_purposes(self) -> list[str]:

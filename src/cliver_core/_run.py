@@ -44,6 +44,7 @@ from cliver_core._compaction import (
     CompactionError,
     CompactionPlan,
     apply_plan,
+    blank_summary,
     validate_history,
 )
 from cliver_core._errors import RunTimeout
@@ -215,7 +216,7 @@ class Run:
             history = apply_plan(result, self.history)
             if result.usage is not None:
                 self.record(result.usage)
-            if result.summary is not None and not result.summary.strip():
+            if blank_summary(result):
                 return  # a blank summary: the history stays as it is (nothing applied)
             kind = "plan"
         elif isinstance(result, list):

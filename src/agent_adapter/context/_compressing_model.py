@@ -240,8 +240,7 @@ class CompressingModel:
             for t in tools
         ]
         text = json.dumps(schemas, ensure_ascii=False, default=str)
-        tokens = meter.counter([Message("system", text)]) - meter.counter([])
-        self._tools = (tools, max(0, tokens))
+        self._tools = (tools, meter.of(Message("system", text)))
         return self._tools[1]
 
     async def _compress(

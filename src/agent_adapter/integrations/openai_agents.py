@@ -56,6 +56,7 @@ from typing import Any
 from agent_adapter._errors import ConfigError, MissingDependency
 from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompressionPolicy
+from agent_adapter.context.formats._responses_items import is_call, output_call_id
 from agent_adapter.integrations._core import (
     Compressor,
     OnReport,
@@ -177,19 +178,15 @@ def _continues_server_state(items: Sequence[Any]) -> bool:
     ``conversation_id``) and the SDK sends only the new items, whose calls the server holds.
     Such a delta is sent as it is: what it continues is not here to compress, and it is no
     request on its own (its results would read as answering nothing)."""
-    calls: set[Any] = set()
+    calls: set[str] = set()
     for item in items:
         if not isinstance(item, Mapping):
             item = getattr(item, "__dict__", {})
-        kind = item.get("type")
-        call_id = item.get("call_id")
-        if not isinstance(kind, str) or call_id is None:
-            continue
-        if kind.endswith("_output"):
-            if call_id not in calls:
-                return True
-        else:
-            calls.add(call_id)
+        answered = output_call_id(item)
+        if answered is not None and answered not in calls:
+            return True
+        if is_call(item):
+            calls.add(item["call_id"])
     return False
 
 

@@ -195,7 +195,7 @@ class OpenAIChatModel(ProviderModel):
                 for b in content
             )
         ):
-            native = {**native, "content": "\n".join(str(b["text"]) for b in content)}
+            native = {**native, "content": message.text}  # those blocks are its text parts
         parts = message.content
         if (
             self.reasoning_back

@@ -53,8 +53,7 @@ from agent_adapter._messages import (
     ThinkingPart,
     ToolCall,
 )
-from agent_adapter.context._own import own_text
-from agent_adapter.context.formats._anthropic_merge import merge_run, split_merged
+from agent_adapter.context.formats._anthropic_merge import merge_run, own_turn, split_merged
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
@@ -572,7 +571,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
                 and (
                     strict
                     or new is None
-                    or (new(native) and new(prev) and _ours(native) == _ours(prev))
+                    or (new(native) and new(prev) and own_turn(native) == own_turn(prev))
                 )
             ):
                 runs[-1].append(native)
@@ -581,21 +580,3 @@ class AnthropicConverter(Converter[dict[str, Any]]):
         if len(runs) == len(natives):
             return natives
         return [run[0] if len(run) == 1 else merge_run(run) for run in runs]
-
-
-def _ours(native: Mapping[str, Any]) -> bool:
-    """A user turn of text alone, every text of which is a note or summary of ours."""
-    if native.get("role") != "user":
-        return False
-    content = native.get("content")
-    if isinstance(content, str):
-        return own_text(content) is not None
-    if not isinstance(content, list) or not content:
-        return False
-    return all(
-        isinstance(b, Mapping)
-        and b.get("type") == "text"
-        and isinstance(b.get("text"), str)
-        and own_text(b["text"]) is not None
-        for b in content
-    )

@@ -31,7 +31,7 @@ from agent_adapter._errors import ConfigError
 from agent_adapter.context._own import own_text
 from agent_adapter.context.formats._carrier import RESERVED_KEY, split_carrier, with_carrier
 
-__all__ = ["MERGED", "merge_run", "split_merged"]
+__all__ = ["MERGED", "merge_run", "own_turn", "split_merged"]
 
 #: The carrier key of a merged native: one ``[n_blocks, carrier, was_str(, keys)]`` a source.
 MERGED = "merged"
@@ -163,13 +163,7 @@ def _split_own(native: Any) -> list[dict[str, Any]] | None:
     keys = {k: v for k, v in native.items() if k != "content"}
     parts: list[list[Any]] = [[]]
     for block in content:
-        own = (
-            isinstance(block, Mapping)
-            and block.get("type") == "text"
-            and isinstance(block.get("text"), str)
-            and own_text(block["text"]) is not None
-        )
-        if own:
+        if _own_block(block):
             parts.extend([[block], []])
         else:
             parts[-1].append(block)
@@ -177,6 +171,26 @@ def _split_own(native: Any) -> list[dict[str, Any]] | None:
     if len(runs) < 2:
         return None
     return [{**keys, "content": run} for run in runs]
+
+
+def _own_block(block: Any) -> bool:
+    """A text block that opens with one of our heads (a note or summary of ours)."""
+    return (
+        isinstance(block, Mapping)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+        and own_text(block["text"]) is not None
+    )
+
+
+def own_turn(native: Mapping[str, Any]) -> bool:
+    """A user turn of text alone, every text of which is a note or summary of ours."""
+    if native.get("role") != "user":
+        return False
+    content = native.get("content")
+    if isinstance(content, str):
+        return own_text(content) is not None
+    return isinstance(content, list) and bool(content) and all(map(_own_block, content))
 
 
 def merge_run(natives: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
