@@ -10,7 +10,7 @@ history up to the k-th assistant turn. Each call goes through one contender:
   state);
 * ``append``: a reference outside the library: keep the last request, append the new
   messages until that is over the threshold, then compress that (stateless);
-* ``ours``: ``compress_for_sync(history, policy)`` with its compaction state (the default);
+* ``ours``: one :class:`~agent_adapter.context.Compactor` for the conversation;
 * ``model``: ``CompressingModel`` around a model that echoes, on the trace as ``Message`` s,
   with ``RunContext(thread_id=...)``.
 
@@ -44,7 +44,7 @@ from _compress_cases import data_dir
 from agent_adapter import CallableModel, Message, ModelRequest, ModelResponse, RunContext
 from agent_adapter.cli._loaders import load_trace
 from agent_adapter.context import (
-    CompactionStates,
+    Compactor,
     CompressingModel,
     CompressionPolicy,
     compress_for_sync,
@@ -127,7 +127,7 @@ def _replay(trace: Trace, fmt: str) -> dict[str, Tally]:
     policy = CompressionPolicy(threshold_tokens=trace.threshold, target_tokens=trace.target)
     cuts = _calls(trace.natives)
     out: dict[str, Tally] = {k: Tally() for k in ("none", "stateless", "append", "ours")}
-    states = CompactionStates()
+    compactor = Compactor(policy, conversation=trace.name)
     last: list[Any] = []
     seen = 0
     for cut in cuts:
@@ -142,7 +142,7 @@ def _replay(trace: Trace, fmt: str) -> dict[str, Tally]:
         last = sent
         out["append"].sent(sent, bool(report.steps), None)
         t0 = time.perf_counter()
-        sent, report = compress_for_sync(history, policy, states=states, conversation=trace.name)
+        sent, report = compactor.compress_sync(history)
         out["ours"].seconds += time.perf_counter() - t0
         out["ours"].sent(sent, bool(report.steps), fmt)
     return out

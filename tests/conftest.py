@@ -9,15 +9,7 @@ from typing import Any
 import pytest
 
 from _redis_server import shared_server
-from agent_adapter.context import MemoryStore, RedisStore, SQLiteStore, default_states
-
-
-@pytest.fixture(autouse=True)
-def _fresh_default_states() -> None:
-    """Each test starts with no compaction state in the process-wide default: a test that
-    compresses a history another test compressed before (the same trace, equal natives)
-    would otherwise append to what that one sent, and pass or fail by the order of tests."""
-    default_states().forget()
+from agent_adapter.context import MemoryStore, RedisStore, SQLiteStore
 
 
 @pytest.fixture(scope="session")

@@ -376,22 +376,22 @@ def test_a_store_that_fails_is_left_alone_then_gets_what_was_written_meanwhile(
 
 
 def test_a_state_expires_ttl_seconds_after_its_last_write(spec: dict[str, Any]) -> None:
-    states = CompactionStates(store=_store(spec), ttl_seconds=0.5)
+    states = CompactionStates(store=_store(spec), ttl_seconds=1.5)
     compress_for_sync(_history("openai", ROUNDS), POLICY, conversation="c1", states=states)
     if spec["store"] == "redis":
         client = redis.Redis.from_url(spec["url"])
         (name,) = client.keys(spec["prefix"] + "compaction_state:*")
-        assert 0 < client.pttl(name) <= 500
+        assert 0 < client.pttl(name) <= 1500
         client.close()
     else:
         with sqlite3.connect(spec["path"]) as conn:
             (expires,) = conn.execute("SELECT expires_at FROM compaction_states").fetchone()
-        assert 0 < expires - time.time() <= 0.5
+        assert 0 < expires - time.time() <= 1.5
     (key,) = states._records
     grown = _history("openai", ROUNDS + 1)
-    other = CompactionStates(store=_store(spec), ttl_seconds=0.5)
+    other = CompactionStates(store=_store(spec), ttl_seconds=1.5)
     assert compress_for_sync(grown, POLICY, conversation="c1", states=other)[1].steps == ()
-    time.sleep(0.6)
+    time.sleep(1.6)
     assert CompactionStates(store=_store(spec)).get(key) is None  # gone from the store
     assert states.get(key) is None and other.get(key) is None  # and from each worker
     sent, report = compress_for_sync(grown, POLICY, conversation="c1", states=states)

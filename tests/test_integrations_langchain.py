@@ -298,8 +298,10 @@ async def test_the_thread_is_the_conversation_key() -> None:
     assert len(states) == 1
     await _create_agent_run(states, "b")
     assert len(states) == 2
-    await _create_agent_run(states, "b")  # another conversation under b's id replaces it
-    assert len(states) == 2
+    # another conversation under b's id takes a branch of its own (it never replaces, nor is
+    # taken for, the first one's state)
+    await _create_agent_run(states, "b")
+    assert len(states) == 3
     loose = CompactionStates()
     reports: list[CompressionReport] = []
     with ProviderServer(pc.one_long_turn()) as server:

@@ -187,6 +187,7 @@ PUBLIC = {
         *SPEC_CONTEXT_RELEVANCE,
         # issue 20: where conversations' compaction states live
         "CompactionStates",
+        "Compactor",
         "default_states",
         # issue 11: the lexical default, rank fusion, the packaged embedding model
         "BM25Scorer",

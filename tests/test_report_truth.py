@@ -344,8 +344,11 @@ def test_the_langgraph_hook_counts_the_prompt_it_is_given(data_dir: Path) -> Non
         assert sum(m["role"] == "system" for m in sent) == 1
         tokens = meter.total(convert(sent, "openai").messages)
         # what was counted is what was sent (the wire's dicts differ from LangChain's by a few
-        # tokens of field names), and it is within the threshold
+        # tokens of field names), and it is within the threshold, or held (the last compaction
+        # could not free the gap: the next one waits for that much growth) within one gap more
         assert abs(report.tokens_after - tokens) <= 10
-        assert tokens <= limits.threshold_tokens
+        gap = limits.threshold_tokens - limits.target_tokens
+        assert tokens <= limits.threshold_tokens or report.skipped == "held"
+        assert tokens <= limits.threshold_tokens + gap
     assert reports[0].tokens_before > meter.of(Message("system", prompt))
     assert any(r.tokens_after < r.tokens_before for r in reports)

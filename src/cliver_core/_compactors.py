@@ -138,8 +138,9 @@ class PolicyCompactor:
 
     **Compact once, then append.** Core replaces the run's history with what the compactor
     returns, so within a run every request already starts with the one before, and so does the
-    next run given ``response.messages``. The compaction state of ``compress_for`` (see
-    :func:`~agent_adapter.context.compress_for`) is keyed by the run's ``run_id``, or by
+    next run given ``response.messages``. The compaction state (see
+    :class:`~agent_adapter.context.Compactor`), held in ``states``, is keyed by the run's
+    ``run_id``, or by
     ``conversation`` when given: then it spans the runs of that conversation, so a run given the
     caller's own full transcript (which extends the history compressed last) is sent as the
     history sent then plus the new messages, until that is over the threshold, instead of
@@ -150,8 +151,8 @@ class PolicyCompactor:
         policy: the policy (its threshold and target decide when and how far).
         conversation: the id of the conversation this compactor's runs belong to (a session
             or chat id); ``None``: each run is a conversation of its own.
-        states: where the compaction states live: ``None`` for the process-wide
-            :func:`~agent_adapter.context.default_states`, a
+        states: where the compaction states live: ``None`` for a bounded in-memory one of
+            this compactor's own (never one of the process), a
             :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none (every
             iteration compresses the history it is given).
         on_report: called with each iteration's
@@ -189,7 +190,9 @@ class PolicyCompactor:
             raise ConfigError("PolicyCompactor: on_report must be callable")
         self.policy = policy
         self.conversation = conversation
-        self.states = states
+        self.states: CompactionStates | Literal[False] = (
+            CompactionStates() if states is None else states
+        )
         self.on_report = on_report
 
     def __repr__(self) -> str:

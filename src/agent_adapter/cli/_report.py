@@ -28,6 +28,7 @@ NO_STEP_RAN: dict[str, str] = {
     "under_target": "already at or under the target",
     "nothing_to_compress": "every message is protected",
     "sent_again": "the request compressed before for this history was sent again",
+    "held": "the last compaction could not free the gap: held until the history grows by it",
 }
 
 COUNTER_LABELS: dict[str, str] = {

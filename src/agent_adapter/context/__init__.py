@@ -58,11 +58,15 @@ from agent_adapter.context._units import (
 )
 from agent_adapter.context.formats import compress_for, compress_for_sync  # (formats first)
 
+# isort: split
+from agent_adapter.context._compactor import Compactor  # over compress_for (formats first)
+
 __all__ = [
     "BM25Scorer",
     "BaseCompressionStep",
     "CallableReranker",
     "CompactionStates",
+    "Compactor",
     "CompressingModel",
     "CompressionLimits",
     "CompressionPolicy",

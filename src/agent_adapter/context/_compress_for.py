@@ -23,7 +23,6 @@ from agent_adapter.context._state import (
     CompactionStates,
     StateEntry,
     conversation_key,
-    default_states,
     shapes_of,
 )
 from agent_adapter.context._steps._base import _json_safe
@@ -75,20 +74,19 @@ async def compress_for(
     ``format`` is a format's name or a converter instance (see
     :func:`~agent_adapter.context.formats.convert`).
 
-    **Compact once, then append.** After a compression, the conversation's state is
-    remembered (see :mod:`~agent_adapter.context._state`): a later call whose history extends
-    the one compressed is sent as the request sent then plus the new messages, unchanged, as
-    long as that is at or under the threshold, so the provider's prompt cache keeps hitting;
-    over it, that request is compressed again (not the full history). The conversation is
-    ``conversation`` when given, else ``ctx``'s thread id, else the fingerprint of its first
-    messages (a history that does not extend the remembered one is compressed fresh).
-    ``states`` is where states live (:func:`~agent_adapter.context.default_states` when
-    ``None``); ``False`` turns this off: every call compresses the history it is given.
-    The report then counts the request built from the remembered one
-    (``prefix_tokens``: how much of it is the previous request's prefix). A native edited in
-    place since (a field set anew, a list field grown) no longer matches, so the history is
-    compressed fresh; a policy is taken as fixed once used (a step changed in place
-    afterwards is not seen: pass a new policy).
+    **A function of its arguments.** The same list, policy and arguments give the same
+    request, whatever ran before in the process: nothing is remembered across calls unless
+    you pass where to remember it. For an agent loop, hold a
+    :class:`~agent_adapter.context.Compactor` per conversation (compact once, then append:
+    later calls are sent as the request sent then plus the new messages, so the provider's
+    prompt cache keeps hitting). ``states=`` (a
+    :class:`~agent_adapter.context.CompactionStates`) with ``conversation=`` is the same
+    memory passed by hand: a history that extends the one compressed before for that
+    conversation is sent as the request sent then plus the new messages, unchanged, until
+    over the threshold; the report then counts ``prefix_tokens`` (how much of it is the
+    previous request's prefix). ``states=None`` or ``False``: no memory. A policy is taken
+    as fixed once used with states (a step changed in place afterwards is not seen: pass a
+    new policy).
 
     **Steady state.** An agent sends the same natives again plus a new round. The natives'
     messages are remembered (bounded, by identity and a shallow fingerprint: see
@@ -104,7 +102,8 @@ async def compress_for(
     native (a new dict or object) instead of editing it.
 
     Raises:
-        ConfigError: as compress and convert; ``states`` is not a CompactionStates.
+        ConfigError: as compress and convert; ``states`` is not a CompactionStates or
+            ``conversation`` not a non-empty str.
         MissingDependency: as convert.
     """
     return await stateful_compress(
@@ -138,10 +137,8 @@ async def stateful_compress(
     (whether Anthropic's thinking rule applies to ``agent_adapter`` messages; ``None``: the
     format's own, Anthropic's for ``agent_adapter``) and ``key_policy`` (the policy the
     state is kept under, when ``policy`` is a per-call copy of it: a calibrated counter)."""
-    if states is False:
+    if states is None or states is False:
         store = None
-    elif states is None:
-        store = default_states()
     elif isinstance(states, CompactionStates):
         store = states
     else:
@@ -168,33 +165,39 @@ async def stateful_compress(
     key = f"{key}|{_policy_key(key_policy or policy, model_max_tokens)}"
     if pinned is not None:  # what may go depends on it: its own state (by identity)
         key = f"{key}|pinned:{_json_safe(pinned)}"
-    entry = store.get(key)
+    found = store.find(key, messages, fmt)
+    entry = None if found is None else found.entry
+    slot = None if found is None else found.slot
     base: Sequence[Any] = messages
     base_from: list[int] | None = None
     previous: Sequence[Any] = ()  # the previous request, as this call's objects
-    if entry is not None:
-        if entry.format == fmt and entry.extended_by(messages):
-            request, request_from = entry.request(messages)
-            previous = request[: len(entry.sent)]
-            if entry.compacted and len(messages) == len(entry.original):
-                # the same history again: the same request (a compression is not run
-                # again on its own output, which could only move its cuts)
-                return request, _again(entry, request, name, policy, model_max_tokens)
-            if entry.compacted:
-                base, base_from = request, request_from
-                snap = snapshot(base) if native else None
-            else:  # sent as it came: the caller's own list again
-                base_from = list(range(len(messages)))
-        elif entry.format == fmt and entry.compacted and entry.sent_extended_by(messages):
-            # the caller kept what we sent as its history (pydantic-ai, cliver_core): it is
-            # sent as it is, and the previous request is its prefix
+    if found is not None and entry is not None and found.how == "extends":
+        request, request_from = entry.request(messages)
+        previous = request[: len(entry.sent)]
+        if entry.compacted and len(messages) == len(entry.original):
+            # the same history again: the same request (a compression is not run
+            # again on its own output, which could only move its cuts)
+            return request, _again(entry, request, name, policy, model_max_tokens)
+        if entry.compacted:
+            base, base_from = request, request_from
+            snap = snapshot(base) if native else None
+        else:  # sent as it came: the caller's own list again
             base_from = list(range(len(messages)))
-            previous = messages[: len(entry.sent)]
-        else:  # edited, rewound or branched: compressed fresh, the old state is no use
-            previous = _previous_request(entry)
-            store.forget(key)
-            entry = None
-    out, report = await _compress_list(base, policy, name, snap, opts)
+    elif entry is not None:
+        # the caller kept what we sent as its history (pydantic-ai, cliver_core): it is
+        # sent as it is, and the previous request is its prefix
+        base_from = list(range(len(messages)))
+        previous = messages[: len(entry.sent)]
+    else:  # a new conversation, or edited, rewound or branched: compressed fresh
+        last = store.get(key)
+        previous = () if last is None else _previous_request(last)
+    hold = 0 if entry is None else entry.hold_until
+    out, report = await _compress_list(
+        base, policy, name, snap, dataclasses.replace(opts, hold_until=hold)
+    )
+    if report.tokens_before > report.threshold_tokens and report.skipped != "held":
+        # a compaction was due: judged by what it shrank (nothing, when nothing may go)
+        hold = _hold(report, policy.model_max_tokens or model_max_tokens)
     if out is base or (base is messages and out is messages):
         # sent as it came: the next call appends to it (and knows the prefix it shares)
         if base_from is None:
@@ -209,20 +212,41 @@ async def stateful_compress(
             tuple(base_from),
             report.tokens_after,
             shapes=shapes_of(messages),
+            hold_until=hold,
         )
-        store.put(key, state)
+        store.put(key, state, slot=slot)
         return out, report
     where = {id(m): j for j, m in enumerate(messages)}
     sent_from = tuple(where.get(id(n), -1) for n in out)
     state = StateEntry(
-        fmt, tuple(messages), tuple(out), sent_from, report.tokens_after, shapes=shapes_of(messages)
+        fmt,
+        tuple(messages),
+        tuple(out),
+        sent_from,
+        report.tokens_after,
+        shapes=shapes_of(messages),
+        hold_until=hold,
     )
-    store.put(key, state)
+    store.put(key, state, slot=slot)
     if previous:
         shared = _shared_prefix(previous, out)
         prefix = _prefix_tokens(None, out, shared, name, policy)
         report = dataclasses.replace(report, prefix_tokens=prefix)
     return out, report
+
+
+def _hold(report: CompressionReport, window: int | None) -> int:
+    """The hold a compaction leaves (see ``StateEntry.hold_until``): none when it freed at
+    least the gap between threshold and target; else the request may grow by that gap
+    before the next compaction (never past the window, when known). Judged by what the
+    request shrank (``tokens_before - tokens_after``, in the policy's counter: for
+    ``CompressingModel`` calibrated to what the provider reported), not by what the steps
+    meant to do."""
+    gap = report.threshold_tokens - report.target_tokens
+    if report.tokens_before - report.tokens_after >= gap:
+        return 0
+    hold = report.tokens_after + max(gap, 1)
+    return hold if window is None else min(hold, window)
 
 
 def _previous_request(entry: StateEntry) -> list[Any]:
@@ -356,6 +380,7 @@ class _Options:
     ctx: Any
     force: bool
     turn_thinking: bool | None
+    hold_until: int = 0
 
 
 async def _compress_list(
@@ -376,6 +401,7 @@ async def _compress_list(
             ctx=ctx,
             force=opts.force,
             turn_thinking=True if opts.turn_thinking is None else opts.turn_thinking,
+            hold_until=opts.hold_until,
         )
     converter = name if isinstance(name, Converter) else _CONVERTERS.get(name)
     if converter is not None and (pinned is None or callable(pinned)) and not opts.force:
@@ -383,7 +409,12 @@ async def _compress_list(
         if loaded is not None:  # the steady state: only new natives were loaded
             try:
                 _, report = await _compress(
-                    loaded, policy, model_max_tokens=window, ctx=ctx, probe=True
+                    loaded,
+                    policy,
+                    model_max_tokens=window,
+                    ctx=ctx,
+                    probe=True,
+                    hold_until=opts.hold_until,
                 )
             except (_WouldCompress, PairingError):
                 pass  # compress (or report the pairing error) on a conversion of its own
@@ -402,6 +433,7 @@ async def _compress_list(
             turn_thinking=conversion.turn_thinking
             if opts.turn_thinking is None
             else opts.turn_thinking,
+            hold_until=opts.hold_until,
         )
     except PairingError as exc:
         raise _in_native_terms(exc, conversion) from None

@@ -23,7 +23,7 @@ import dataclasses
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from agent_adapter._callable import fn_name
 from agent_adapter._errors import ConfigError, ModelContextOverflow, ToolUsageError
@@ -33,6 +33,7 @@ from agent_adapter._profiles import model_profile
 from agent_adapter._run import emit_event
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._report import CompressionReport
+from agent_adapter.context._state import CompactionStates
 from agent_adapter.context._steps._base import _json_safe
 from agent_adapter.context._tokens import TokenCounter, TokenMeter, estimate_tokens
 
@@ -129,18 +130,36 @@ class CompressingModel:
       The retry goes out only when strictly smaller than what overflowed; otherwise the
       first error propagates. A second overflow propagates.
 
+    * **Compact once, then append**, per conversation: the wrapper keeps its conversations'
+      compaction states in ``states`` (its own bounded in-memory
+      :class:`~agent_adapter.context.CompactionStates` by default; never one of the
+      process), keyed by the request context's ``thread_id`` (else its ``run_id``, else the
+      history's opening; conversations sharing a key keep branches of their own). After a
+      compaction, later requests of the conversation are sent as the request sent then plus
+      the new messages until over the threshold; a compaction that cannot free the gap to
+      the target (the protected part alone is over it) holds further ones until the request
+      has grown by the gap, judged by the calibrated counts (what the provider reported).
+
     Args:
         model: the port to call.
         policy: when and how far to compress.
         when: ``when(request, ctx) -> bool`` (or an awaitable of one).
+        states: where the conversations' compaction states live (``None``: the wrapper's
+            own; ``False``: none, every request is compressed as it is given).
 
     Raises:
-        ConfigError: policy is not a CompressionPolicy, when is not callable, or no context
-            window is known for model (see the policy's model_max_tokens).
+        ConfigError: policy is not a CompressionPolicy, when is not callable, states is not
+            a CompactionStates, or no context window is known for model (see the policy's
+            model_max_tokens).
     """
 
     def __init__(
-        self, model: LLMPort, policy: CompressionPolicy, *, when: When | None = None
+        self,
+        model: LLMPort,
+        policy: CompressionPolicy,
+        *,
+        when: When | None = None,
+        states: CompactionStates | Literal[False] | None = None,
     ) -> None:
         if not callable(getattr(model, "generate", None)) or not callable(
             getattr(model, "stream", None)
@@ -154,6 +173,14 @@ class CompressingModel:
             )
         if when is not None and not callable(when):
             raise ConfigError("CompressingModel: when must be callable: when(request, ctx)")
+        if states is not None and states is not False and not isinstance(states, CompactionStates):
+            raise ConfigError(
+                "CompressingModel: states must be a CompactionStates, False or None, got "
+                f"{type(states).__name__}"
+            )
+        self.states: CompactionStates | Literal[False] = (
+            CompactionStates() if states is None else states
+        )
         self.wrapped = model
         self.policy = policy
         self.when = when
@@ -273,6 +300,7 @@ class CompressingModel:
             force=force,
             turn_thinking=_turn_thinking(self.provider),
             key_policy=key_policy or policy,
+            states=self.states,
         )
         if out is messages:  # nothing changed: the caller's own sequence goes on
             return cast(list[Message], given), report

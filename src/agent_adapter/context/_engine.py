@@ -79,17 +79,23 @@ def _cut_protected(
 
 
 def _goal(
-    policy: CompressionPolicy, limits: CompressionLimits, protected_tokens: int, window: int | None
+    policy: CompressionPolicy,
+    limits: CompressionLimits,
+    protected_tokens: int,
+    window: int | None,
+    tokens: int,
 ) -> int:
     """What the steps compress to: the target when the protected part leaves room for it, or
     when ``if_still_too_long`` makes room (a cut, a last-resort step). Else, with ``"keep"``,
-    the threshold (the window when that is smaller): old rounds go only as far as the
-    request needs to fit, leaving the policy's headroom for the reply, never all of them for
-    a target that no removal can reach."""
+    the threshold (the window when that is smaller) less the gap between threshold and target
+    below the request's ``tokens``: old rounds go only as far as needed to free that gap (so
+    the next compaction is a gap of growth away, never on the next call), never all of them
+    for a target that no removal can reach."""
     if protected_tokens <= limits.target_tokens or policy.if_still_too_long != "keep":
         return limits.target_tokens
     fit = limits.threshold_tokens if window is None else min(window, limits.threshold_tokens)
-    return max(limits.target_tokens, fit)
+    gap = limits.threshold_tokens - limits.target_tokens
+    return max(limits.target_tokens, min(fit, tokens - gap))
 
 
 def _recent_window(
@@ -235,12 +241,15 @@ async def _compress(
     insertable: Callable[[Message], bool] | None = None,
     probe: bool = False,
     turn_thinking: bool = True,
+    hold_until: int = 0,
 ) -> tuple[list[Message], CompressionReport]:
     """:func:`compress`, and ``insertable(message)``: may an added message stand right
     before ``message``? (a format whose natives hold several messages says where a native
     starts). With ``probe``, :class:`_WouldCompress` is raised where steps would run (the
     caller, compress_for on remembered messages, compresses its own conversion instead).
-    ``turn_thinking``: the format may carry Anthropic thinking (``Protection``'s)."""
+    ``turn_thinking``: the format may carry Anthropic thinking (``Protection``'s).
+    ``hold_until``: a conversation's hold (see ``StateEntry.hold_until``): up to that many
+    tokens nothing runs, over the threshold or not (``"held"``), unless ``force``."""
     if not isinstance(policy, CompressionPolicy):
         raise ConfigError(f"policy must be a CompressionPolicy, got {type(policy).__name__}")
     if pinned is not None and not callable(pinned):
@@ -267,6 +276,8 @@ async def _compress(
 
     if tokens_before <= limits.threshold_tokens and not force:
         return untouched("under_threshold")
+    if tokens_before <= hold_until and not force:
+        return untouched("held")
     if tokens_before <= limits.target_tokens:
         return untouched("under_target")
     if probe:
@@ -287,7 +298,7 @@ async def _compress(
             protected_by=protected_by(current, protection, meter.of),
         )
     context = StepContext(
-        target_tokens=_goal(policy, limits, protected_tokens, model_window),
+        target_tokens=_goal(policy, limits, protected_tokens, model_window, tokens_before),
         threshold_tokens=limits.threshold_tokens,
         protection=protection,
         meter=meter,

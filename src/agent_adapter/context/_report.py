@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 SkipReason: TypeAlias = Literal[
-    "", "under_threshold", "under_target", "nothing_to_compress", "sent_again"
+    "", "under_threshold", "under_target", "nothing_to_compress", "sent_again", "held"
 ]
 
 #: What keeps each built-in step from removing more, by step name (``""``: no setting of its
@@ -139,7 +139,11 @@ class CompressionReport:
         skipped: why nothing ran ("" when steps ran): ``"under_threshold"``,
             ``"under_target"``, ``"nothing_to_compress"`` (every message is protected) or
             ``"sent_again"`` (the history is the one compressed before for the same
-            conversation: the request sent then is sent again, with no step run).
+            conversation: the request sent then is sent again, with no step run) or
+            ``"held"`` (over the threshold, but the conversation's last compaction could not
+            free the gap between threshold and target: no compaction runs until the request
+            has grown by that gap, or is over the window; see
+            :class:`~agent_adapter.context.Compactor`).
         steps: per-step reports, in order of running.
         failures: steps that raised and were skipped.
         if_still_too_long: the action taken after the steps ("" when none was needed).
@@ -244,6 +248,13 @@ class CompressionReport:
             return (
                 f"{_n(self.tokens_before)} tokens is already at or under the target "
                 f"{_n(self.target_tokens)}: nothing was changed."
+            )
+        if self.skipped == "held":
+            return (
+                f"{_n(self.tokens_before)} tokens is over the threshold "
+                f"{_n(self.threshold_tokens)}, but the last compaction of this conversation "
+                "could not free the gap to the target (what no step may touch is too big), "
+                "so nothing was changed until the history grows by that gap."
             )
         if self.skipped == "sent_again":
             over = (

@@ -18,11 +18,18 @@ full history. A history that does not extend the remembered one (edited, rewound
 is compressed fresh, and its state forgotten. Losing the state (a restart, an eviction,
 another worker) costs one fresh compression, never a wrong request.
 
+Who holds it: a :class:`~agent_adapter.context.Compactor` (one conversation, an object the
+caller makes and keeps), ``CompressingModel``, each integration and ``cliver_core``'s policy
+compactor, each in a :class:`CompactionStates` of its own; ``compress_for`` only when given one
+(``states=``). Nothing is kept for the process: a function of its arguments stays one.
+
 The state is keyed by the conversation: the caller's ``conversation=`` key, else the run
-context's thread id (``RunContext(thread_id=)``; the integrations pass their own
-thread or session), else a fingerprint of the history's first messages; every key is
-scoped to the run's owner (:func:`~agent_adapter.owner_scope`). It lives in a
-:class:`CompactionStates`: in memory, bounded, per process by default; with ``store=`` (a
+context's thread id (``RunContext(thread_id=)``; the integrations pass their own thread or
+session), else a fingerprint of the history's opening; every key is scoped to the run's owner
+(:func:`~agent_adapter.owner_scope`). A key is where to look, never what decides: a key holds
+a few *branches*, and a history continues the one whose remembered history (or request) it
+holds first, checked in full, so conversations that share a key never take or evict each
+other's state. A :class:`CompactionStates` lives in memory, bounded; with ``store=`` (a
 ``SQLiteStore`` or ``RedisStore``) also in that store, so that every worker serving the
 conversation sends the same prefix (its process-independent form is in
 :mod:`~agent_adapter.context._state_store`).
@@ -39,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._state_store import (
@@ -57,6 +65,7 @@ from agent_adapter.context._stores.sqlite import SQLiteStore
 
 __all__ = [
     "CompactionStates",
+    "Found",
     "NativeDigest",
     "StateEntry",
     "conversation_key",
@@ -92,6 +101,12 @@ class StateEntry:
             immutable native or a state read from a shared store): a native the caller
             edited in place since (``msg["content"] = ...``, a block appended to its
             content) no longer matches, so the history is compressed fresh.
+        hold_until: after a compaction that could not free the policy's gap (threshold -
+            target: the protected part alone is over the target), the request size up to
+            which later calls send the request as it is, over the threshold or not (unless
+            over the window): the next compaction waits until the history has grown by the
+            gap, so a target out of reach never makes every call compress again. ``0``: no
+            hold (the threshold decides).
     """
 
     format: str
@@ -100,6 +115,7 @@ class StateEntry:
     sent_from: tuple[int, ...]
     tokens: int = 0
     shapes: tuple[Any, ...] = ()
+    hold_until: int = 0
     #: the caller's natives last found to match the digests of ``original``
     _matched: list[tuple[Any, ...]] = field(
         default_factory=list, init=False, repr=False, compare=False
@@ -211,22 +227,61 @@ class _Record:
     pending: tuple[str, bytes] | None = None  # (version, bytes) the store missed
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The branch of a conversation a history continues (see :meth:`CompactionStates.find`).
+
+    Attributes:
+        slot: the branch's slot under the conversation's key.
+        entry: its state.
+        how: ``"extends"`` (the history holds the remembered history first) or ``"sent"``
+            (the history holds the request sent for it first: the caller kept what was sent).
+    """
+
+    slot: int
+    entry: StateEntry
+    how: str
+
+
+def _continues(entry: StateEntry, messages: Sequence[Any], fmt: str) -> str | None:
+    """How ``messages`` continues ``entry`` (``"extends"``, ``"sent"``), or ``None``."""
+    if entry.format != fmt:
+        return None
+    if entry.extended_by(messages):
+        return "extends"
+    if entry.compacted and entry.sent_extended_by(messages):
+        return "sent"
+    return None
+
+
 class CompactionStates:
     """Where conversations' compaction states live: in memory, bounded, in this process; or
     also in a store that several workers share, so that a conversation served by any worker
     keeps one prefix.
 
-    ``compress_for``, ``CompressingModel``, the integrations and ``cliver_core``'s policy
-    compactor use :func:`default_states` (memory only) unless given one; pass your own to
-    bound it differently, to keep states apart (one per tenant, say), or to share them.
+    Nothing in the library keeps one for the process: a :class:`~agent_adapter.context.Compactor`
+    makes its own (or takes yours), and so do ``CompressingModel``, each integration and
+    ``cliver_core``'s policy compactor; ``compress_for`` uses one only when given one
+    (``states=``). Pass your own to bound it differently, to keep states apart (one per
+    tenant, say), or to share them between workers.
+
+    **Branches.** Two conversations can share a key (the same id given to both, or no id and
+    the same opening: a support bot whose users all start with "hi"). A key holds up to
+    ``branches`` states, each found by what it remembers (a history continues the branch
+    whose remembered history, or request, it holds first, checked in full), so conversations
+    that share a key never take each other's state and never evict each other's: each keeps
+    its own branch (and so its prompt cache). A history that continues no branch is
+    compressed fresh and takes a new branch: an empty slot, else the least recently used
+    one (an edited or rewound history takes a branch too; the old one ages out).
 
     **Shared** (``store=SQLiteStore(path)`` for the processes of one machine,
     ``store=RedisStore(url)`` for any worker): the states of this process stay in memory in
-    front (the caller's objects, checked by identity); each read asks the store for the
-    state's version (one small read: a ``SELECT`` of one column, a ``GETRANGE`` of 32 bytes)
-    and uses the local copy while it is current, else reads the state the store holds (one
-    written by another worker); each put writes through (the whole state: one content digest
-    per native of the history, the natives the library wrote, see
+    front (the caller's objects, checked by identity); a history that continues a branch
+    this process knows asks the store for that branch's version (one small read: a
+    ``SELECT`` of one column, a ``GETRANGE`` of 32 bytes) and uses the local copy while it is
+    current, else reads the state the store holds (one written by another worker); a history
+    that continues none asks for each branch of its key. Each put writes through (the whole
+    state: one content digest per native of the history, the natives the library wrote, see
     :mod:`~agent_adapter.context._state_store`); ``forget`` deletes in both. States are
     scoped to the run's owner as the tool results are (the owner is part of the key), kept
     apart from the tool results in the store (table ``compaction_states``; Redis keys
@@ -238,7 +293,7 @@ class CompactionStates:
     another policy in each process, and its states are not shared.
 
     The costs: a put digests the natives new since this process's last put for that
-    conversation (a canonical serialization and BLAKE2b of each) and packs the natives the
+    branch (a canonical serialization and BLAKE2b of each) and packs the natives the
     library wrote that are new (rebuilt once to check them); a worker that reads another's
     state digests the caller's natives of the remembered history once (only that prefix,
     never the new natives), then knows them by identity. The store is called synchronously
@@ -249,7 +304,7 @@ class CompactionStates:
     remembered native has its digest (equal content, types included); a state that cannot be
     shared (a native with no exact JSON form: a set, an object that is neither a dict, a
     pydantic model nor a ``Message``, or one that does not rebuild the same) is kept in this
-    process only, and the store's copy of that conversation is deleted, so other workers
+    process only, and the store's copy of that branch is deleted, so other workers
     compress it fresh. A store that fails (Redis down, a locked or missing file) never fails
     a compression: its state is a lost one (a worker with no copy of its own compresses
     fresh, one with a copy uses it, as without a store), no report or text says so, and the
@@ -257,19 +312,20 @@ class CompactionStates:
     when the store answers again.
 
     Args:
-        max_conversations: states kept in this process at most; the least recently used
-            goes first (a shared store still holds it).
+        max_conversations: states (branches) kept in this process at most; the least
+            recently used goes first (a shared store still holds it).
         store: a :class:`~agent_adapter.context.SQLiteStore` or
             :class:`~agent_adapter.context.RedisStore` to share the states in; ``None``:
             in this process only.
         ttl_seconds: how long a state lives after its last write (``None``: until it is
             forgotten, evicted or replaced; a shared store then keeps one state per
-            conversation for good).
+            branch for good).
         retry_after_seconds: how long a failed store is left alone.
+        branches: states kept under one key at most (see **Branches**).
 
     Raises:
-        ConfigError: max_conversations is not an int >= 1, a time is not a number > 0, or
-            store is neither store.
+        ConfigError: max_conversations or branches is not an int >= 1, a time is not a
+            number > 0, or store is neither store.
     """
 
     def __init__(
@@ -279,9 +335,12 @@ class CompactionStates:
         store: SQLiteStore | RedisStore | None = None,
         ttl_seconds: float | None = None,
         retry_after_seconds: float = 5.0,
+        branches: int = 4,
     ) -> None:
         check_limit("CompactionStates.max_conversations", max_conversations)
+        check_limit("CompactionStates.branches", branches)
         self.max_conversations = max_conversations
+        self.branches = branches
         self.ttl_seconds = (
             None
             if ttl_seconds is None
@@ -292,71 +351,155 @@ class CompactionStates:
         )
         self.store = store
         self._shared: StateBackend | None = None if store is None else backend_for(store)
-        self._records: OrderedDict[str, _Record] = OrderedDict()
+        self._records: OrderedDict[str, _Record] = OrderedDict()  # by branch name
         self._lock = threading.Lock()
         self._down_until = 0.0
 
     def __len__(self) -> int:
         return len(self._records)
 
-    def get(self, key: str) -> StateEntry | None:
-        """The state of conversation ``key``, or ``None``."""
-        now = time.monotonic()
+    def _name(self, key: str, slot: int) -> str:
+        """The name branch ``slot`` of conversation ``key`` is kept under."""
+        return key if slot == 0 else f"{key}#branch:{slot}"
+
+    def _local(self, name: str, now: float) -> _Record | None:
+        """The live local record of ``name`` (expired ones dropped), marked recently used."""
         with self._lock:
-            rec = self._records.get(key)
+            rec = self._records.get(name)
             if rec is not None and self._expired(rec, now):
-                del self._records[key]
+                del self._records[name]
                 rec = None
             if rec is not None:
-                self._records.move_to_end(key)
+                self._records.move_to_end(name)
+        return rec
+
+    def _read(self, name: str, now: float) -> StateEntry | None:
+        """The state of branch ``name``: the local copy, or the shared store's when newer."""
+        rec = self._local(name, now)
         if self._shared is None or now < self._down_until:
             return None if rec is None else rec.entry
-        return self._shared_get(self._shared, key, rec)
+        return self._shared_get(self._shared, name, rec)
 
-    def put(self, key: str, entry: StateEntry) -> None:
-        """Remember ``entry`` as the state of conversation ``key`` (and write it through to
-        the shared store)."""
+    def get(self, key: str) -> StateEntry | None:
+        """The most recently used state of conversation ``key`` (any branch), or ``None``."""
+        now = time.monotonic()
+        best: tuple[float, StateEntry] | None = None
+        for slot in range(self.branches):
+            name = self._name(key, slot)
+            entry = self._read(name, now)
+            rec = self._records.get(name)
+            if entry is not None and rec is not None and (best is None or rec.written > best[0]):
+                best = (rec.written, entry)
+        return None if best is None else best[1]
+
+    def find(self, key: str, messages: Sequence[Any], format: str) -> Found | None:
+        """The branch of conversation ``key`` that ``messages`` continues (its remembered
+        history, or the request sent for it, is what ``messages`` opens with: checked in
+        full), the longest when several do; ``None`` when none does."""
+        now = time.monotonic()
+        best: Found | None = None
+        tried: set[int] = set()
+        # the branches this process knows first: most recently used first
+        with self._lock:
+            local = [
+                (slot, rec)
+                for slot in range(self.branches)
+                if (rec := self._records.get(self._name(key, slot))) is not None
+            ]
+        local.sort(key=lambda sr: -sr[1].written)
+        for slot, rec in local:
+            if _continues(rec.entry, messages, format) is None:
+                continue
+            tried.add(slot)
+            entry = self._read(self._name(key, slot), now)
+            how = None if entry is None else _continues(entry, messages, format)
+            if entry is not None and how is not None:
+                best = _longer(best, Found(slot, entry, how))
+        if best is not None or self._shared is None:
+            return best
+        for slot in range(self.branches):  # the branches other workers wrote
+            if slot in tried:
+                continue
+            entry = self._read(self._name(key, slot), now)
+            how = None if entry is None else _continues(entry, messages, format)
+            if entry is not None and how is not None:
+                best = _longer(best, Found(slot, entry, how))
+        return best
+
+    def free_slot(self, key: str) -> int:
+        """The slot a new branch of ``key`` takes: one this process holds no state in (and,
+        with a shared store, none is stored in), else the least recently used."""
+        now = time.monotonic()
+        oldest: tuple[float, int] | None = None
+        for slot in range(self.branches):
+            name = self._name(key, slot)
+            rec = self._local(name, now)
+            if rec is None:
+                if self._shared is None or now < self._down_until:
+                    return slot
+                try:
+                    if self._shared.version(name) is None:
+                        return slot
+                except Exception:  # a failed store: as if it held nothing
+                    self._failed()
+                    return slot
+                continue
+            if oldest is None or rec.written < oldest[0]:
+                oldest = (rec.written, slot)
+        return 0 if oldest is None else oldest[1]
+
+    def put(self, key: str, entry: StateEntry, *, slot: int | None = None) -> None:
+        """Remember ``entry`` as a state of conversation ``key``, in branch ``slot`` (``None``:
+        a new branch, see :meth:`free_slot`), and write it through to the shared store."""
+        if slot is None:
+            slot = self.free_slot(key)
+        elif not 0 <= slot < self.branches:
+            raise ConfigError(f"CompactionStates.put: slot must be in 0..{self.branches - 1}")
+        name = self._name(key, slot)
         now = time.monotonic()
         rec = _Record(entry, now)
         if self._shared is None:
-            self._remember(key, rec)
+            self._remember(name, rec)
             return
         with self._lock:
-            prev = self._records.get(key)
+            prev = self._records.get(name)
         try:
-            payload: bytes | None = self._payload(key, entry, prev, rec)
+            payload: bytes | None = self._payload(name, entry, prev, rec)
         except Unshareable:
             payload = None
-        self._remember(key, rec)
+        self._remember(name, rec)
         version = None if payload is None else state_version(payload)
         if now < self._down_until:
             rec.pending = None if payload is None or version is None else (version, payload)
             return
         try:
             if payload is None or version is None:  # kept here only: no stale shared copy
-                self._shared.delete(key)
+                self._shared.delete(name)
             else:
-                self._shared.save(key, version, payload, self.ttl_seconds)
+                self._shared.save(name, version, payload, self.ttl_seconds)
                 rec.version = version
         except Exception:  # a failed store is a lost state, never a failed compression
             self._failed()
             rec.pending = None if payload is None or version is None else (version, payload)
 
     def forget(self, key: str | None = None) -> None:
-        """Forget conversation ``key`` (``None``: every conversation; with a shared store,
-        every state it holds, every owner's)."""
+        """Forget conversation ``key``, every branch (``None``: every conversation; with a
+        shared store, every state it holds, every owner's)."""
+        names = [] if key is None else [self._name(key, slot) for slot in range(self.branches)]
         with self._lock:
             if key is None:
                 self._records.clear()
             else:
-                self._records.pop(key, None)
+                for name in names:
+                    self._records.pop(name, None)
         if self._shared is None or time.monotonic() < self._down_until:
             return
         try:
             if key is None:
                 self._shared.clear()
             else:
-                self._shared.delete(key)
+                for name in names:
+                    self._shared.delete(name)
         except Exception:
             self._failed()
 
@@ -417,6 +560,7 @@ class CompactionStates:
             state.sent,
             state.sent_from,
             state.tokens,
+            hold_until=state.hold_until,
         )
         fragments = {
             id(n): (n, f) for n, f in zip(state.sent, state.fragments, strict=True) if f is not None
@@ -456,14 +600,31 @@ class CompactionStates:
             text = hit[1] if hit is not None and hit[0] is native else encode_native(native)
             rec.fragments[id(native)] = (native, text)
             fragments.append(text)
-        return dump_state(key, entry.format, entry.tokens, digests, entry.sent_from, fragments)
+        return dump_state(
+            key, entry.format, entry.tokens, digests, entry.sent_from, fragments, entry.hold_until
+        )
 
 
-_DEFAULT = CompactionStates()
+def _longer(best: Found | None, found: Found) -> Found:
+    """Of two branches a history continues, the one that remembers more of it (a branch it
+    extends before one whose request it holds)."""
+    if best is None:
+        return found
+    rank = (found.how == "extends", len(found.entry.original))
+    return found if rank > (best.how == "extends", len(best.entry.original)) else best
+
+
+_DEFAULT: CompactionStates | None = None
 
 
 def default_states() -> CompactionStates:
-    """The process-wide :class:`CompactionStates` every entry point uses by default."""
+    """A process-wide :class:`CompactionStates`, made on first use, for callers that ask for
+    one by passing it (``compress_for(..., states=default_states())``). No entry point of
+    the library uses it on its own: a process-wide memory that changed a call's output
+    would make a function of its arguments depend on unrelated earlier calls."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = CompactionStates()
     return _DEFAULT
 
 

@@ -322,6 +322,7 @@ class LoadedState:
     sent_from: tuple[int, ...]
     tokens: int
     fragments: tuple[str | None, ...]
+    hold_until: int = 0
 
 
 def dump_state(
@@ -331,6 +332,7 @@ def dump_state(
     digests: Sequence[str],
     sent_from: Sequence[int],
     fragments: Sequence[str | None],
+    hold_until: int = 0,
 ) -> bytes:
     """The stored bytes of a state: JSON, the library's natives as their JSON fragments."""
     head = _dumps(
@@ -339,6 +341,7 @@ def dump_state(
             "key": key,
             "format": format,
             "tokens": tokens,
+            "hold": hold_until,
             "original": list(digests),
             "sent_from": list(sent_from),
         }
@@ -361,9 +364,9 @@ def load_state(key: str, payload: bytes) -> LoadedState:
     data = json.loads(payload.decode("utf-8", "surrogatepass"))
     if not isinstance(data, dict) or data.get("layout") != _LAYOUT or data.get("key") != key:
         raise ValueError("not a state of this layout for this key")
-    fmt, tokens = data.get("format"), data.get("tokens")
+    fmt, tokens, hold = data.get("format"), data.get("tokens"), data.get("hold", 0)
     digests, sent_from, sent = data.get("original"), data.get("sent_from"), data.get("sent")
-    if not isinstance(fmt, str) or type(tokens) is not int:
+    if not isinstance(fmt, str) or type(tokens) is not int or type(hold) is not int:
         raise ValueError("a state without its format or tokens")
     if not (isinstance(digests, list) and all(isinstance(d, str) for d in digests)):
         raise ValueError("a state without its digests")
@@ -378,7 +381,7 @@ def load_state(key: str, payload: bytes) -> LoadedState:
         natives.append(None if value is None else decode_native(value))
         fragments.append(None if value is None else _dumps(value))
     return LoadedState(
-        fmt, tuple(digests), tuple(natives), tuple(sent_from), tokens, tuple(fragments)
+        fmt, tuple(digests), tuple(natives), tuple(sent_from), tokens, tuple(fragments), hold
     )
 
 

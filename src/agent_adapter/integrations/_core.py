@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 OnReport = Callable[[CompressionReport], None]
-#: Where an integration keeps its conversations' compaction states: ``None`` for the
-#: process-wide :func:`~agent_adapter.context.default_states`, a
+#: Where an integration keeps its conversations' compaction states: ``None`` for a bounded
+#: in-memory one of the integration's own (never one of the process), a
 #: :class:`~agent_adapter.context.CompactionStates` of your own, or ``False`` for none (every
 #: model call compresses the history it is given).
 States = CompactionStates | Literal[False] | None
@@ -130,6 +130,8 @@ class Compressor:
         if self.on_report is not None and not callable(self.on_report):
             raise ConfigError(f"{self.framework}: on_report must be callable")
         _check_states(self.framework, self.states)
+        if self.states is None:  # the integration's own: its conversations, no one else's
+            object.__setattr__(self, "states", CompactionStates())
         # a percent policy without a window fails here, not at the first model call
         self.policy.limits(self.model_max_tokens)
 
@@ -162,11 +164,12 @@ class Compressor:
     ) -> list[Any]:
         """The natives to send (the caller's list object when nothing changed).
 
-        ``conversation`` is the framework's conversation id (``None``: compress_for's default
-        key, a fingerprint of the first messages): a history that extends the one remembered
-        for it is sent as the request sent then plus the new messages, until over the
-        threshold. It is also the owner of the steps' ``save_to=`` saves (see
-        :func:`owner_context`): ``None`` saves under the ``"default"`` owner.
+        ``conversation`` is the framework's conversation id (``None``: the history's
+        opening; conversations that share it keep branches of their own in the states): a
+        history that extends the one remembered for it is sent as the request sent then plus
+        the new messages, until over the threshold. It is also the owner of the steps'
+        ``save_to=`` saves (see :func:`owner_context`): ``None`` saves under the
+        ``"default"`` owner.
         """
         started = time.time_ns()
         result, report = await compress_for(

@@ -100,8 +100,8 @@ def compression_callback(
         on_report: called with each model call's
             :class:`~agent_adapter.context.CompressionReport` (``prefix_tokens`` counts what
             the request shares with the session's previous one).
-        states: where the sessions' compaction states live: ``None`` for the process-wide
-            :func:`~agent_adapter.context.default_states`, a
+        states: where the sessions' compaction states live: ``None`` for its own
+            bounded in-memory one (never one of the process), a
             :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none.
 
     Returns:

@@ -82,8 +82,8 @@ class CompressionMiddleware(AgentMiddleware):
         on_report: called with the :class:`~agent_adapter.context.CompressionReport` of every
             model call (also when nothing was compressed; ``prefix_tokens`` counts what the
             request shares with the thread's previous one).
-        states: where the threads' compaction states live: ``None`` for the process-wide
-            :func:`~agent_adapter.context.default_states`, a
+        states: where the threads' compaction states live: ``None`` for its own
+            bounded in-memory one (never one of the process), a
             :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none (every
             call compresses the full history).
 

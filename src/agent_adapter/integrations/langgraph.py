@@ -83,8 +83,8 @@ def compression_hook(
         on_report: called with each model call's
             :class:`~agent_adapter.context.CompressionReport` (``prefix_tokens`` counts what
             the request shares with the thread's previous one).
-        states: where the threads' compaction states live: ``None`` for the process-wide
-            :func:`~agent_adapter.context.default_states`, a
+        states: where the threads' compaction states live: ``None`` for its own
+            bounded in-memory one (never one of the process), a
             :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none (every
             call compresses the full history).
         prompt: the agent's ``prompt=`` (a str or a ``SystemMessage``), counted with the

@@ -118,8 +118,8 @@ def compression_filter(
             the request shares with the conversation's previous one).
         session: the ``agents`` ``Session`` the runs use (or its id): the conversation the
             compaction state is kept for (``None``: a fingerprint of the first items).
-        states: where the conversations' compaction states live: ``None`` for the
-            process-wide :func:`~agent_adapter.context.default_states`, a
+        states: where the conversations' compaction states live: ``None`` for its own
+            bounded in-memory one (never one of the process), a
             :class:`~agent_adapter.context.CompactionStates`, or ``False`` for none (every
             call compresses the full history).
 

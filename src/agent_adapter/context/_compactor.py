@@ -1,0 +1,171 @@
+"""Compactor: one conversation's compaction, an object the caller holds.
+
+``compress_for`` is a function of its arguments: the same list and policy give the same
+request, whatever ran before. An agent loop wants more: *compact once, then append*. After a
+compaction, later calls whose history extends the one compressed are sent as the request sent
+then plus the new messages, unchanged, until that is over the threshold, so the provider's
+prompt cache keeps hitting (see :mod:`~agent_adapter.context._state`). That memory belongs to
+the conversation, so it lives in an object the caller makes for it and holds:
+
+.. code-block:: python
+
+    compactor = Compactor(policy)                  # one per conversation
+    for turn in agent_loop:
+        request, report = compactor.compress_sync(history)
+        reply = client.chat.completions.create(model=..., messages=request)
+
+The state is bounded (a few branches of this conversation, see
+:class:`~agent_adapter.context.CompactionStates`) and, with ``states=CompactionStates(
+store=RedisStore(url))`` and a ``conversation`` id, shared by every worker serving the
+conversation. ``CompressingModel``, the integrations and ``cliver_core``'s policy compactor
+keep their conversations' states the same way, in a :class:`CompactionStates` of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agent_adapter._errors import ConfigError
+from agent_adapter._sync import run_sync
+from agent_adapter.context._compress_for import stateful_compress
+from agent_adapter.context._policy import CompressionPolicy
+from agent_adapter.context._report import CompressionReport
+from agent_adapter.context._state import CompactionStates
+from agent_adapter.context._stores._commit import use_sync_face
+from agent_adapter.context.formats._base import Converter
+
+__all__ = ["Compactor"]
+
+#: The branches a Compactor's own states keep (a conversation rewound or edited a few times).
+_OWN_BRANCHES = 4
+
+
+class Compactor:
+    """One conversation's compaction: compact once, then append.
+
+    Holds the policy, the conversation's key and where its state lives. Each
+    :meth:`compress` gets the conversation's whole history (what the agent would send) and
+    returns the request to send: at or under the threshold the history as it is; over it a
+    compaction; after one, the request sent then plus the new messages, unchanged, until that
+    is over the threshold again (then that request is compacted, not the full history). A
+    history that does not extend what was compressed (edited, rewound, another conversation)
+    is compressed fresh; nothing is ever guessed from a text's opening words.
+
+    **A loop that never spins.** A compaction frees at least ``threshold - target`` (the
+    gap), or, when it cannot (what no step may touch is over the target), the next calls
+    send the request as it is (``report.skipped == "held"``) until it has grown by the gap,
+    or is over the window (``model_max_tokens``, the policy's or this object's): never a
+    compaction on every call that frees a few tokens. The judgement is by what the request
+    shrank, as the report counts it.
+
+    Where the spec of ``compress_for`` is silent, this follows LangChain's
+    ``SummarizationMiddleware`` and Claude Code's auto-compaction: the caller keeps its own
+    full history and sends it each turn; the object remembers what it sent.
+
+    Args:
+        policy: when and how far to compress.
+        conversation: the conversation's id (a session, thread or chat id), needed to share
+            its state between workers through a store; ``None``: the run context's thread
+            id, else the opening of the history (the object's own states tell its
+            conversations apart by what they remember, see
+            :class:`~agent_adapter.context.CompactionStates`).
+        states: where the state lives: ``None`` for a small in-memory
+            :class:`~agent_adapter.context.CompactionStates` of this object's own, or yours
+            (``CompactionStates(store=RedisStore(url))`` to share it between workers).
+        format: the history's format (``"auto"`` detects it), as in ``compress_for``.
+        pinned: ``pinned(native)`` marks natives no step may change or remove.
+        model_max_tokens: the context window, for a policy in percents and as the limit a
+            held request never passes.
+
+    Raises:
+        ConfigError: ``policy`` is not a CompressionPolicy, ``conversation`` not a
+            non-empty str, ``states`` not a CompactionStates, or ``pinned`` not callable.
+
+    Example:
+        >>> from agent_adapter.context import Compactor, CompressionPolicy
+        >>> compactor = Compactor(CompressionPolicy(threshold_tokens=8000, target_tokens=6000))
+        >>> history = [{"role": "user", "content": "hi"}]
+        >>> request, report = compactor.compress_sync(history)
+        >>> request is history, report.skipped
+        (True, 'under_threshold')
+    """
+
+    def __init__(
+        self,
+        policy: CompressionPolicy,
+        *,
+        conversation: str | None = None,
+        states: CompactionStates | None = None,
+        format: str | Converter[Any] = "auto",
+        pinned: Callable[[Any], bool] | None = None,
+        model_max_tokens: int | None = None,
+    ) -> None:
+        if not isinstance(policy, CompressionPolicy):
+            raise ConfigError(
+                f"Compactor: policy must be a CompressionPolicy, got {type(policy).__name__}"
+            )
+        if conversation is not None and (not isinstance(conversation, str) or not conversation):
+            raise ConfigError(
+                f"Compactor: conversation must be a non-empty str, got {conversation!r}"
+            )
+        if states is not None and not isinstance(states, CompactionStates):
+            raise ConfigError(
+                f"Compactor: states must be a CompactionStates, got {type(states).__name__}"
+            )
+        if pinned is not None and not callable(pinned):
+            raise ConfigError("Compactor: pinned must be callable: pinned(native) -> bool")
+        policy.limits(model_max_tokens)  # a percent policy without a window fails here
+        self.policy = policy
+        self.conversation = conversation
+        self.states = (
+            states
+            if states is not None
+            else CompactionStates(max_conversations=_OWN_BRANCHES, branches=_OWN_BRANCHES)
+        )
+        self.format = format
+        self.pinned = pinned
+        self.model_max_tokens = model_max_tokens
+
+    def __repr__(self) -> str:
+        return f"Compactor(conversation={self.conversation!r})"
+
+    async def compress(
+        self, messages: Sequence[Any], *, ctx: Any = None
+    ) -> tuple[list[Any], CompressionReport]:
+        """The request to send for the conversation's history ``messages``, and a report.
+
+        Messages kept as they were come back as the same objects; the caller's list is never
+        mutated; at or under the threshold (or held) the caller's own list object comes back.
+
+        Args:
+            messages: the whole history, oldest first, in the object's format.
+            ctx: the run context (owner of saved tool results, events; its ``thread_id`` is
+                the conversation when none was given).
+
+        Raises:
+            ConfigError: as ``compress_for``.
+            MissingDependency: as ``compress_for``.
+        """
+        return await stateful_compress(
+            messages,
+            self.policy,
+            format=self.format,
+            pinned=self.pinned,
+            model_max_tokens=self.model_max_tokens,
+            ctx=ctx,
+            conversation=self.conversation,
+            states=self.states,
+        )
+
+    def compress_sync(
+        self, messages: Sequence[Any], *, ctx: Any = None
+    ) -> tuple[list[Any], CompressionReport]:
+        """:meth:`compress` for sync code (as ``compress_for_sync``: never deadlocks inside
+        a running event loop)."""
+
+        async def main() -> tuple[list[Any], CompressionReport]:
+            use_sync_face()  # this task's own loop: stores write through their sync methods
+            return await self.compress(messages, ctx=ctx)
+
+        return run_sync(main)
