@@ -159,6 +159,18 @@ def test_cut_then_shrink_in_a_provider_format_recalls_the_original(store: Any) -
         assert asyncio.run(tool({"id": i}, CTX)) == originals[call_id]
 
 
+async def test_a_last_resort_saving_step_recalls_the_original(store: Any) -> None:
+    messages = _conversation()
+    policy = _policy(
+        CutLongMessages(max_tokens_per_message=1_000),
+        target=1_500,
+        if_still_too_long=ShrinkToolResults(save_to=store, bigger_than_tokens=100),
+    )
+    out, report = await compress(messages, policy, ctx=CTX)
+    assert report.if_still_too_long == "step:shrink_tool_results"
+    assert await _assert_originals(store, messages, out) >= 1
+
+
 async def test_summarize_long_message_then_shrink_recalls_the_original(store: Any) -> None:
     messages = _conversation()
     calls: list[ModelRequest] = []
