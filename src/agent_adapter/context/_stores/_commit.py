@@ -205,8 +205,9 @@ async def stage_span(
 ) -> str:
     """The id of the span ``messages`` saved by ``step`` under ``scope`` (its sealed
     transcript, see :mod:`._span`), staged as :func:`stage_save` stages a text; ``""`` (no
-    recall) for a span over the store's ``max_text_chars``. A message that names a text
-    staged in this compression stands for what that text replaced. The note or summary
+    recall) for a span over the store's ``max_text_chars``. Each message is saved as the
+    caller gave it (not as an earlier step cut it); a note or summary added in this
+    compression stands for the span it replaced. The note or summary
     that replaces the span must name the id with :func:`saved_phrase` for it to be written.
 
     Raises:
@@ -244,9 +245,10 @@ async def _stage(
 
 
 def _expanded(context: StepContext, messages: Sequence[Message]) -> list[Message]:
-    """``messages`` with each one that names a text staged in this compression replaced by
-    what it stands for: a note or summary by its span, a shortened or summarized message by
-    its text before."""
+    """``messages`` as the caller gave them: each one the compression got (or a step changed
+    since) as the caller's message (see ``StepContext.original_of``); any other that names a
+    text staged in this compression by what it stands for: a note or summary by its span, a
+    shortened or summarized message by its text before."""
     pending: _Pending | None = getattr(_root(context), _ATTR, None)
     staged = pending.staged if pending is not None else {}
     out: list[Message] = []
