@@ -304,6 +304,7 @@ async def _compress(
         meter=meter,
         ctx=ctx,
     )
+    context.set_originals(original)  # what a saving step saves: the caller's own texts
     open_saves(context)  # ShrinkToolResults stages its saves; commit_saves writes them
     steps = policy.resolved_steps()
     step_reports: list[StepReport] = []

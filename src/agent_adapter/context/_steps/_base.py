@@ -49,6 +49,34 @@ class StepContext:
     _split: tuple[tuple[Message, ...], list[Unit]] | None = field(
         default=None, init=False, repr=False
     )
+    #: the compression's input by origin (``None``: an origin it gives to different texts)
+    _originals: dict[int, Message | None] = field(default_factory=dict, init=False, repr=False)
+
+    def set_originals(self, messages: Sequence[Message]) -> None:
+        """Make ``messages`` (the compression's input, as the caller gave it) what
+        :meth:`original_of` answers from; the engine calls it once a compression starts."""
+        originals: dict[int, Message | None] = {}
+        for m in messages:
+            if m.origin in originals:
+                first = originals[m.origin]
+                if first is not None and first.text != m.text:
+                    originals[m.origin] = None  # two texts under one origin: neither is known
+            else:
+                originals[m.origin] = m
+        self._originals = originals
+
+    def original_of(self, message: Message) -> Message | None:
+        """The caller's message that ``message`` stands for in this compression: the input
+        message with its origin (``message`` itself when no step changed it; the text as the
+        caller gave it when a step cut or summarized it), or ``None`` when that is unknown (a
+        message a step added, an origin the input gives to two different texts, or a context
+        no compression set up, as in a step's direct ``apply``). A saving step saves this
+        text, never a copy an earlier step shortened. A pass's context answers from the
+        compression's own context, which it wraps."""
+        context: StepContext = self
+        while (parent := getattr(context, "_parent", None)) is not None:
+            context = parent
+        return context._originals.get(message.origin)
 
     def add_summary_cost(self, usd: float) -> None:
         """Record what a model call made by a step cost, in USD.

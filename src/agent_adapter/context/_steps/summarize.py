@@ -44,7 +44,7 @@ from agent_adapter.context._steps._summary_text import (
 )
 from agent_adapter.context._steps.drop import span_phrase
 from agent_adapter.context._stores._base import check_save_to
-from agent_adapter.context._stores._commit import stage_text
+from agent_adapter.context._stores._commit import is_shortened, original_text, stage_text
 from agent_adapter.context._stores._span import saved_phrase
 from agent_adapter.context._units import Protection, Unit
 
@@ -408,6 +408,12 @@ class SummarizeLongMessage(BaseCompressionStep):
     ``[Summary of a N-character text``) is never shortened again, nor is a summary or a
     removal note.
 
+    With ``save_to``, the text summarized and saved is the caller's, even when an earlier
+    step of the same compression cut it (see
+    :meth:`~agent_adapter.context._steps._base.StepContext.original_of`); a text that arrived
+    already shortened (a cut marker of ours in it) is saved as it came, and the summary's
+    first line says ``to read it as sent (already shortened)``.
+
     Args:
         model: the summarizer (LLMPort), or ``None`` for the extractive default.
         bigger_than_tokens: a message over this many tokens is summarized.
@@ -469,10 +475,14 @@ class SummarizeLongMessage(BaseCompressionStep):
                 break
             m = out[i]
             before = context.message_tokens(m)
+            # with a store, the caller's text is what is summarized and saved, not a copy an
+            # earlier step of this compression cut
+            source = original_text(context, m) if self.save_to is not None else m.text
             if m.role == "system":
-                text = await self._references(m.text, context)
+                text = await self._references(source, context, m.text)
             elif before > self.bigger_than_tokens:
-                text = await self._shorten(m.text, context, await self._saved(m.text, context))
+                saved = await self._saved(source, context, m.text)
+                text = await self._shorten(source, context, saved)
             else:
                 continue
             if text is None or text == m.text:
@@ -484,14 +494,19 @@ class SummarizeLongMessage(BaseCompressionStep):
                 total += after - before
         return out
 
-    async def _saved(self, text: str, context: StepContext, whole: str | None = None) -> str:
-        """The store's line for ``text`` staged (``whole``: the message's whole text, when
-        ``text`` is a block of it), or ``""`` without a store."""
+    async def _saved(self, text: str, context: StepContext, current: str) -> str:
+        """The store's line for ``text`` staged, or ``""`` without a store. ``current``: the
+        message's text now (what it gets back if the store fails), when ``text`` is a block
+        of it or the caller's text that an earlier step cut. A text shortened before this
+        compression got it is saved as it came, and the line says so."""
         if self.save_to is None:
             return ""
         scope = owner_scope(context.ctx)
+        whole = current if current != text else None
         id_ = await stage_text(context, self, scope, text, before=whole)
-        return saved_phrase(id_, "it") if id_ else ""
+        if not id_:
+            return ""
+        return saved_phrase(id_, "it as sent (already shortened)" if is_shortened(text) else "it")
 
     async def _shorten(self, text: str, context: StepContext, saved: str = "") -> str | None:
         bound = self.max_summary_tokens * _CHARS_PER_TOKEN
@@ -509,9 +524,10 @@ class SummarizeLongMessage(BaseCompressionStep):
             return None
         return _header(len(text), saved) + f"]\n{reply}"
 
-    async def _references(self, text: str, context: StepContext) -> str | None:
+    async def _references(self, text: str, context: StepContext, current: str) -> str | None:
         """``text`` with the inside of each long ``<reference>`` block summarized; every
-        other character stays as it is."""
+        other character stays as it is. ``current``: the message's text now (see
+        :meth:`_saved`)."""
         pieces: list[str] = []
         last = 0
         changed = False
@@ -520,7 +536,7 @@ class SummarizeLongMessage(BaseCompressionStep):
             pieces.append(text[last : block.start(2)])
             tokens = context.message_tokens(Message("user", inner))
             short = (
-                await self._shorten(inner, context, await self._saved(inner, context, text))
+                await self._shorten(inner, context, await self._saved(inner, context, current))
                 if tokens > self.bigger_than_tokens and not _SHORTENED_RE.match(inner)
                 else None
             )

@@ -13,7 +13,11 @@ from agent_adapter.context._digest import names_room
 from agent_adapter.context._lru import with_text
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._stores._base import ToolResultStore
-from agent_adapter.context._stores._commit import shortened_source, stage_save
+from agent_adapter.context._stores._commit import (
+    original_text,
+    shortened_source,
+    stage_save,
+)
 from agent_adapter.context._text import cut_text
 
 __all__ = ["ShrinkToolResults"]
@@ -40,6 +44,14 @@ class ShrinkToolResults(BaseCompressionStep):
     scope, the tool call id and the text (see
     :func:`~agent_adapter.context._stores._base.derive_id`), so the same input gives the
     same output.
+
+    What is saved is the caller's text: when an earlier step of the same compression
+    shortened the result first (``CutLongMessages``, ``SummarizeLongMessage`` without a
+    store), the result as the compression got it is saved and cut anew (see
+    :meth:`~agent_adapter.context._steps._base.StepContext.original_of`), so the recall
+    returns it byte for byte. A result that arrived already shortened (an earlier call cut
+    it, and its original is not in the request) is saved as it came, and its note says so:
+    ``saved as sent (already shortened): call recall_context(id='...')``, never "full text".
 
     A result that is already shortened by this step (its marker names a recall id) is never
     saved again, so every id leads to the original in one recall: when its original was
@@ -109,12 +121,22 @@ class ShrinkToolResults(BaseCompressionStep):
                 continue
             text = m.text
             ours = await shortened_source(context, text, self.save_to, scope)
+            fallback = ""  # what to cut when the caller's text cuts no smaller
             if ours is not None:  # shortened before: cut again, under the id(s) it names
                 source, notes = ours
             elif self.save_to is not None:
-                source = text
-                saved = await stage_save(context, self, scope, text, call_id=m.tool_call_id or "")
+                # the caller's text, not a copy an earlier step of this compression cut
+                source = original_text(context, m)
+                saved = await stage_save(
+                    context,
+                    self,
+                    scope,
+                    source,
+                    call_id=m.tool_call_id or "",
+                    before=text if source != text else None,
+                )
                 notes = (saved,) if saved else ()
+                fallback = text if source != text else ""
             else:
                 source, notes = text, ()
             note = "; ".join(notes)
@@ -124,16 +146,33 @@ class ShrinkToolResults(BaseCompressionStep):
             keep = self.keep_chars
             if allowed > 0:
                 keep = max(keep, len(text) * allowed // before - len(note) - 80)
-            short = with_text(m, _cut(source, keep, notes))
-            after = context.message_tokens(short)
-            while after > allowed and keep > self.keep_chars:  # the estimate ran over
-                keep = max(self.keep_chars, keep * 3 // 4)
-                short = with_text(m, _cut(source, keep, notes))
-                after = context.message_tokens(short)
+            short, after = _fitted(m, source, keep, self.keep_chars, notes, allowed, context)
+            if after >= before and fallback:  # the original's cut names too much to fit
+                short, after = _fitted(m, fallback, keep, self.keep_chars, notes, allowed, context)
             if after < before:
                 out[i] = short
                 total += after - before
         return out
+
+
+def _fitted(
+    m: Message,
+    source: str,
+    keep: int,
+    least: int,
+    notes: tuple[str, ...],
+    allowed: int,
+    context: StepContext,
+) -> tuple[Message, int]:
+    """``m`` with ``source`` cut to about ``keep`` characters (fewer, down to ``least``,
+    while it counts over ``allowed`` tokens), and its tokens."""
+    short = with_text(m, _cut(source, keep, notes))
+    after = context.message_tokens(short)
+    while after > allowed and keep > least:  # the estimate ran over
+        keep = max(least, keep * 3 // 4)
+        short = with_text(m, _cut(source, keep, notes))
+        after = context.message_tokens(short)
+    return short, after
 
 
 def _cut(source: str, keep: int, notes: tuple[str, ...]) -> str:

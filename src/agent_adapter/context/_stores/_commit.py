@@ -13,6 +13,16 @@ that list still holds, one transaction per store. A text whose note a later step
 message of the span that names a text staged in the same compression (a note, a shortened
 result) stands in it for what that text replaced.
 
+What is saved is always the caller's text (issue 32): a step that keeps no copy
+(``CutLongMessages``, ``if_still_too_long="cut"``, ``SummarizeLongMessage`` without a store)
+may shorten a message before a saving step offloads it, so every saving step reads the
+caller's message off the step context (:func:`original_text`, see
+:meth:`~agent_adapter.context._steps._base.StepContext.original_of`) and saves that; a span
+holds each of its messages as the caller gave it. A text that arrived already shortened (a
+cut marker or a ``SummarizeLongMessage`` header of ours in it, from an earlier call whose
+original is not in the request) is saved as it came, and its note says so (``saved as sent
+(already shortened)``), never "full text".
+
 A result that is already a shortened one of ours (:func:`shortened_source`: its marker
 names a recall id staged in this compression or held by the step's store for the owner) is
 never saved again: one staged in this compression (the first of the two passes) is cut anew
@@ -56,7 +66,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "commit_saves",
+    "is_shortened",
     "open_saves",
+    "original_text",
     "shortened_source",
     "stage_save",
     "stage_span",
@@ -71,9 +83,18 @@ _RECALL_CALL = re.compile(re.escape(RECALL_TOOL_NAME) + r"\(id='([0-9a-f]{32})'\
 #: A shortening marker of ours that names a recall id (the note is the marker's last field;
 #: see :func:`~agent_adapter.context._text.cut_text`), on its own line.
 _OUR_MARKER = re.compile(
-    r"\[\.\.\. \d+ characters cut(?:(?! \.\.\.\])[^\n])*?; full text: call "
+    r"\[\.\.\. \d+ characters cut(?:(?! \.\.\.\])[^\n])*?; "
+    r"(full text|saved as sent \(already shortened\)): call "
     + re.escape(RECALL_TOOL_NAME)
     + r"\(id='([0-9a-f]{32})'\) \.\.\.\]"
+)
+#: What the library leaves in a text it shortened: a cut's marker (``CutLongMessages``,
+#: ``if_still_too_long="cut"``, ``ShrinkToolResults``; see
+#: :func:`~agent_adapter.context._text.cut_text`), or the first line of a
+#: ``SummarizeLongMessage`` summary. A text that arrives holding one was shortened before
+#: this compression: its original is not here, and what is saved of it is said to be so.
+_SHORTENED = re.compile(
+    r"\[\.\.\. \d+ characters cut[^\n]*? \.\.\.\]|\A\s*\[Summary of a \d+-character text"
 )
 
 
@@ -120,8 +141,26 @@ def open_saves(context: StepContext) -> None:
     setattr(_root(context), _ATTR, _Pending())
 
 
-def _note(id_: str) -> str:
-    return f"full text: call {RECALL_TOOL_NAME}(id={id_!r})"
+def is_shortened(text: str) -> bool:
+    """True when ``text`` holds what the library leaves in a text it shortened (a cut's
+    marker, a ``SummarizeLongMessage`` header): a copy of it is no full text."""
+    return ("characters cut" in text or "[Summary of a " in text) and bool(_SHORTENED.search(text))
+
+
+def original_text(context: StepContext, message: Message) -> str:
+    """The text a saving step saves for ``message``: the caller's, as the compression got it
+    (see :meth:`~agent_adapter.context._steps._base.StepContext.original_of`), even when an
+    earlier step (``CutLongMessages``, ``if_still_too_long="cut"``, ``SummarizeLongMessage``
+    without a store) shortened it since; ``message``'s own text when that is unknown."""
+    original = context.original_of(message)
+    return message.text if original is None else original.text
+
+
+def _note(id_: str, as_sent: bool = False) -> str:
+    """The recall note of a saved text; ``as_sent``: the text was shortened before the
+    compression got it, and the note says that the copy holds it so, not the full text."""
+    held = "saved as sent (already shortened)" if as_sent else "full text"
+    return f"{held}: call {RECALL_TOOL_NAME}(id={id_!r})"
 
 
 async def stage_save(
@@ -166,8 +205,9 @@ async def stage_span(
 ) -> str:
     """The id of the span ``messages`` saved by ``step`` under ``scope`` (its sealed
     transcript, see :mod:`._span`), staged as :func:`stage_save` stages a text; ``""`` (no
-    recall) for a span over the store's ``max_text_chars``. A message that names a text
-    staged in this compression stands for what that text replaced. The note or summary
+    recall) for a span over the store's ``max_text_chars``. Each message is saved as the
+    caller gave it (not as an earlier step cut it); a note or summary added in this
+    compression stands for the span it replaced. The note or summary
     that replaces the span must name the id with :func:`saved_phrase` for it to be written.
 
     Raises:
@@ -195,7 +235,7 @@ async def _stage(
         return "", ""
     key = await store_id_key(store)
     entry = StoreEntry(scope, derive_id(key, scope, call_id, text), text, step.save_for_seconds)
-    note = _note(entry.id)
+    note = _note(entry.id, span is None and is_shortened(text))
     pending: _Pending | None = getattr(_root(context), _ATTR, None)
     if pending is None:
         await store.save_many([entry])
@@ -205,20 +245,22 @@ async def _stage(
 
 
 def _expanded(context: StepContext, messages: Sequence[Message]) -> list[Message]:
-    """``messages`` with each one that names a text staged in this compression replaced by
-    what it stands for: a note or summary by its span, a shortened or summarized message by
-    its text before."""
+    """``messages`` as the caller gave them: each one the compression got (or a step changed
+    since) as the caller's message (see ``StepContext.original_of``); any other that names a
+    text staged in this compression by what it stands for: a note or summary by its span, a
+    shortened or summarized message by its text before."""
     pending: _Pending | None = getattr(_root(context), _ATTR, None)
-    if pending is None or not pending.staged:
-        return list(messages)
+    staged = pending.staged if pending is not None else {}
     out: list[Message] = []
     for m in messages:
+        original = context.original_of(m)
+        if original is not None:  # the caller's message, as it was before any step changed it
+            out.append(original)
+            continue
         text = m.text
         hit = None
         if text and RECALL_TOOL_NAME in text:
-            hit = next(
-                (pending.staged[i] for i in _RECALL_CALL.findall(text) if i in pending.staged), None
-            )
+            hit = next((staged[i] for i in _RECALL_CALL.findall(text) if i in staged), None)
         if hit is None:
             out.append(m)
         elif hit.span is not None:
@@ -246,7 +288,10 @@ async def shortened_source(
     """
     if RECALL_TOOL_NAME not in text:
         return None
-    ids = list(dict.fromkeys(_OUR_MARKER.findall(text)))
+    found: dict[str, bool] = {}  # id -> its note says the copy is as sent
+    for held, i in _OUR_MARKER.findall(text):
+        found.setdefault(i, held != "full text")
+    ids = list(found)
     if not ids:
         return None
     pending: _Pending | None = getattr(_root(context), _ATTR, None)
@@ -257,7 +302,7 @@ async def shortened_source(
     if store is None:
         return None
     held = [i for i in ids if await _holds(store, scope, i)]
-    return (text, tuple(_note(i) for i in held)) if held else None
+    return (text, tuple(_note(i, found[i]) for i in held)) if held else None
 
 
 async def _holds(store: ToolResultStore, scope: str, id: str) -> bool:
