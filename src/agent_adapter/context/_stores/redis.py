@@ -73,6 +73,8 @@ class RedisStore(SaveOne):
     scope looks up another key, so it finds nothing, exactly as for an unknown or expired id.
     The secret key of the ids is one more key, ``<prefix>id_key`` (no expiry), set by the first
     worker that needs it (``SET NX``), so every worker gives the same input the same ids.
+    Scopes and ids may hold any ``str`` (lone surrogates too: they are sent as
+    ``surrogatepass`` UTF-8).
 
     The async methods use ``redis.asyncio`` with a ``BlockingConnectionPool`` of at most
     ``max_connections``: past that a call waits (up to ``pool_timeout_s``) for a free
@@ -298,6 +300,7 @@ class RedisStore(SaveOne):
                 timeout=self.pool_timeout_s,
                 socket_timeout=self.timeout_s,
                 socket_connect_timeout=self.timeout_s,
+                encoding_errors="surrogatepass",
             )
             self._aclient = self._lib.asyncio.Redis.from_pool(pool)
             self._aloop = loop
@@ -314,6 +317,7 @@ class RedisStore(SaveOne):
             timeout=self.pool_timeout_s,
             socket_timeout=self.timeout_s,
             socket_connect_timeout=self.timeout_s,
+            encoding_errors="surrogatepass",
         )
         client: redis.Redis = self._lib.Redis.from_pool(pool)
         self._client = client

@@ -52,7 +52,9 @@ class SQLiteStore(SaveOne):
     the same work in a worker thread. Texts are bytes in the file (UTF-8, lone surrogates
     kept); the file is created on first use, its folder must exist. The file also holds the
     secret key of the ids (table ``store_meta``, made on first use), so every worker on the
-    file gives the same input the same ids.
+    file gives the same input the same ids. Scopes and ids may hold any ``str`` (one with a
+    lone surrogate is kept as a BLOB of its ``surrogatepass`` UTF-8, which no other ``str``
+    gives).
 
     Args:
         path: the database file.
@@ -153,8 +155,8 @@ class SQLiteStore(SaveOne):
         now = time.time()
         rows = [
             (
-                e.scope,
-                e.id,
+                _bound(e.scope),
+                _bound(e.id),
                 encode_text(e.text),
                 None if e.ttl_seconds is None else now + e.ttl_seconds,
             )
@@ -185,7 +187,7 @@ class SQLiteStore(SaveOne):
             row = conn.execute(
                 "SELECT text FROM tool_results WHERE scope = ? AND id = ?"
                 " AND (expires_at IS NULL OR expires_at > ?)",
-                (scope, id, time.time()),
+                (_bound(scope), _bound(id), time.time()),
             ).fetchone()
         return None if row is None else decode_text(row[0])
 
@@ -203,9 +205,9 @@ class SQLiteStore(SaveOne):
             rows = conn.execute(
                 "SELECT id, text FROM tool_results WHERE scope = ?"
                 " AND (expires_at IS NULL OR expires_at > ?)",
-                (scope, time.time()),
+                (_bound(scope), time.time()),
             ).fetchall()
-        return [(str(id_), decode_text(text)) for id_, text in rows]
+        return [(_unbound(id_), decode_text(text)) for id_, text in rows]
 
     def purge(self) -> int:
         """Delete the expired rows now; how many went.
@@ -302,3 +304,20 @@ class SQLiteStore(SaveOne):
                 if not busy or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.02)
+
+
+def _bound(value: str) -> str | bytes:
+    """``value`` as bound to a statement: the ``str``, or for one that UTF-8 cannot hold (a
+    lone surrogate) its ``surrogatepass`` bytes (a BLOB, never equal to any TEXT)."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return encode_text(value)
+    return value
+
+
+def _unbound(value: str | bytes) -> str:
+    """The inverse of :func:`_bound`."""
+    return value if isinstance(value, str) else decode_text(value)
