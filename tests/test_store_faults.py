@@ -4,11 +4,16 @@ while it is open, and recall ids no store can encode as strict UTF-8."""
 
 from __future__ import annotations
 
+import logging
 import re
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import redis
 
+from _redis_server import Server, private_server
 from agent_adapter._messages import Message, ToolCall
 from agent_adapter._run import RunContext, owner_scope
 from agent_adapter.context import (
@@ -17,10 +22,12 @@ from agent_adapter.context import (
     ShrinkToolResults,
     compress,
     recall_tool,
+    search_tool,
 )
 from agent_adapter.context._stores import (
     RedisStore,
     StoreEntry,
+    StoreError,
 )
 
 ID = re.compile(r"recall_context\(id='([0-9a-f]{32})'\)")
@@ -66,6 +73,105 @@ def _span_id(ids: list[str], store: RedisStore) -> str:
         )
     finally:
         client.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Redis loses the id key
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    """A Redis of this test's own: it is restarted or flushed."""
+    with private_server() as s:
+        yield s
+
+
+def _lose_key(server: Server, prefix: str, fault: str) -> None:
+    if fault == "restarted":  # no persistence: every key is gone, the texts too
+        server.restart()
+        return
+    client = redis.Redis.from_url(server.url)  # allkeys-lru evicted the id key alone
+    try:
+        assert client.delete(f"{prefix}id_key") == 1
+    finally:
+        client.close()
+
+
+async def _reconnect(store: RedisStore, fault: str) -> None:
+    """After a restart the first command on a connection of before fails loudly (a
+    StoreError: a compression's step failure); the next one reconnects."""
+    if fault == "restarted":
+        try:
+            await store.id_key()
+        except StoreError as exc:
+            assert "ConnectionError" in str(exc)
+
+
+@pytest.mark.parametrize("fault", ["evicted", "restarted"])
+async def test_redis_a_worker_that_knew_the_lost_id_key_puts_it_back(
+    server: Server, fault: str
+) -> None:
+    prefix = f"t:{uuid.uuid4().hex}:"
+    a, fresh = RedisStore(server.url, prefix=prefix), RedisStore(server.url, prefix=prefix)
+    try:
+        before = await _ids(a)
+        span = _span_id(before, a)
+        _lose_key(server, prefix, fault)
+        await _reconnect(a, fault)
+        assert await _ids(a) == before  # a compresses first after the loss: its key is back
+        assert await _ids(fresh) == before  # a new worker takes it: the same ids
+        answer = await recall_tool(fresh)({"id": span}, CTX)
+        assert not any(r in answer for r in RAW)
+        if fault == "evicted":  # the texts survived: the new worker reads a's span
+            assert answer.startswith("assistant: reading mod0")
+    finally:
+        await a.aclose()
+        await fresh.aclose()
+
+
+@pytest.mark.parametrize("fault", ["evicted", "restarted"])
+async def test_redis_workers_agree_again_when_a_new_worker_made_a_new_id_key(
+    server: Server, fault: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    prefix = f"t:{uuid.uuid4().hex}:"
+    a, fresh = RedisStore(server.url, prefix=prefix), RedisStore(server.url, prefix=prefix)
+    try:
+        before = await _ids(a)
+        old_span = _span_id(before, a)
+        _lose_key(server, prefix, fault)
+        new = await _ids(fresh)  # a worker that never knew the old key makes a new one
+        assert new != before
+        with caplog.at_level(logging.WARNING, logger="agent_adapter.stores"):
+            await _reconnect(a, fault)
+            assert await _ids(a) == new  # a's next compression takes it: they agree again
+        assert "not the one this worker used" in caplog.text
+        assert a.id_key_sync() == fresh.id_key_sync()  # the sync face agrees too
+        assert await _ids(a) == await _ids(fresh) == new  # and stay so
+        # a recall never returns a raw record: the old span is unreadable (or gone with a
+        # restart), the new one reads as a transcript on either worker
+        for worker in (a, fresh):
+            old = await recall_tool(worker)({"id": old_span}, CTX)
+            assert not any(r in old for r in RAW)
+            expected = UNREADABLE if fault == "evicted" else "No saved result"
+            assert expected in old
+            found = await search_tool(worker)({"query": "magic-0"}, CTX)
+            assert not any(r in found for r in RAW)
+        new_span = _span_id(new, fresh)
+        text = await recall_tool(a)({"id": new_span}, CTX)
+        assert text.startswith("assistant: reading mod0") and not any(r in text for r in RAW)
+    finally:
+        await a.aclose()
+        await fresh.aclose()
+
+
+async def test_a_text_that_opens_like_a_span_with_a_bad_seal_is_never_shown_raw(
+    store: Any,
+) -> None:
+    for seal in ("0" * 32, "é" * 32, "\ud800"):
+        forged = f'\x00agent_adapter.saved_span.v1:{seal}\n{{"starts":[0],"transcript":"x"}}'
+        await store.save_many([StoreEntry(owner_scope(CTX), "e" * 32, forged)])
+        answer = await recall_tool(store)({"id": "e" * 32}, CTX)
+        assert UNREADABLE in answer and not any(r in answer for r in RAW)
 
 
 # --------------------------------------------------------------------------------------------
