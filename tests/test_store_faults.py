@@ -4,10 +4,16 @@ while it is open, and recall ids no store can encode as strict UTF-8."""
 
 from __future__ import annotations
 
+import ast
 import logging
+import os
 import re
+import sqlite3
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +32,7 @@ from agent_adapter.context import (
 )
 from agent_adapter.context._stores import (
     RedisStore,
+    SQLiteStore,
     StoreEntry,
     StoreError,
 )
@@ -172,6 +179,113 @@ async def test_a_text_that_opens_like_a_span_with_a_bad_seal_is_never_shown_raw(
         await store.save_many([StoreEntry(owner_scope(CTX), "e" * 32, forged)])
         answer = await recall_tool(store)({"id": "e" * 32}, CTX)
         assert UNREADABLE in answer and not any(r in answer for r in RAW)
+
+
+# --------------------------------------------------------------------------------------------
+# the SQLite file is deleted while open
+
+
+def _entries(*ns: int) -> list[StoreEntry]:
+    return [StoreEntry("s", f"{n:032x}", f"text {n}") for n in ns]
+
+
+def _read_elsewhere(path: Path, *ns: int) -> list[str | None]:
+    """What a later process reads from the file at ``path``."""
+    code = (
+        "import sys; from agent_adapter.context import SQLiteStore\n"
+        "s = SQLiteStore(sys.argv[1])\n"
+        "print(repr([s.load_sync('s', f'{int(n):032x}') for n in sys.argv[2:]]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path), *map(str, ns)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    result: list[str | None] = ast.literal_eval(out.stdout)
+    return result
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_sqlite_file_deleted_while_open_is_reported_then_opened_anew(
+    tmp_path: Path, face: str
+) -> None:
+    path = tmp_path / "saved.sqlite3"
+    a, b = SQLiteStore(path), SQLiteStore(path)  # two workers on one file
+    try:
+        a.save_many_sync(_entries(1))
+        assert b.load_sync("s", _entries(1)[0].id) == "text 1"
+        old_key = a.id_key_sync()
+        assert b.id_key_sync() == old_key
+        path.unlink()  # the -wal and -shm files stay: SQLite would read them as the new file's
+        for worker, n in ((a, 2), (b, 3)):
+            with pytest.raises(StoreError, match="deleted or replaced while this store had it"):
+                if face == "sync":
+                    worker.save_many_sync(_entries(n))
+                else:
+                    await worker.save_many(_entries(n))
+        # the next saves go into a new file at the path, which every worker and a later
+        # process read; nothing of the deleted file comes back
+        a.save_many_sync(_entries(4))
+        await b.save_many(_entries(5))
+        assert b.load_sync("s", _entries(4)[0].id) == "text 4"
+        assert await a.load("s", _entries(5)[0].id) == "text 5"
+        assert _read_elsewhere(path, 1, 2, 3, 4, 5) == [None, None, None, "text 4", "text 5"]
+        assert a.id_key_sync() == await b.id_key() != old_key  # a new file, a new key
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        a.close()
+        b.close()
+
+
+def test_sqlite_save_that_the_deletion_overtook_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_adapter.context._stores import sqlite as module
+
+    path = tmp_path / "saved.sqlite3"
+    real = module._file_id
+    calls: list[str] = []
+
+    def deleted_after_the_checkout(where: str) -> Any:
+        calls.append(where)
+        if len(calls) == 2:  # the save's check after COMMIT: the file went while it wrote
+            path.unlink()
+        return real(where)
+
+    with SQLiteStore(path) as s:
+        s.save_many_sync(_entries(1))  # a pooled connection to the file
+        monkeypatch.setattr(module, "_file_id", deleted_after_the_checkout)
+        with pytest.raises(StoreError, match=r"deleted or replaced .*\(this save went into it\)"):
+            s.save_many_sync(_entries(2))
+        monkeypatch.setattr(module, "_file_id", real)
+        s.save_many_sync(_entries(3))
+        assert _read_elsewhere(path, 1, 2, 3) == [None, None, "text 3"]
+
+
+def test_sqlite_id_key_and_loads_report_a_deleted_file(tmp_path: Path) -> None:
+    path = tmp_path / "saved.sqlite3"
+    with SQLiteStore(path) as s:
+        key = s.id_key_sync()
+        path.unlink()
+        with pytest.raises(StoreError, match="deleted or replaced"):
+            s.id_key_sync()  # a staged save's id: never one of the deleted file's key
+        assert s.id_key_sync() != key
+        s.save_many_sync(_entries(1))
+        path.unlink()
+        with pytest.raises(StoreError, match="deleted or replaced"):
+            s.load_sync("s", _entries(1)[0].id)
+        assert s.load_sync("s", _entries(1)[0].id) is None
+
+
+async def test_sqlite_deleted_file_makes_recall_say_try_later_not_fail(tmp_path: Path) -> None:
+    path = tmp_path / "saved.sqlite3"
+    with SQLiteStore(path) as s:
+        s.save_many_sync([StoreEntry(owner_scope(CTX), "a" * 32, "full")])
+        path.unlink()
+        assert "try again later" in await recall_tool(s)({"id": "a" * 32}, CTX)
 
 
 # --------------------------------------------------------------------------------------------
