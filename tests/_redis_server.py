@@ -34,12 +34,25 @@ def _missing(reason: str) -> None:
 class Server:
     url: str
     process: subprocess.Popen[bytes]
+    command: list[str]
 
     def kill(self) -> None:
         """Stop the server at once (SIGKILL to its pid) and wait until it is gone."""
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait()
+
+    def restart(self) -> None:
+        """Kill the server and start it again on its port: it starts empty (no persistence)."""
+        self.kill()
+        self.process = _start(self.command)
+        _wait_ready(self.url)
+
+
+def _start(command: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(  # not daemonized: the pid is the child's
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 def _free_port() -> int:
@@ -71,23 +84,19 @@ def private_server() -> Iterator[Server]:
         raise AssertionError("unreachable")
     with tempfile.TemporaryDirectory() as folder:
         port = _free_port()
-        proc = subprocess.Popen(  # not daemonized: the pid is the child's
-            [
-                binary,
-                *("--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
-                *("--dir", folder, "--logfile", str(Path(folder) / "redis.log")),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        server = Server(f"redis://127.0.0.1:{port}/0", proc)
+        command = [
+            binary,
+            *("--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
+            *("--dir", folder, "--logfile", str(Path(folder) / "redis.log")),
+        ]
+        server = Server(f"redis://127.0.0.1:{port}/0", _start(command), command)
         try:
             _wait_ready(server.url)
             yield server
         finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
+            if server.process.poll() is None:
+                server.process.kill()
+            server.process.wait()
 
 
 @contextmanager

@@ -127,6 +127,9 @@ class _Staged:
 @dataclass(slots=True)
 class _Pending:
     staged: dict[str, _Staged] = field(default_factory=dict)
+    #: each store's id key, read once per compression (a shared store reads it from the
+    #: server every time: that is how workers find out it was lost or replaced)
+    keys: dict[int, bytes] = field(default_factory=dict)
 
 
 def _root(context: Any) -> Any:
@@ -139,6 +142,17 @@ def _root(context: Any) -> Any:
 def open_saves(context: StepContext) -> None:
     """Start staging saves for the compression ``context`` belongs to."""
     setattr(_root(context), _ATTR, _Pending())
+
+
+async def _key(context: StepContext, store: ToolResultStore) -> bytes:
+    """``store``'s id key: read once per compression (see :class:`_Pending`)."""
+    pending: _Pending | None = getattr(_root(context), _ATTR, None)
+    if pending is None:
+        return await store_id_key(store)
+    key = pending.keys.get(id(store))
+    if key is None:
+        key = pending.keys[id(store)] = await store_id_key(store)
+    return key
 
 
 def is_shortened(text: str) -> bool:
@@ -215,7 +229,7 @@ async def stage_span(
             failed.
     """
     span = tuple(_expanded(context, messages))
-    key = await store_id_key(step.save_to)
+    key = await _key(context, step.save_to)
     return (await _stage(context, step, scope, encode_span(key, span), "", span, None))[0]
 
 
@@ -233,7 +247,7 @@ async def _stage(
     limit = getattr(store, "max_text_chars", None)
     if isinstance(limit, int) and len(text) > limit:
         return "", ""
-    key = await store_id_key(store)
+    key = await _key(context, store)
     entry = StoreEntry(scope, derive_id(key, scope, call_id, text), text, step.save_for_seconds)
     note = _note(entry.id, span is None and is_shortened(text))
     pending: _Pending | None = getattr(_root(context), _ATTR, None)

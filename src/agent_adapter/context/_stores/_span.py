@@ -6,9 +6,12 @@ transcript (each message as :func:`~agent_adapter.context._steps._summary_text.m
 writes it: the role, the text, each tool call with its arguments, a tool result with its
 tool's name; non-text parts as placeholders) and where each message starts in it. The seal
 is a BLAKE2b MAC of the JSON keyed with the store's secret id key, so a saved span is known
-by its seal, never by its look: a tool result that merely opens like one is read back as the
-plain text it is. Any other saved text (a tool result ``ShrinkToolResults`` shortened, a
-text ``SummarizeLongMessage`` summarized) is its own transcript.
+by its seal, never by its look. A text that opens with :data:`_MAGIC` but whose seal this
+key does not make is never read back raw (a NUL, a seal, then JSON) nor as a span: it is
+``unreadable`` (a span sealed under a key the store has since lost, e.g. a Redis that
+evicted its id key, and a text made to look like one are alike without that key). Any other
+saved text (a tool result ``ShrinkToolResults`` shortened, a text ``SummarizeLongMessage``
+summarized) is its own transcript.
 
 :func:`units` splits a transcript into the pieces ``search_context`` scores: each
 message's block, a longer one in pieces at line breaks; each one a range of the transcript,
@@ -79,25 +82,32 @@ def encode_span(key: bytes, messages: Sequence[Message]) -> str:
 @dataclass(frozen=True, slots=True)
 class Saved:
     """A saved text as it is read back: its transcript and where each message starts (one
-    start, 0, for a plain text); ``span`` is True for a saved span."""
+    start, 0, for a plain text); ``span`` is True for a saved span. ``unreadable`` is True
+    for a text that opens like a span but whose seal the key does not make: its transcript
+    is then empty (it is never shown raw)."""
 
     transcript: str
     starts: tuple[int, ...]
     span: bool
+    unreadable: bool = False
+
+
+#: What a text that opens like a span without a valid seal reads as (see the module doc).
+_UNREADABLE = Saved("", (0,), False, True)
 
 
 def read_saved(key: bytes, text: str) -> Saved:
-    """``text`` as saved: a span when it carries a valid seal of ``key``, else plain."""
-    plain = Saved(text, (0,), False)
+    """``text`` as saved: a span when it carries a valid seal of ``key``; unreadable when
+    it opens like one without it (see the module doc); else plain."""
     if not text.startswith(_MAGIC):
-        return plain
+        return Saved(text, (0,), False)
     seal, _, body = text[len(_MAGIC) :].partition("\n")
-    if not hmac.compare_digest(seal, _seal(key, body)):
-        return plain
+    if not hmac.compare_digest(seal.encode("ascii", "replace"), _seal(key, body).encode()):
+        return _UNREADABLE
     data = json.loads(body)
     transcript, starts = data.get("transcript"), data.get("starts")
     if not isinstance(transcript, str) or not isinstance(starts, list):
-        return plain  # pragma: no cover - sealed by us: never
+        return _UNREADABLE  # pragma: no cover - sealed by us: never
     return Saved(transcript, tuple(int(s) for s in starts), True)
 
 

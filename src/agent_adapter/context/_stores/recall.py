@@ -14,6 +14,11 @@ from agent_adapter.context._stores._span import RECALL_TOOL_NAME, read_saved
 __all__ = ["RECALL_TOOL_NAME", "recall_tool"]
 
 _UNREACHABLE = "{tool} could not read the saved context just now; try again later."
+_UNREADABLE = (
+    "{tool}: the saved text with id {id!r} cannot be read: it is a saved span whose seal "
+    "this store's id key does not make (the store lost or replaced the key it was saved "
+    "under)."
+)
 
 
 def recall_tool(store: ToolResultStore, *, max_chars: int | None = None) -> FunctionTool:
@@ -30,9 +35,12 @@ def recall_tool(store: ToolResultStore, *, max_chars: int | None = None) -> Func
     summarized) comes back as it was; a span that ``RemoveOldMessages``, ``Summarize`` or
     ``KeepMostRelevant`` took out comes back as a transcript: one block a message, its role
     (``user:``, ``assistant:``, ``tool result (name):``), its text and each tool call with its
-    arguments (``-> read_file({"path": "a.py"})``). With ``max_chars``, one call returns at
-    most that many characters (cut at a line break when one is near) from ``offset`` (the
-    tool's second argument, default 0), and a last line gives the offset to read on from.
+    arguments (``-> read_file({"path": "a.py"})``). A span is never returned as its raw
+    record: one whose seal the store's current id key does not make (the store lost its key
+    since, e.g. a Redis that evicted it) gives a short text saying it cannot be read. With
+    ``max_chars``, one call returns at most that many characters (cut at a line break when
+    one is near) from ``offset`` (the tool's second argument, default 0), and a last line
+    gives the offset to read on from.
 
     Args:
         store: where the texts were saved (the steps' ``save_to``).
@@ -61,7 +69,10 @@ def recall_tool(store: ToolResultStore, *, max_chars: int | None = None) -> Func
             return _UNREACHABLE.format(tool=RECALL_TOOL_NAME)
         if text is None:
             return f"No saved result with id {id_!r} (expired or unknown)."
-        return _window(read_saved(key, text).transcript, id_, offset, max_chars)
+        saved = read_saved(key, text)
+        if saved.unreadable:
+            return _UNREADABLE.format(tool=RECALL_TOOL_NAME, id=id_)
+        return _window(saved.transcript, id_, offset, max_chars)
 
     return FunctionTool(
         name=RECALL_TOOL_NAME,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import math
 import threading
 from collections.abc import Sequence
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     import redis.asyncio
 
 __all__ = ["RedisStore"]
+
+_log = logging.getLogger("agent_adapter.stores")
 
 #: Adds a batch's ids to a scope's index (a sorted set scored by expiry, in ms of the
 #: server's clock; +inf: none), drops the expired ones, and gives the index the latest
@@ -73,6 +76,13 @@ class RedisStore(SaveOne):
     scope looks up another key, so it finds nothing, exactly as for an unknown or expired id.
     The secret key of the ids is one more key, ``<prefix>id_key`` (no expiry), set by the first
     worker that needs it (``SET NX``), so every worker gives the same input the same ids.
+    Every :meth:`id_key` call reads it again (one round trip; a compression asks once), and a
+    worker that finds it gone (evicted under ``allkeys-lru``, a restart without persistence)
+    puts back the key it knows; one that finds another key there (another worker made a new
+    one first) takes that one and logs a warning (logger ``agent_adapter.stores``), so the
+    workers agree again from their next compression. A span saved under a key no worker
+    keeps any more is then read back as unreadable, never as its raw record. Scopes and ids
+    may hold any ``str`` (lone surrogates too: they are sent as ``surrogatepass`` UTF-8).
 
     The async methods use ``redis.asyncio`` with a ``BlockingConnectionPool`` of at most
     ``max_connections``: past that a call waits (up to ``pool_timeout_s``) for a free
@@ -143,40 +153,55 @@ class RedisStore(SaveOne):
         return f"{self.prefix}index:{_digest(scope)}"
 
     async def id_key(self) -> bytes:
-        """The secret key of the ids, kept in Redis (set on first use, by one worker).
+        """The secret key of the ids, kept in Redis: read on every call, set by the first
+        worker that needs it, put back by a worker that knew it when Redis lost it (see the
+        class doc).
 
         Raises:
-            StoreError: Redis is unreachable or failed.
+            StoreError: Redis is unreachable or failed, or holds no valid key under its name.
         """
-        if self._id_key is not None:
-            return self._id_key
         client = self._async_client()
         if client is None:
             return await asyncio.to_thread(self.id_key_sync)
-        name = f"{self.prefix}id_key"
+        mine = self._id_key or new_id_key()
         try:
             async with client.pipeline(transaction=True) as pipe:
-                pipe.set(name, new_id_key(), nx=True)
-                pipe.get(name)
+                pipe.set(self._id_key_name, mine, nx=True)
+                pipe.get(self._id_key_name)
                 _, value = await pipe.execute()
         except self._lib.RedisError as exc:
             raise self._error(exc) from exc
-        self._id_key = check_id_key(value, repr(self))
-        return self._id_key
+        return self._adopt(mine, value)
 
     def id_key_sync(self) -> bytes:
         """``id_key`` for sync code."""
-        if self._id_key is None:
-            name = f"{self.prefix}id_key"
-            try:
-                with self._sync_client().pipeline(transaction=True) as pipe:
-                    pipe.set(name, new_id_key(), nx=True)
-                    pipe.get(name)
-                    _, value = pipe.execute()
-            except self._lib.RedisError as exc:
-                raise self._error(exc) from exc
-            self._id_key = check_id_key(value, repr(self))
-        return self._id_key
+        mine = self._id_key or new_id_key()
+        try:
+            with self._sync_client().pipeline(transaction=True) as pipe:
+                pipe.set(self._id_key_name, mine, nx=True)
+                pipe.get(self._id_key_name)
+                _, value = pipe.execute()
+        except self._lib.RedisError as exc:
+            raise self._error(exc) from exc
+        return self._adopt(mine, value)
+
+    @property
+    def _id_key_name(self) -> str:
+        return f"{self.prefix}id_key"
+
+    def _adopt(self, mine: bytes, value: object) -> bytes:
+        """The key Redis holds (``value``), now this worker's; a warning when it is not the
+        one this worker knew (``mine``)."""
+        key = check_id_key(value, repr(self))
+        if self._id_key is not None and key != mine:
+            _log.warning(
+                "%r: the id key in Redis is not the one this worker used (Redis lost it and "
+                "another worker set a new one); taking the new one: ids change once, and "
+                "spans saved under the old key can no longer be read back",
+                self,
+            )
+        self._id_key = key
+        return key
 
     async def save_many(self, entries: Sequence[StoreEntry]) -> None:
         """Save every entry in one ``MULTI``/``EXEC``, or none of them.
@@ -298,6 +323,7 @@ class RedisStore(SaveOne):
                 timeout=self.pool_timeout_s,
                 socket_timeout=self.timeout_s,
                 socket_connect_timeout=self.timeout_s,
+                encoding_errors="surrogatepass",
             )
             self._aclient = self._lib.asyncio.Redis.from_pool(pool)
             self._aloop = loop
@@ -314,6 +340,7 @@ class RedisStore(SaveOne):
             timeout=self.pool_timeout_s,
             socket_timeout=self.timeout_s,
             socket_connect_timeout=self.timeout_s,
+            encoding_errors="surrogatepass",
         )
         client: redis.Redis = self._lib.Redis.from_pool(pool)
         self._client = client

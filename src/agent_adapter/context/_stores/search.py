@@ -139,7 +139,7 @@ class _Searcher:
         self._parsed: _LRU[_Parsed] = _LRU(_PARSED_CACHE)
 
     def _parse(self, key: bytes, id_: str, text: str) -> _Parsed:
-        ck = _text_key(id_ + "\x00" + text)
+        ck = _text_key(f"{key.hex()}\x00{id_}\x00{text}")  # a span reads by the key
         hit = self._parsed.get(ck)
         if hit is None:
             saved = read_saved(key, text)

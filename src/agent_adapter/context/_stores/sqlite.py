@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import NoReturn
 
 from agent_adapter._errors import ConfigError
 from agent_adapter.context._stores._base import (
@@ -26,6 +27,9 @@ from agent_adapter.context._stores._base import (
 )
 
 __all__ = ["SQLiteStore"]
+
+#: A file's identity: ``(st_dev, st_ino)``.
+_FileId = tuple[int, int]
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tool_results ("
@@ -52,7 +56,19 @@ class SQLiteStore(SaveOne):
     the same work in a worker thread. Texts are bytes in the file (UTF-8, lone surrogates
     kept); the file is created on first use, its folder must exist. The file also holds the
     secret key of the ids (table ``store_meta``, made on first use), so every worker on the
-    file gives the same input the same ids.
+    file gives the same input the same ids. Scopes and ids may hold any ``str`` (one with a
+    lone surrogate is kept as a BLOB of its ``surrogatepass`` UTF-8, which no other ``str``
+    gives).
+
+    Each call checks (one ``stat``) that the file at ``path`` is still the one its connection
+    has open: a file deleted (or replaced) while the store runs would otherwise take later
+    saves into an unlinked file that no other process can read. A call that finds it so
+    raises :class:`StoreError` (as does a save that finds it so once written) and closes the
+    connections to the old file; the next call opens the file at ``path`` anew (a new file
+    holds a new id key, so the ids change once). The ``-wal``, ``-shm`` and ``-journal``
+    files a deleted database leaves at ``path`` are removed before a new one is made there
+    (SQLite would read them as the new file's), under a lock on the folder that the stores
+    opening a file in it share (POSIX ``flock``).
 
     Args:
         path: the database file.
@@ -88,22 +104,24 @@ class SQLiteStore(SaveOne):
             "SQLiteStore.purge_every_seconds", purge_every_seconds
         )
         self._slots = threading.BoundedSemaphore(max_connections)
-        self._idle: list[sqlite3.Connection] = []
+        self._idle: list[tuple[sqlite3.Connection, _FileId | None]] = []
         self._lock = threading.Lock()
         self._setup_lock = threading.Lock()
-        self._ready = False
+        self._file: _FileId | None = None  # the file set up (the pooled connections' file)
         self._closed = False
         self._purged = 0.0
-        self._id_key: bytes | None = None
+        self._id_key: tuple[bytes, _FileId | None] | None = None  # and the file that holds it
 
     async def id_key(self) -> bytes:
         """The secret key of the ids, kept in the file (made on first use).
 
         Raises:
-            StoreError: the file cannot be read or written.
+            StoreError: the file cannot be read or written, or was deleted or replaced while
+                open.
         """
-        if self._id_key is not None:
-            return self._id_key
+        held = self._id_key
+        if held is not None and held[1] == _file_id(self.path):
+            return held[0]
         return await asyncio.to_thread(self.id_key_sync)
 
     def config_identity(self) -> str:
@@ -113,19 +131,20 @@ class SQLiteStore(SaveOne):
 
     def id_key_sync(self) -> bytes:
         """``id_key`` for sync code."""
-        if self._id_key is None:
-            with self._connection() as conn:
+        held = self._id_key
+        if held is not None and held[1] == _file_id(self.path):
+            return held[0]
+        with self._checkout() as (conn, file):
+            row = conn.execute(_GET_KEY).fetchone()
+            if row is None:  # the first use of the file: one writer's key wins
+                conn.execute(
+                    "INSERT OR IGNORE INTO store_meta (name, value) VALUES ('id_key', ?)",
+                    (new_id_key(),),
+                )
                 row = conn.execute(_GET_KEY).fetchone()
-                if row is None:  # the first use of the file: one writer's key wins
-                    conn.execute(
-                        "INSERT OR IGNORE INTO store_meta (name, value) VALUES ('id_key', ?)",
-                        (new_id_key(),),
-                    )
-                    row = conn.execute(_GET_KEY).fetchone()
-            self._id_key = check_id_key(
-                None if row is None else row[0], f"SQLiteStore ({self.path})"
-            )
-        return self._id_key
+        key = check_id_key(None if row is None else row[0], f"SQLiteStore ({self.path})")
+        self._id_key = (key, file)
+        return key
 
     async def save_many(self, entries: Sequence[StoreEntry]) -> None:
         """Save every entry in one transaction, or none of them.
@@ -153,14 +172,14 @@ class SQLiteStore(SaveOne):
         now = time.time()
         rows = [
             (
-                e.scope,
-                e.id,
+                _bound(e.scope),
+                _bound(e.id),
                 encode_text(e.text),
                 None if e.ttl_seconds is None else now + e.ttl_seconds,
             )
             for e in checked
         ]
-        with self._connection() as conn:
+        with self._checkout() as (conn, file):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany(
@@ -178,6 +197,8 @@ class SQLiteStore(SaveOne):
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+            if _file_id(self.path) != file:  # deleted while it wrote
+                self._lost(file, "this save went into it")
 
     def load_sync(self, scope: str, id: str) -> str | None:
         """``load`` for sync code."""
@@ -185,7 +206,7 @@ class SQLiteStore(SaveOne):
             row = conn.execute(
                 "SELECT text FROM tool_results WHERE scope = ? AND id = ?"
                 " AND (expires_at IS NULL OR expires_at > ?)",
-                (scope, id, time.time()),
+                (_bound(scope), _bound(id), time.time()),
             ).fetchone()
         return None if row is None else decode_text(row[0])
 
@@ -203,9 +224,9 @@ class SQLiteStore(SaveOne):
             rows = conn.execute(
                 "SELECT id, text FROM tool_results WHERE scope = ?"
                 " AND (expires_at IS NULL OR expires_at > ?)",
-                (scope, time.time()),
+                (_bound(scope), time.time()),
             ).fetchall()
-        return [(str(id_), decode_text(text)) for id_, text in rows]
+        return [(_unbound(id_), decode_text(text)) for id_, text in rows]
 
     def purge(self) -> int:
         """Delete the expired rows now; how many went.
@@ -232,7 +253,7 @@ class SQLiteStore(SaveOne):
         self._closed = True
         with self._lock:
             idle, self._idle = self._idle, []
-        for conn in idle:
+        for conn, _ in idle:
             conn.close()
 
     def __enter__(self) -> SQLiteStore:
@@ -243,46 +264,90 @@ class SQLiteStore(SaveOne):
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
-        """A pooled connection for one call; sqlite3 errors become :class:`StoreError`."""
+        """A pooled connection for one call (see :meth:`_checkout`)."""
+        with self._checkout() as (conn, _):
+            yield conn
+
+    @contextmanager
+    def _checkout(self) -> Iterator[tuple[sqlite3.Connection, _FileId | None]]:
+        """A pooled connection for one call and the file it has open; sqlite3 errors become
+        :class:`StoreError`, as does a pooled connection whose file is no longer the one at
+        ``path`` (see :meth:`_lost`)."""
         if self._closed:
             raise StoreError("SQLiteStore is closed")
         if not self._slots.acquire(timeout=self.timeout_s):
             raise StoreError(f"SQLiteStore: no free connection within {self.timeout_s} s")
         conn: sqlite3.Connection | None = None
+        file: _FileId | None = None
         try:
             with self._lock:
-                conn = self._idle.pop() if self._idle else None
+                conn, file = self._idle.pop() if self._idle else (None, None)
+            if conn is not None and _file_id(self.path) != file:
+                self._lost(file, "nothing was written")
             if conn is None:
-                conn = self._connect()
-            yield conn
+                conn, file = self._connect()
+            yield conn, file
         except sqlite3.Error as exc:
             # sqlite3's messages name the failure, never the bound values (no saved text)
             raise StoreError(f"SQLiteStore ({self.path}): {type(exc).__name__}: {exc}") from exc
         finally:
             if conn is not None:
-                if self._closed or conn.in_transaction:
+                if self._closed or conn.in_transaction or file != self._file:
                     conn.close()
                 else:
                     with self._lock:
-                        self._idle.append(conn)
+                        self._idle.append((conn, file))
             self._slots.release()
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
+    def _lost(self, file: _FileId | None, what: str) -> NoReturn:
+        """The file ``file`` is no longer the one at ``path`` (deleted, renamed or replaced
+        while open): close the idle connections to it and raise.
+
+        Raises:
+            StoreError: always, saying so (``what``: what became of this call's save).
+        """
+        with self._lock:
+            stale = [c for c, f in self._idle if f == file]
+            self._idle = [(c, f) for c, f in self._idle if f != file]
+            if self._file == file:
+                self._file = None
+            if self._id_key is not None and self._id_key[1] == file:
+                self._id_key = None  # a new file may get the old one's inode number
+        for conn in stale:
+            conn.close()
+        raise StoreError(
+            f"SQLiteStore ({self.path}): the database file was deleted or replaced while this "
+            f"store had it open ({what}): what was saved in it is out of reach of every other "
+            "process; the next call opens the file at this path anew"
         )
+
+    def _connect(self) -> tuple[sqlite3.Connection, _FileId]:
+        with _folder_lock(self.path):  # no other store makes the file while orphans go
+            _drop_orphans(self.path)
+            conn = sqlite3.connect(
+                self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
+            )
+            try:
+                file = _file_id(self.path)  # the file connect opened (it makes a missing one)
+            except BaseException:
+                conn.close()
+                raise
         try:
+            if file is None:
+                raise StoreError(
+                    f"SQLiteStore ({self.path}): the database file was deleted as it was opened"
+                )
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
             conn.execute("PRAGMA synchronous = NORMAL")
-            if not self._ready:
+            if file != self._file:
                 with self._setup_lock:  # one thread sets the file up; the others wait
-                    if not self._ready:
+                    if file != self._file:
                         self._set_up(conn)
-                        self._ready = True
+                        self._file = file
         except BaseException:
             conn.close()
             raise
-        return conn
+        return conn, file
 
     def _set_up(self, conn: sqlite3.Connection) -> None:
         """WAL mode and the table, retried until ``timeout_s``: switching the journal mode
@@ -302,3 +367,82 @@ class SQLiteStore(SaveOne):
                 if not busy or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.02)
+
+
+def _file_id(path: str) -> _FileId | None:
+    """The identity of the file at ``path``; ``None`` when there is none.
+
+    Raises:
+        StoreError: it cannot be looked up (a folder not readable).
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"SQLiteStore ({path}): {type(exc).__name__}: {exc}") from exc
+    return st.st_dev, st.st_ino
+
+
+#: The files SQLite keeps next to a database: a deleted database's are orphans.
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+@contextmanager
+def _folder_lock(path: str) -> Iterator[None]:
+    """An exclusive lock (POSIX ``flock``) on ``path``'s folder, between the stores opening
+    a file in it; no lock where there is no ``flock`` or the folder cannot be opened (the
+    connect then reports what is wrong)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    try:
+        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _drop_orphans(path: str) -> None:
+    """Remove the side files a deleted database left at ``path`` (none while it is there).
+
+    Raises:
+        StoreError: one cannot be removed.
+    """
+    if os.path.lexists(path):
+        return
+    for suffix in _SIDE_FILES:
+        try:
+            os.remove(path + suffix)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StoreError(
+                f"SQLiteStore ({path}): the database file is gone but its {suffix} file "
+                f"cannot be removed ({type(exc).__name__}: {exc}); a new file there would "
+                "read it as its own"
+            ) from exc
+
+
+def _bound(value: str) -> str | bytes:
+    """``value`` as bound to a statement: the ``str``, or for one that UTF-8 cannot hold (a
+    lone surrogate) its ``surrogatepass`` bytes (a BLOB, never equal to any TEXT)."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return encode_text(value)
+    return value
+
+
+def _unbound(value: str | bytes) -> str:
+    """The inverse of :func:`_bound`."""
+    return value if isinstance(value, str) else decode_text(value)
