@@ -11,13 +11,16 @@ A summary is a user message, but what tools printed is not the user's word: the 
 field (error lines, failed tests, whatever a summarizer copied out of tool output) is
 rendered under :data:`TOOL_OUTPUT_TITLE`, each item one JSON string, so no text inside can
 close the quote, start a section or pass for a summary's head. :func:`sanitize` replaces
-lone surrogates (which no UTF-8 encoder accepts) in a summary's text.
+lone surrogates (which no UTF-8 encoder accepts) in a summary's text. Whether a text repeats
+tool output, or opens like a text agent's command output, is judged on :func:`comparable_text`
+text, so a zero-width space, a bidi override or a change of case does not hide a copy.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -38,6 +41,7 @@ __all__ = [
     "SUMMARY_HEAD",
     "TOOL_OUTPUT_TITLE",
     "ContextSummary",
+    "comparable_text",
     "is_summary",
     "merge",
     "parse",
@@ -157,6 +161,29 @@ def sanitize(text: str) -> str:
     if text.isascii() or not _SURROGATE.search(text):
         return text
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _no_format(run: re.Match[str]) -> str:
+    return "".join(c for c in run.group() if unicodedata.category(c) != "Cf")
+
+
+def comparable_text(text: str) -> str:
+    """``text`` as two texts are compared to tell whether one repeats the other: NFKC
+    (compatibility forms such as full-width letters as the plain ones), no Unicode format
+    characters (category Cf: zero-width spaces and joiners, bidi overrides such as U+202E,
+    soft hyphens), casefolded, runs of whitespace as one space, no space at either end.
+
+    Every check of whether a summary's item repeats tool output, or whether a user text is a
+    text agent's command output, compares texts through this one function: a copy that
+    differs from its source only in such characters or in case is still a copy.
+    """
+    if text.isascii():  # no format character, NFKC leaves it as it is
+        return " ".join(text.lower().split())
+    text = _NON_ASCII.sub(_no_format, unicodedata.normalize("NFKC", text))
+    return " ".join(unicodedata.normalize("NFKC", text.casefold()).split())
 
 
 def _clip(text: str, limit: int) -> str:
