@@ -106,3 +106,81 @@ def test_a_text_agents_command_output_is_never_the_users_request(lead: str, open
     )
     assert summary.task == "Fix the bug."
     assert all("id_rsa" not in t for t in summary.open_tasks)
+
+
+# ---------------------------------------------------------------------------------------------
+# a folded removal note's names all survive into the summary
+
+_FAILED = [
+    "testing/test_collection.py::test_exit_on_collection_with_maxfail_smaller_than_n_errors",
+    "testing/test_collection.py::test_collect_pyargs_with_testpaths",
+    "testing/test_collection.py::test_collect_sub_with_symlinks[True]",
+    "testing/test_collection.py::test_collect_sub_with_symlinks[False]",
+    "testing/test_collection.py::TestSession::test_parsearg",
+    "testing/test_collection.py::test_exit_on_collection_error",
+    "testing/test_collection.py::test_continue_on_collection_errors",
+    "testing/test_collection.py::test_collect_init_tests",
+]
+
+
+async def _note_of_eight_failed_tests() -> Message:
+    """The note RemoveOldMessages leaves for a pytest run (pytest-dev__pytest-6197's short
+    summary, as its trajectory prints it) that failed 8 tests."""
+    from agent_adapter.context import RemoveOldMessages
+
+    run = (
+        "============================= test session starts ==============================\n"
+        "collected 72 items\n\ntesting/test_collection.py ....F.FF..\n"
+        "=========================== short test summary info ============================\n"
+        + "".join(f"FAILED {n} - Faile...\n" for n in _FAILED)
+        + "=================== 8 failed, 63 passed, 1 xfailed in 4.74s ====================\n"
+    )
+    call = ToolCall("c1", "Bash", json.dumps({"command": "python -m pytest testing"}))
+    messages = [
+        Message("user", "Fix the collection bug."),
+        Message("assistant", "Running the tests.", (call,)),
+        Message("tool", run, tool_call_id="c1"),
+        Message("assistant", "Many fail. " * 3000),
+        Message("user", "go on"),
+    ]
+    policy = CompressionPolicy(
+        target_tokens=6000, steps=[RemoveOldMessages(keep_first=1, keep_last=1)], recent_turns=0
+    )
+    out, _ = await compress(messages, policy)
+    [note] = [m for m in out if m.text.startswith("[3 earlier messages removed")]
+    assert all(f"{n} FAILED" in note.text for n in _FAILED), note.text
+    return note
+
+
+async def test_the_extractive_summary_of_a_folded_note_names_all_its_failed_tests() -> None:
+    note = await _note_of_eight_failed_tests()
+    summary = extract_summary([note, Message("assistant", "Now I fix the collection.")])
+    assert [e for e in summary.errors if e.endswith(" FAILED")] == [f"{n} FAILED" for n in _FAILED]
+
+
+@pytest.mark.parametrize("after", [0, 1, 2, 40, 400])
+async def test_a_summary_folding_a_note_never_trims_its_names_to_fit(after: int) -> None:
+    """The summary of a span that is mostly a note must be smaller than the span, and its
+    items cost more than the note's lines: trimming to fit dropped the oldest errors, the
+    note's failed tests (7 of 8 kept here, 5 of 8 with other names). Now every name of the
+    note is in the summary, or no summary is written and the note stays as it is."""
+    note = await _note_of_eight_failed_tests()
+    span = [Message("user", "Fix it."), note]
+    span += [
+        Message("assistant", f"Step {k}: I will check the collection because it fails.")
+        for k in range(after)
+    ]
+    messages = [*span, Message("user", "go")]
+    policy = CompressionPolicy(
+        target_tokens=50, steps=[Summarize(keep_recent_messages=1)], recent_turns=0
+    )
+    out, _ = await compress(messages, policy)
+    summaries = [m.text for m in out if m.text.startswith(SUMMARY_HEAD)]
+    if summaries:
+        [text] = summaries
+        errors = parse(text).errors
+        assert all(f"{n} FAILED" in errors for n in _FAILED), text
+    else:
+        assert note in out
+    if after >= 40:
+        assert summaries  # room enough: the span is summarized, every name kept

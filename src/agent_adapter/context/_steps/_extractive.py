@@ -50,6 +50,7 @@ __all__ = [
     "extract_summary",
     "folded_count",
     "is_command_output",
+    "note_names",
     "text_extract",
     "top_names",
 ]
@@ -314,6 +315,20 @@ def _note_summary(text: str) -> ContextSummary:
         else:
             out.errors.append(label)
     return out
+
+
+def note_names(messages: Sequence[Message]) -> list[str]:
+    """Every name the ``RemoveOldMessages`` removal notes among ``messages`` list (paths,
+    ids, failed tests, error lines, exit statuses, commands), once each, in order: what a
+    summary folding them must still name."""
+    names: dict[str, None] = {}
+    for m in messages:
+        if note_count(m) is None:
+            continue
+        folded = _note_summary(m.text)
+        for item in (*folded.errors, *folded.files_read, *folded.identifiers):
+            names.setdefault(item, None)
+    return list(names)
 
 
 def edited_paths(messages: Sequence[Message]) -> set[str]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,6 +44,7 @@ __all__ = [
     "comparable_text",
     "is_summary",
     "merge",
+    "missing",
     "parse",
     "render",
     "sanitize",
@@ -241,11 +242,15 @@ def render(
     style: str = "structured",
     fn: Callable[[ContextSummary], str] | None = None,
     saved: str = "",
+    keep: Collection[str] = (),
 ) -> str:
     """The text of a summary message standing for ``count`` messages, at most ``max_chars``
     long (items dropped as :data:`_TRIM` says, then the text clipped); ``fn`` writes the body
     instead (its result is clipped the same way). ``saved``: the line of the store that
-    keeps the span, in the head (see :func:`~agent_adapter.context._own.summary_head`)."""
+    keeps the span, in the head (see :func:`~agent_adapter.context._own.summary_head`).
+    ``keep``: items never dropped to fit (the names a folded removal note lists); when the
+    text is still too long without the others, it is clipped, and the caller, who checks
+    that they are all there (:func:`missing`), writes no summary."""
     head = summary_head(count, saved)
     body = sanitize(fn(summary) if fn is not None else _body(summary, style))
     text = f"{head}\n{body}" if body else head
@@ -255,12 +260,24 @@ def render(
         trimmed = summary.model_copy(deep=True)
         for name, end in _TRIM:
             items: list[str] = getattr(trimmed, name)
-            while items and len(text) > max_chars:
-                items.pop(end)
+            while len(text) > max_chars:
+                order = range(len(items)) if end == 0 else range(len(items) - 1, -1, -1)
+                at = next((i for i in order if items[i] not in keep), None)
+                if at is None:
+                    break
+                items.pop(at)
                 text = f"{head}\n{sanitize(_body(trimmed, style))}"
             if len(text) <= max_chars:
                 return text
     return text[: max(len(head), max_chars - 4)].rstrip() + " ..."
+
+
+def missing(text: str, names: Collection[str]) -> list[str]:
+    """The ``names`` (items of a summary: quoted tool output, files, identifiers...) that the
+    summary ``text`` no longer lists as an item, each as :func:`render` writes one."""
+    parsed = parse(text)
+    listed = {item for name in LIST_FIELDS for item in getattr(parsed, name)}
+    return [n for n in names if _clip(n, ITEM_MAX_CHARS) not in listed]
 
 
 def is_summary(message: Message) -> bool:
