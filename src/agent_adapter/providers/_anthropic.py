@@ -51,8 +51,10 @@ from agent_adapter.providers._base import (
     import_sdk,
     sdk_options,
     split_system,
+    stainless_retry,
 )
 from agent_adapter.providers._overflow import overflow_or_error
+from agent_adapter.providers._retry import Retry
 
 __all__ = ["AnthropicModel"]
 
@@ -269,6 +271,13 @@ class AnthropicModel(ProviderModel):
             )
         self._answered(kwargs)
         state.reply = self._parse(final)
+
+    def _retry(self, error: BaseException) -> Retry | None:
+        """408 / 409 / 429 / 5xx (529 overloaded included), timeouts and connection errors,
+        with the wait the reply's ``retry-after`` header asks (Anthropic's 429s carry it:
+        "Rate limits", platform.claude.com/docs/en/api/rate-limits; the SDK itself would wait
+        any length it says, see :mod:`agent_adapter.providers._retry`)."""
+        return stainless_retry(importlib.import_module("anthropic"), error)
 
     def _vendor_error(self, error: BaseException) -> ModelError | None:
         """Timeouts, overflow (``prompt is too long: N tokens > M maximum``), invalid replies,

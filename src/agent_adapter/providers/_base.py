@@ -41,6 +41,7 @@ from agent_adapter._model import (
     UsageEvent,
 )
 from agent_adapter._run import emit_event, record_call
+from agent_adapter.providers._retry import Retry, backoff, header_wait, max_wait, retryable
 
 __all__ = [
     "Parsed",
@@ -54,6 +55,7 @@ __all__ = [
     "import_sdk",
     "sdk_options",
     "split_system",
+    "stainless_retry",
     "tool_arguments",
 ]
 
@@ -112,8 +114,11 @@ class ProviderModel(ABC):
             ``max_retries`` only name what it was built with, for cache keys and errors).
         api_key: the API key (default: the SDK's environment variable).
         base_url: another server speaking the protocol (a proxy, a local server).
-        timeout_s: seconds the SDK waits for each read before :class:`ModelTimeout`.
-        max_retries: the SDK's own retries of 408 / 409 / 429 / 5xx and connection errors.
+        timeout_s: seconds the SDK waits for each read before :class:`ModelTimeout`; also
+            the longest wait between two attempts, whatever a server's ``Retry-After`` asks
+            (a longer ask fails the call at once: see :mod:`agent_adapter.providers._retry`).
+        max_retries: retries of 408 / 409 / 429 / 5xx, timeouts and connection errors, the
+            same way for every provider (the SDK's own retries are turned off).
         context_window: the window in tokens, when the model profiles do not know it (a
             self-hosted model); ``CompressingModel`` reads it.
         provider: the provider's name in the ledger, events and price lookups.
@@ -256,6 +261,30 @@ class ProviderModel(ABC):
     def _vendor_error(self, error: BaseException) -> ModelError | None:
         """The library error for an SDK exception, ``None`` for anything else."""
 
+    def _retry(self, error: BaseException) -> Retry | None:
+        """What an SDK exception says of another attempt (``None``: not retried)."""
+        return None
+
+    def _next_attempt(self, error: BaseException, retries_taken: int) -> tuple[float | None, str]:
+        """The seconds to wait before retrying after ``error`` (``None``: no retry), and,
+        when the server asked for a longer wait than this model allows, what it asked (for
+        the error's message). See :mod:`agent_adapter.providers._retry`."""
+        if self._given_client is not None or retries_taken >= self.max_retries:
+            return None, ""
+        hint = self._retry(error) if isinstance(error, Exception) else None
+        if hint is None or not hint.retryable:
+            return None, ""
+        limit = max_wait(self.timeout_s)
+        asked = hint.server_wait_s
+        if asked is None:
+            return min(backoff(retries_taken), limit), ""
+        if asked > limit:
+            return None, (
+                f"the server asked to retry after {asked:g}s, longer than the {limit:g}s "
+                "this model waits between attempts (timeout_s): not retried"
+            )
+        return asked, ""
+
     # -- LLMPort -----------------------------------------------------------------------
 
     def cache_key_fields(self) -> Mapping[str, Any]:
@@ -276,15 +305,23 @@ class ProviderModel(ABC):
         request = _checked(request)
         kwargs = self._request(request)
         start = await call_started(self, request)
-        try:
-            raw = await self._send(kwargs)
-            reply = self._parse(raw)
-        except BaseException as e:
-            error = self._translate(e)
-            if error is None:
-                raise
-            await call_failed(self, request, error, start)
-            raise error from e
+        taken = 0
+        while True:
+            try:
+                raw = await self._send(kwargs)
+                reply = self._parse(raw)
+                break
+            except BaseException as e:
+                wait, note = self._next_attempt(e, taken)
+                if wait is not None:
+                    taken += 1
+                    await asyncio.sleep(wait)
+                    continue
+                error = self._translate(e, note)
+                if error is None:
+                    raise
+                await call_failed(self, request, error, start)
+                raise error from e
         return await call_finished(self, request, reply, start)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -301,39 +338,53 @@ class ProviderModel(ABC):
         request = _checked(request)
         kwargs = self._request(request)
         start = await call_started(self, request)
-        state = StreamState()
-        try:
-            async for event in self._deltas(kwargs, state):
-                yield event
-            if state.reply is None:
-                raise ModelOutputInvalid(
-                    "the stream ended before the reply was complete",
-                    provider=self.provider,
-                    model=self.model,
-                )
-        except BaseException as e:
-            error = self._translate(e)
-            if error is None:
-                raise
-            await call_failed(self, request, error, start)
-            if error is e:
-                raise
-            raise error from e
+        taken = 0
+        while True:
+            state = StreamState()
+            sent = False  # an event reached the caller: a failure is no longer retried
+            try:
+                async for event in self._deltas(kwargs, state):
+                    sent = True
+                    yield event
+                if state.reply is None:
+                    raise ModelOutputInvalid(
+                        "the stream ended before the reply was complete",
+                        provider=self.provider,
+                        model=self.model,
+                    )
+                break
+            except BaseException as e:
+                wait, note = (None, "") if sent else self._next_attempt(e, taken)
+                if wait is not None:
+                    taken += 1
+                    await asyncio.sleep(wait)
+                    continue
+                error = self._translate(e, note)
+                if error is None:
+                    raise
+                await call_failed(self, request, error, start)
+                if error is e:
+                    raise
+                raise error from e
         response = await call_finished(self, request, state.reply, start)
         yield UsageEvent(usage=response.usage)
         yield StreamEnd(response=response)
 
     # -- shared steps ------------------------------------------------------------------
 
-    def _translate(self, e: BaseException) -> ModelError | None:
+    def _translate(self, e: BaseException, note: str = "") -> ModelError | None:
         """The library error for ``e``; ``None`` for what must pass unchanged (a
-        cancellation, a generator being closed, KeyboardInterrupt)."""
+        cancellation, a generator being closed, KeyboardInterrupt). ``note`` is added to a
+        plain ``ModelError``'s message (why it was not retried)."""
         if isinstance(e, ModelError):
             return e
         if not isinstance(e, Exception) or isinstance(e, ConfigError):
             return None
         where = {"provider": self.provider, "model": self.model}
         vendor = self._vendor_error(e)
+        if vendor is not None and note and type(vendor) is ModelError:
+            suffix = f" ({self.provider}:{self.model})"
+            return ModelError(f"{str(vendor).removesuffix(suffix)}; {note}", **where)
         if vendor is not None:
             return vendor
         if isinstance(e, TimeoutError | asyncio.TimeoutError):
@@ -452,13 +503,26 @@ def import_sdk(module: str, package: str, extra: str, purpose: str) -> Any:
 
 def sdk_options(model: ProviderModel, api_key: str | None) -> dict[str, Any]:
     """The client settings the ``openai`` and ``anthropic`` SDKs share (``api_key``,
-    ``base_url``, ``timeout``, ``max_retries``), from ``model``'s."""
+    ``base_url``, ``timeout``), from ``model``'s, and ``max_retries=0``: ``model`` retries
+    itself, within its ``timeout_s`` (see :mod:`agent_adapter.providers._retry`)."""
     return {
         "api_key": api_key,
         "base_url": model.base_url,
         "timeout": model.timeout_s,
-        "max_retries": model.max_retries,
+        "max_retries": 0,
     }
+
+
+def stainless_retry(sdk: Any, error: BaseException) -> Retry | None:
+    """What an ``openai`` or ``anthropic`` SDK exception (``sdk``: the module) says of another
+    attempt: timeouts and connection errors are retried; a status error as
+    :func:`~agent_adapter.providers._retry.retryable` says, with the wait its headers ask."""
+    if isinstance(error, sdk.APIConnectionError):  # APITimeoutError included
+        return Retry(retryable=True)
+    if isinstance(error, sdk.APIStatusError):
+        headers = error.response.headers
+        return Retry(retryable(error.status_code, headers), header_wait(headers))
+    return None
 
 
 def split_system(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:

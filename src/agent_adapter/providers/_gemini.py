@@ -6,8 +6,11 @@ Messages are written and read by the ``gemini`` format's converter
 reply gets a fresh unique id here (marked so that the converter does not send it back; the
 result is matched by name, as the API does). Usage: ``promptTokenCount`` counts cached tokens
 too (``cachedContentTokenCount``); thinking tokens (``thoughtsTokenCount``) are billed as
-output and counted there. ``max_retries`` becomes the SDK's ``HttpRetryOptions`` (it retries
-408, 429 and 5xx); ``timeout_s`` its ``HttpOptions.timeout``.
+output and counted there. ``timeout_s`` becomes the SDK's ``HttpOptions.timeout``; the SDK
+does not retry (its ``HttpRetryOptions`` back off from 1 s whatever the server asks): the
+model retries 408, 429 and 5xx, timeouts and connection errors itself, waiting what the
+reply's ``Retry-After`` header or its ``google.rpc.RetryInfo`` detail (``retryDelay``) asks
+within ``timeout_s`` (:mod:`agent_adapter.providers._retry`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import base64
 import importlib
 import json
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -48,6 +51,7 @@ from agent_adapter.providers._base import (
     split_system,
 )
 from agent_adapter.providers._overflow import overflow_or_error
+from agent_adapter.providers._retry import Retry, body_wait, header_wait
 
 __all__ = ["GeminiModel"]
 
@@ -131,12 +135,7 @@ class GeminiModel(ProviderModel):
     def _make_client(self, api_key: str | None) -> Any:
         genai = _import(type(self).__name__)
         types = importlib.import_module("google.genai.types")
-        retry = types.HttpRetryOptions(attempts=self.max_retries + 1) if self.max_retries else None
-        options = types.HttpOptions(
-            base_url=self.base_url,
-            timeout=int(self.timeout_s * 1000),
-            retry_options=retry,
-        )
+        options = types.HttpOptions(base_url=self.base_url, timeout=int(self.timeout_s * 1000))
         try:
             return genai.Client(api_key=api_key, http_options=options)
         except ValueError as e:
@@ -283,6 +282,23 @@ class GeminiModel(ProviderModel):
             finish_reason=_finish(reason, message),
             model=model,
         )
+
+    def _retry(self, error: BaseException) -> Retry | None:
+        """408, 429 and 5xx (the transient ones of Gemini's troubleshooting guide: 429
+        RESOURCE_EXHAUSTED, 500 INTERNAL, 503 UNAVAILABLE, 504 DEADLINE_EXCEEDED), timeouts
+        and connection errors; the wait a ``Retry-After`` header or the body's
+        ``google.rpc.RetryInfo`` ``retryDelay`` asks (see :mod:`agent_adapter.providers._retry`)."""
+        errors = importlib.import_module("google.genai.errors")
+        if _is_timeout(error) or _is_transport(error):
+            return Retry(retryable=True)
+        if not isinstance(error, errors.APIError) or not isinstance(error.code, int):
+            return None
+        headers = getattr(getattr(error, "response", None), "headers", None)
+        wait = header_wait(headers if isinstance(headers, Mapping) else None)
+        if wait is None:
+            wait = body_wait(error.details)
+        status = error.code
+        return Retry(status in (408, 429) or status >= 500, wait)
 
     def _vendor_error(self, error: BaseException) -> ModelError | None:
         """Timeouts (httpx2 / httpx), overflow (400 INVALID_ARGUMENT "The input token count

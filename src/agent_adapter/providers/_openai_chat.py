@@ -35,7 +35,13 @@ from agent_adapter.providers._base import (
     call_parameters,
     checked_options,
 )
-from agent_adapter.providers._openai_errors import import_openai, openai_client, openai_error
+from agent_adapter.providers._openai_errors import (
+    import_openai,
+    openai_client,
+    openai_error,
+    openai_retry,
+)
+from agent_adapter.providers._retry import Retry
 
 __all__ = ["OpenAIChatModel"]
 
@@ -351,3 +357,6 @@ class OpenAIChatModel(ProviderModel):
 
     def _vendor_error(self, error: BaseException) -> ModelError | None:
         return openai_error(error, provider=self.provider, model=self.model)
+
+    def _retry(self, error: BaseException) -> Retry | None:
+        return openai_retry(error)

@@ -12,10 +12,11 @@ from agent_adapter._errors import (
     ModelOutputInvalid,
     ModelTimeout,
 )
-from agent_adapter.providers._base import ProviderModel, import_sdk, sdk_options
+from agent_adapter.providers._base import ProviderModel, import_sdk, sdk_options, stainless_retry
 from agent_adapter.providers._overflow import overflow_or_error
+from agent_adapter.providers._retry import Retry
 
-__all__ = ["import_openai", "openai_client", "openai_error"]
+__all__ = ["import_openai", "openai_client", "openai_error", "openai_retry"]
 
 
 def import_openai(purpose: str) -> Any:
@@ -56,3 +57,11 @@ def openai_error(e: BaseException, *, provider: str, model: str) -> ModelError |
     if isinstance(e, openai.OpenAIError):
         return ModelError(f"{type(e).__name__}: {e}", **where)
     return None
+
+
+def openai_retry(e: BaseException) -> Retry | None:
+    """What an ``openai`` exception says of another attempt: 408 / 409 / 429 / 5xx, timeouts
+    and connection errors, with the wait ``retry-after-ms`` / ``retry-after`` asks (OpenAI's
+    rate-limit guide; the SDK reads both, "Retries" in its README), bounded by the model's
+    ``timeout_s`` (see :mod:`agent_adapter.providers._retry`)."""
+    return stainless_retry(importlib.import_module("openai"), e)

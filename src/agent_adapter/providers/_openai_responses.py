@@ -35,8 +35,9 @@ from agent_adapter.providers._base import (
     call_parameters,
     checked_options,
 )
-from agent_adapter.providers._openai_errors import openai_client, openai_error
+from agent_adapter.providers._openai_errors import openai_client, openai_error, openai_retry
 from agent_adapter.providers._overflow import overflow_or_error
+from agent_adapter.providers._retry import Retry
 
 __all__ = ["OpenAIResponsesModel"]
 
@@ -277,3 +278,6 @@ class OpenAIResponsesModel(ProviderModel):
 
     def _vendor_error(self, error: BaseException) -> ModelError | None:
         return openai_error(error, provider=self.provider, model=self.model)
+
+    def _retry(self, error: BaseException) -> Retry | None:
+        return openai_retry(error)

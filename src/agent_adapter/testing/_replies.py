@@ -45,6 +45,7 @@ __all__ = [
     "Protocol",
     "Reply",
     "ReplyKind",
+    "RetryAfterHeader",
     "WireUsage",
     "error_body",
     "stream_error",
@@ -56,6 +57,8 @@ ReplyKind: TypeAlias = Literal["message", "overflow", "rate_limit", "server_erro
 #: Which OpenAI-compatible server's overflow body a Chat Completions endpoint sends.
 OverflowStyle: TypeAlias = Literal["openai", "deepseek", "vllm", "llamacpp"]
 FinishReason: TypeAlias = Literal["stop", "length", "tool_calls"]
+#: The header a scripted wait is sent in.
+RetryAfterHeader: TypeAlias = Literal["retry-after-ms", "retry-after"]
 
 _KINDS = ("message", "overflow", "rate_limit", "server_error", "malformed")
 
@@ -117,7 +120,11 @@ class Reply:
         tokens / limit: the request size and the window an overflow body states.
         overflow_style: which OpenAI-compatible server's overflow body Chat Completions sends.
         status: the HTTP status of an error reply.
-        retry_after_s: a ``retry-after-ms`` header on a 429 / 5xx (SDKs honour it).
+        retry_after_s: a wait the server asks on a 429 / 5xx, in the header
+            ``retry_after_header`` names.
+        retry_after_header: ``"retry-after-ms"`` (default: milliseconds, what OpenAI sends
+            and the OpenAI and Anthropic SDKs read first) or ``"retry-after"`` (whole
+            seconds, rounded up, RFC 9110's ``Retry-After``: what Anthropic's 429s carry).
         in_stream: an error reply to a streaming request comes as an error event after the
             stream began (status 200), as providers report failures mid-stream: Chat
             Completions a ``data: {"error": ...}`` line, Responses an ``error`` event,
@@ -150,6 +157,7 @@ class Reply:
     overflow_style: OverflowStyle = "openai"
     status: int = 200
     retry_after_s: float | None = None
+    retry_after_header: RetryAfterHeader = "retry-after-ms"
     in_stream: bool = False
     body: str = '{"id": "broken", "choices": [{"index": 0, "message": {"role": '
     chunk_size: int = 8
@@ -185,6 +193,11 @@ class Reply:
             )
         if self.delay_s < 0:
             raise ConfigError(f"Reply.delay_s must be >= 0, got {self.delay_s!r}")
+        if self.retry_after_header not in ("retry-after-ms", "retry-after"):
+            raise ConfigError(
+                "Reply.retry_after_header must be 'retry-after-ms' or 'retry-after', got "
+                f"{self.retry_after_header!r}"
+            )
         if self.chunk_size < 1:
             raise ConfigError(f"Reply.chunk_size must be >= 1, got {self.chunk_size!r}")
 
@@ -215,10 +228,23 @@ class Reply:
         )
 
     @classmethod
-    def rate_limited(cls, *, retry_after_s: float | None = 0.0, in_stream: bool = False) -> Reply:
-        """A 429 with the provider's rate-limit body; ``retry_after_s`` sets
-        ``retry-after-ms`` (``None``: no header, the SDK backs off on its own)."""
-        return cls(kind="rate_limit", status=429, retry_after_s=retry_after_s, in_stream=in_stream)
+    def rate_limited(
+        cls,
+        *,
+        retry_after_s: float | None = 0.0,
+        in_stream: bool = False,
+        header: RetryAfterHeader = "retry-after-ms",
+    ) -> Reply:
+        """A 429 with the provider's rate-limit body; ``retry_after_s`` sets the ``header``
+        (``retry-after-ms``, or ``retry-after`` in whole seconds as Anthropic sends it;
+        ``None``: no header, the client backs off on its own)."""
+        return cls(
+            kind="rate_limit",
+            status=429,
+            retry_after_s=retry_after_s,
+            retry_after_header=header,
+            in_stream=in_stream,
+        )
 
     @classmethod
     def server_error(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import math
 import re
 import socket
 import threading
@@ -390,9 +391,13 @@ class ProviderServer:
             event, payload = stream_error(reply, protocol)
             frames.append(sse(payload, event=event))
         elif reply.kind in ("overflow", "rate_limit", "server_error"):
-            headers = {}
+            headers: dict[str, str] = {}
             if reply.retry_after_s is not None and reply.kind != "overflow":
-                headers["retry-after-ms"] = str(int(reply.retry_after_s * 1000))
+                headers[reply.retry_after_header] = (
+                    str(int(reply.retry_after_s * 1000))
+                    if reply.retry_after_header == "retry-after-ms"
+                    else str(math.ceil(reply.retry_after_s))
+                )
             return JSONResponse(
                 error_body(reply, protocol), status_code=reply.status, headers=headers
             )

@@ -39,12 +39,21 @@ from agent_adapter.context._digest import leading_status, names_in
 from agent_adapter.context._own import note_count, summary_count
 from agent_adapter.context._steps._summary_text import (
     ContextSummary,
+    comparable_text,
     is_summary,
     merge,
     parse,
 )
 
-__all__ = ["edited_paths", "extract_summary", "folded_count", "text_extract", "top_names"]
+__all__ = [
+    "edited_paths",
+    "extract_summary",
+    "folded_count",
+    "is_command_output",
+    "note_names",
+    "text_extract",
+    "top_names",
+]
 
 _PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "file", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script")
@@ -86,7 +95,8 @@ _NAME = re.compile(
 )
 _ISSUE = re.compile(r"(?<![\w&/])#\d+\b")
 #: A text agent's command output sent as a user turn (mini-swe-agent): not a request.
-_OBSERVATION = ("<returncode>", "<output>", "Observation:")
+#: How a text agent's command output opens (as :func:`comparable_text` writes it).
+_OBSERVATION = ("<returncode>", "<output>", "observation:")
 _NOISE_USER = (
     "Caveat:",
     "[Request interrupted",
@@ -149,6 +159,13 @@ _SHELL_WRITE = re.compile(
 )
 
 
+def is_command_output(message: Message) -> bool:
+    """True for a user message that is a text agent's command output (mini-swe-agent's
+    ``<returncode>``, ``Observation:``), not the user's words; judged on :func:`comparable_text`
+    text, so a zero-width space or a bidi override before it does not make it the user's."""
+    return message.role == "user" and comparable_text(message.text[:200]).startswith(_OBSERVATION)
+
+
 def _decision_score(sentence: str) -> int:
     """How much ``sentence`` reads as a decision or a finding (0: not at all)."""
     if len(sentence) < 25 or _LOOKING.match(sentence):
@@ -186,7 +203,7 @@ def _user_request(m: Message) -> str:
     """A real user request's text (not hook output, a tool result or a summary); ``""``.
     Tool-made blocks (``<system-reminder>``, ``<task-notification>``, ``<command-...>``) and
     the line a notification asks to act on are left out."""
-    if m.role != "user" or is_summary(m) or m.text.lstrip().startswith(_OBSERVATION):
+    if m.role != "user" or is_summary(m) or is_command_output(m):
         return ""
     text = _NOISE_BLOCK.sub("", m.text)
     lines = [
@@ -298,6 +315,20 @@ def _note_summary(text: str) -> ContextSummary:
         else:
             out.errors.append(label)
     return out
+
+
+def note_names(messages: Sequence[Message]) -> list[str]:
+    """Every name the ``RemoveOldMessages`` removal notes among ``messages`` list (paths,
+    ids, failed tests, error lines, exit statuses, commands), once each, in order: what a
+    summary folding them must still name."""
+    names: dict[str, None] = {}
+    for m in messages:
+        if note_count(m) is None:
+            continue
+        folded = _note_summary(m.text)
+        for item in (*folded.errors, *folded.files_read, *folded.identifiers):
+            names.setdefault(item, None)
+    return list(names)
 
 
 def edited_paths(messages: Sequence[Message]) -> set[str]:
@@ -420,7 +451,7 @@ def extract_summary(messages: Sequence[Message]) -> ContextSummary:
             previous = old if previous is None else merge(previous, old)
             continue
         if m.role == "user":
-            if m.text.lstrip().startswith(_OBSERVATION):  # a text agent's command output
+            if is_command_output(m):  # a text agent's command output
                 status, lines = scan(m)
                 outcome_lines(lines)
             else:

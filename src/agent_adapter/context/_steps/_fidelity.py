@@ -13,7 +13,10 @@
 * Voice: a summary is a user message, so an item that repeats tool output (a sentence of
   :data:`_MIN_QUOTED` characters or more that a tool result holds and no user or assistant
   text does) moves to the quoted tool output (``errors``, rendered as quoted data), never
-  standing as the user's task or rules (:func:`quote_tool_output`).
+  standing as the user's task or rules (:func:`quote_tool_output`). Both sides are compared
+  as :func:`~._summary_text.comparable_text` text (NFKC, no format characters, casefolded,
+  whitespace collapsed): a zero-width space, a leading bidi override or a change of case does
+  not turn a copy of tool output into the user's words.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import re
 from collections.abc import Collection, Sequence
 
 from agent_adapter._messages import Message
-from agent_adapter.context._steps._summary_text import LIST_FIELDS, ContextSummary
+from agent_adapter.context._steps._extractive import is_command_output
+from agent_adapter.context._steps._summary_text import LIST_FIELDS, ContextSummary, comparable_text
 
 __all__ = [
     "add_missing",
@@ -46,8 +50,6 @@ _MIN_QUOTED = 20
 #: The prose fields a model may copy tool output into (the task is checked on its own).
 _PROSE = ("constraints", "decisions", "commands", "open_tasks")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-#: A user text that is a text agent's command output (mini-swe-agent), not the user's words.
-_OBSERVATION = ("<returncode>", "<output>", "Observation:")
 
 
 def _word_char(c: str) -> bool:
@@ -224,18 +226,14 @@ def add_missing(summary: ContextSummary, missing: Sequence[tuple[str, str]]) -> 
     return out
 
 
-def _flatten(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _voices(span: Sequence[Message], previous: ContextSummary | None) -> tuple[str, str]:
     """What tools said in ``span`` (and the earlier summary's quoted tool output), and what
     the user and the assistant said (texts, tool-call arguments, the earlier summary's other
-    fields), each one whitespace-normalized text."""
+    fields), each one :func:`~._summary_text.comparable_text` text."""
     tool: list[str] = []
     own: list[str] = []
     for m in span:
-        if m.role == "tool" or (m.role == "user" and m.text.lstrip().startswith(_OBSERVATION)):
+        if m.role == "tool" or is_command_output(m):
             tool.append(m.text)
         elif m.role in ("user", "assistant"):
             own.append(m.text)
@@ -244,7 +242,7 @@ def _voices(span: Sequence[Message], previous: ContextSummary | None) -> tuple[s
         tool.extend(previous.errors)
         own.extend((previous.task, *previous.constraints, *previous.decisions))
         own.extend((*previous.commands, *previous.open_tasks))
-    return _flatten("\n".join(tool)), _flatten("\n".join(own))
+    return comparable_text("\n".join(tool)), comparable_text("\n".join(own))
 
 
 def quote_tool_output(
@@ -256,8 +254,10 @@ def quote_tool_output(
     """``summary`` with each prose item (constraints, decisions, commands, open tasks, the
     task) that repeats tool output moved to the quoted tool output (``errors``), and how many
     moved: a sentence of it, :data:`_MIN_QUOTED` characters or more, that a tool result of
-    ``span`` (or ``previous``'s quoted output) holds and no user or assistant text does. A
-    task so moved is replaced by ``task`` (the user's words)."""
+    ``span`` (or ``previous``'s quoted output) holds and no user or assistant text does, all
+    compared as :func:`~._summary_text.comparable_text` text (so a zero-width space, a bidi
+    override or a change of case in either copy does not hide it). A task so moved is
+    replaced by ``task`` (the user's words)."""
     tool, own = _voices(span, previous)
     if not tool:
         return summary, 0
@@ -265,7 +265,7 @@ def quote_tool_output(
     def copied(item: str) -> bool:
         return any(
             len(s) >= _MIN_QUOTED and s in tool and s not in own
-            for s in _SENTENCE_END.split(_flatten(item))
+            for s in _SENTENCE_END.split(comparable_text(item))
         )
 
     out = summary.model_copy(deep=True)

@@ -11,14 +11,17 @@ A summary is a user message, but what tools printed is not the user's word: the 
 field (error lines, failed tests, whatever a summarizer copied out of tool output) is
 rendered under :data:`TOOL_OUTPUT_TITLE`, each item one JSON string, so no text inside can
 close the quote, start a section or pass for a summary's head. :func:`sanitize` replaces
-lone surrogates (which no UTF-8 encoder accepts) in a summary's text.
+lone surrogates (which no UTF-8 encoder accepts) in a summary's text. Whether a text repeats
+tool output, or opens like a text agent's command output, is judged on :func:`comparable_text`
+text, so a zero-width space, a bidi override or a change of case does not hide a copy.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+import unicodedata
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,8 +41,10 @@ __all__ = [
     "SUMMARY_HEAD",
     "TOOL_OUTPUT_TITLE",
     "ContextSummary",
+    "comparable_text",
     "is_summary",
     "merge",
+    "missing",
     "parse",
     "render",
     "sanitize",
@@ -159,6 +164,29 @@ def sanitize(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _no_format(run: re.Match[str]) -> str:
+    return "".join(c for c in run.group() if unicodedata.category(c) != "Cf")
+
+
+def comparable_text(text: str) -> str:
+    """``text`` as two texts are compared to tell whether one repeats the other: NFKC
+    (compatibility forms such as full-width letters as the plain ones), no Unicode format
+    characters (category Cf: zero-width spaces and joiners, bidi overrides such as U+202E,
+    soft hyphens), casefolded, runs of whitespace as one space, no space at either end.
+
+    Every check of whether a summary's item repeats tool output, or whether a user text is a
+    text agent's command output, compares texts through this one function: a copy that
+    differs from its source only in such characters or in case is still a copy.
+    """
+    if text.isascii():  # no format character, NFKC leaves it as it is
+        return " ".join(text.lower().split())
+    text = _NON_ASCII.sub(_no_format, unicodedata.normalize("NFKC", text))
+    return " ".join(unicodedata.normalize("NFKC", text.casefold()).split())
+
+
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
@@ -214,11 +242,15 @@ def render(
     style: str = "structured",
     fn: Callable[[ContextSummary], str] | None = None,
     saved: str = "",
+    keep: Collection[str] = (),
 ) -> str:
     """The text of a summary message standing for ``count`` messages, at most ``max_chars``
     long (items dropped as :data:`_TRIM` says, then the text clipped); ``fn`` writes the body
     instead (its result is clipped the same way). ``saved``: the line of the store that
-    keeps the span, in the head (see :func:`~agent_adapter.context._own.summary_head`)."""
+    keeps the span, in the head (see :func:`~agent_adapter.context._own.summary_head`).
+    ``keep``: items never dropped to fit (the names a folded removal note lists); when the
+    text is still too long without the others, it is clipped, and the caller, who checks
+    that they are all there (:func:`missing`), writes no summary."""
     head = summary_head(count, saved)
     body = sanitize(fn(summary) if fn is not None else _body(summary, style))
     text = f"{head}\n{body}" if body else head
@@ -228,12 +260,24 @@ def render(
         trimmed = summary.model_copy(deep=True)
         for name, end in _TRIM:
             items: list[str] = getattr(trimmed, name)
-            while items and len(text) > max_chars:
-                items.pop(end)
+            while len(text) > max_chars:
+                order = range(len(items)) if end == 0 else range(len(items) - 1, -1, -1)
+                at = next((i for i in order if items[i] not in keep), None)
+                if at is None:
+                    break
+                items.pop(at)
                 text = f"{head}\n{sanitize(_body(trimmed, style))}"
             if len(text) <= max_chars:
                 return text
     return text[: max(len(head), max_chars - 4)].rstrip() + " ..."
+
+
+def missing(text: str, names: Collection[str]) -> list[str]:
+    """The ``names`` (items of a summary: quoted tool output, files, identifiers...) that the
+    summary ``text`` no longer lists as an item, each as :func:`render` writes one."""
+    parsed = parse(text)
+    listed = {item for name in LIST_FIELDS for item in getattr(parsed, name)}
+    return [n for n in names if _clip(n, ITEM_MAX_CHARS) not in listed]
 
 
 def is_summary(message: Message) -> bool:

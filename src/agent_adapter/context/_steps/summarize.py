@@ -27,6 +27,7 @@ from agent_adapter.context._steps._extractive import (
     edited_paths,
     extract_summary,
     folded_count,
+    note_names,
     top_names,
 )
 from agent_adapter.context._steps._summarizer import (
@@ -39,6 +40,7 @@ from agent_adapter.context._steps._summarizer import (
 from agent_adapter.context._steps._summary_text import (
     ContextSummary,
     is_summary,
+    missing,
     render,
     transcript,
 )
@@ -275,7 +277,13 @@ class Summarize(BaseCompressionStep):
         saved: str = "",
     ) -> Message | None:
         """The summary message for ``span``, bounded and smaller than the span; ``None``
-        when no summary that small can be written. ``saved``: the store's line for the head."""
+        when no summary that small can be written. ``saved``: the store's line for the head.
+
+        The names a removal note of the span lists (and the summary holds) are never dropped
+        to fit: a note is already the compact form of what it stands for, and a summary's
+        items cost more (quoted, one a line), so trimming to fit once dropped the oldest
+        names, a folded note's failed tests first. When the summary cannot hold them all
+        within the bound, no summary is written (the span stays, its note with it)."""
         count = sum(folded_count(m) or 1 for m in span)
         span_tokens = sum(context.message_tokens(m) for m in span)
         style = self.summary_style
@@ -288,10 +296,19 @@ class Summarize(BaseCompressionStep):
                 )
         bound = min(self.max_summary_tokens, span_tokens - 1) * _CHARS_PER_TOKEN
         text_style = style if isinstance(style, str) else "structured"
+        # the folded notes' names the summary holds (a model's may lack one its fidelity
+        # check let pass); a body written by ``fn`` has no items to keep
+        folded = note_names(span) if fn is None else []
+        lacking = set(missing(render(summary, count), folded)) if folded else set()
+        keep = [name for name in folded if name not in lacking]
         for _ in range(4):
             if bound <= 0:
                 return None
-            text = render(summary, count, max_chars=bound, style=text_style, fn=fn, saved=saved)
+            text = render(
+                summary, count, max_chars=bound, style=text_style, fn=fn, saved=saved, keep=keep
+            )
+            if keep and missing(text, keep):
+                return None  # every name a folded note lists, or no summary
             message = Message("user", text)
             tokens = context.message_tokens(message)
             if tokens < span_tokens and tokens <= self.max_summary_tokens:
