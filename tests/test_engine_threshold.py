@@ -1,4 +1,5 @@
-"""Never over the threshold while something that may go is still there.
+"""Never over the threshold while something that may go is still there, and a report that
+never says a compaction happened when nothing shrank.
 
 The real inputs are slices of ../shared/data read at test time: the Claude Code session
 258c7280 (its first 9 natives, 19 messages) at threshold 3,000 came back with 11,267 tokens
@@ -21,7 +22,9 @@ from agent_adapter.cli._loaders import load_trace
 from agent_adapter.context import (
     CompressionPolicy,
     CompressionReport,
+    MyOwnStep,
     Protection,
+    RemoveOldMessages,
     ShrinkToolResults,
     compress,
     estimate_tokens,
@@ -124,6 +127,22 @@ def test_a_pipeline_without_remove_old_messages_drops_nothing() -> None:
     assert all(s.step == "shrink_tool_results" for s in report.steps)
 
 
+def test_a_run_whose_note_costs_more_than_it_frees_stays() -> None:
+    # over the threshold by the protected part alone, one tiny message may go: its note
+    # would cost more, so the list is not made bigger for it (and the report says so)
+    msgs = [
+        Message("assistant", "ok"),
+        Message("user", "now this " * 400),
+        Message("assistant", "reply " * 400),
+    ]
+    policy = CompressionPolicy(
+        threshold_tokens=300, target_tokens=200, steps=[RemoveOldMessages(keep_first=0)]
+    )
+    out, report = asyncio.run(compress(msgs, policy))
+    assert report.tokens_after <= report.tokens_before
+    assert report.skipped == "nothing_to_compress" and out is msgs
+
+
 @st.composite
 def _agent_runs(draw: st.DrawFn) -> list[Message]:
     msgs: list[Message] = []
@@ -161,3 +180,76 @@ def test_the_default_pipeline_is_never_over_the_threshold_with_history_left(
     elif report.tokens_after > threshold:
         assert _left_behind(msgs, out) == []
     _counts_are_true(msgs, out, report)
+
+
+# --- (b) a report never says a compaction happened when nothing shrank -----------------------
+
+
+def _run() -> list[Message]:
+    msgs = [Message("user", "task")]
+    for i in range(3):
+        msgs += [calls(f"c{i}", text=f"s{i}"), result(f"c{i}", "x" * 400)]
+    return [*msgs, Message("user", "go on")]
+
+
+def _nothing_happened(msgs: list[Message], out: list[Message], report: CompressionReport) -> None:
+    assert out is msgs
+    assert report.skipped == "nothing_to_compress"
+    assert report.messages_removed == report.messages_changed == report.messages_added == 0
+    assert report.tokens_after == report.tokens_before and report.tokens_saved == 0
+    assert report.messages_after == report.messages_before
+    explain = report.explain()
+    assert "Compressed" not in explain and "nothing changed" in explain
+    assert "every message is protected" not in explain  # most of it is not
+
+
+def test_steps_whose_work_is_undone_report_nothing_done() -> None:
+    msgs = _run()
+
+    def padding(ms: list[Message]) -> list[Message]:  # a note bigger than what it replaces
+        return [ms[0], Message("user", "[note] " + "n" * 4_000), *ms[3:]]
+
+    policy = CompressionPolicy(
+        threshold_tokens=300, target_tokens=200, steps=[MyOwnStep(fn=padding)]
+    )
+    out, report = asyncio.run(compress(msgs, policy))
+    _nothing_happened(msgs, out, report)
+    assert [s.step for s in report.steps] == ["my_own_step"]  # what ran, none of it kept
+    assert "my_own_step removed no more" in report.explain()
+
+
+def test_a_change_that_frees_no_token_is_not_a_compaction() -> None:
+    msgs = _run()
+
+    def same_size(ms: list[Message]) -> list[Message]:  # rewrites a result, same length
+        return [m.with_text("y" * 400) if m.role == "tool" else m for m in ms]
+
+    policy = CompressionPolicy(
+        threshold_tokens=300, target_tokens=200, steps=[MyOwnStep(fn=same_size)]
+    )
+    out, report = asyncio.run(compress(msgs, policy))
+    _nothing_happened(msgs, out, report)
+
+
+def test_steps_that_found_nothing_say_so() -> None:
+    msgs = _run()
+    policy = CompressionPolicy(
+        threshold_tokens=300, target_tokens=200, steps=[ShrinkToolResults(older_than_turns=9)]
+    )
+    out, report = asyncio.run(compress(msgs, policy))
+    _nothing_happened(msgs, out, report)
+    assert report.explain().startswith(
+        "Target 200 NOT reached, nothing changed: 356 tokens left, sent as they came"
+    )
+
+
+def test_a_small_saving_is_counted_as_it_is() -> None:
+    # a drop that frees a little: the counts are those of the list sent, nothing more
+    msgs = _run()
+    policy = CompressionPolicy(
+        threshold_tokens=350, target_tokens=340, steps=[RemoveOldMessages(keep_last=1)]
+    )
+    out, report = asyncio.run(compress(msgs, policy))
+    assert not report.skipped and 0 < report.tokens_saved < report.tokens_before
+    _counts_are_true(msgs, out, report)
+    assert report.explain().startswith(f"Compressed 356 -> {report.tokens_after:,} tokens")

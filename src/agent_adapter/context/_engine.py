@@ -13,7 +13,7 @@ from agent_adapter.context._invariants import GuardStats, _guard
 from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
-from agent_adapter.context._provenance import trace
+from agent_adapter.context._provenance import same_objects, trace
 from agent_adapter.context._report import (
     CompressionReport,
     SkipReason,
@@ -376,8 +376,9 @@ async def _compress(
                 current = ran[0]
                 total = meter.total(current)
 
-    if total > tokens_before:
-        # never bigger: what the steps added (a note, a marker) costs more than it removed
+    if total >= tokens_before:
+        # never bigger, and never changed for nothing: what the steps added (a note, a
+        # marker) costs at least what they removed
         current, total = original, tokens_before
     current, total = await _under_threshold(
         current,
@@ -392,6 +393,20 @@ async def _compress(
     )
     # write the saved tool results that the final list still names (and only those)
     current, total = await commit_saves(context, original, current, total, policy, failures)
+    if same_objects(current, original):
+        # nothing shrank: the input goes as it came, and the report does not say otherwise
+        return untouched(
+            "nothing_to_compress",
+            protected_tokens=protected_tokens,
+            protected_by=protected_by(original, protection, meter.of),
+            steps=tuple(step_reports),
+            failures=tuple(failures),
+            if_still_too_long=action,
+            summary_cost_usd=context.summary_cost_usd,
+            summary_probes=context.summary_probes,
+            summary_probes_found=context.summary_probes_found,
+            summary_invalid_replies=context.summary_invalid_replies,
+        )
     traced = trace(original, current)
     return current, CompressionReport(
         tokens_before=tokens_before,
