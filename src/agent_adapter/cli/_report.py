@@ -26,7 +26,7 @@ REASONS = ("system", "pinned", "approval", "latest_user", "thinking_opener", "ne
 NO_STEP_RAN: dict[str, str] = {
     "under_threshold": "at or under the threshold",
     "under_target": "already at or under the target",
-    "nothing_to_compress": "every message is protected",
+    "nothing_to_compress": "every message is protected, or nothing that may go made it smaller",
     "sent_again": "the request compressed before for this history was sent again",
     "held": "the last compaction could not free the gap: held until the history grows by it",
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -12,7 +13,7 @@ from agent_adapter.context._invariants import GuardStats, _guard
 from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
-from agent_adapter.context._provenance import trace
+from agent_adapter.context._provenance import same_objects, trace
 from agent_adapter.context._report import (
     CompressionReport,
     SkipReason,
@@ -22,6 +23,7 @@ from agent_adapter.context._report import (
     untouched_report,
 )
 from agent_adapter.context._steps._base import CompressionStep, StepContext
+from agent_adapter.context._steps.drop import RemoveOldMessages
 from agent_adapter.context._stores._commit import commit_saves, open_saves
 from agent_adapter.context._text import fit_message
 from agent_adapter.context._tokens import TokenMeter
@@ -386,11 +388,37 @@ async def _compress(
                 current = ran[0]
                 total = meter.total(current)
 
-    if total > tokens_before:
-        # never bigger: what the steps added (a note, a marker) costs more than it removed
+    if total >= tokens_before:
+        # never bigger, and never changed for nothing: what the steps added (a note, a
+        # marker) costs at least what they removed
         current, total = original, tokens_before
+    current, total = await _under_threshold(
+        current,
+        total,
+        limits.threshold_tokens,
+        steps,
+        context,
+        policy,
+        failures,
+        insertable,
+        step_reports,
+    )
     # write the saved tool results that the final list still names (and only those)
     current, total = await commit_saves(context, original, current, total, policy, failures)
+    if same_objects(current, original):
+        # nothing shrank: the input goes as it came, and the report does not say otherwise
+        return untouched(
+            "nothing_to_compress",
+            protected_tokens=protected_tokens,
+            protected_by=protected_by(original, protection, meter.of),
+            steps=tuple(step_reports),
+            failures=tuple(failures),
+            if_still_too_long=action,
+            summary_cost_usd=context.summary_cost_usd,
+            summary_probes=context.summary_probes,
+            summary_probes_found=context.summary_probes_found,
+            summary_invalid_replies=context.summary_invalid_replies,
+        )
     traced = trace(original, current)
     return current, CompressionReport(
         tokens_before=tokens_before,
@@ -413,3 +441,59 @@ async def _compress(
         summary_probes_found=context.summary_probes_found,
         summary_invalid_replies=context.summary_invalid_replies,
     )
+
+
+async def _under_threshold(
+    current: list[Message],
+    total: int,
+    threshold: int,
+    steps: Sequence[CompressionStep],
+    context: StepContext,
+    policy: CompressionPolicy,
+    failures: list[StepFailure],
+    insertable: Callable[[Message], bool] | None,
+    step_reports: list[StepReport],
+) -> tuple[list[Message], int]:
+    """The final guard: never over the threshold while something that may go is still there.
+
+    When the steps (and ``if_still_too_long``) left ``current`` over ``threshold`` with a
+    unit of the caller's that the compression's protection lets go still in it (a tool round
+    ``RemoveOldMessages`` kept for its ``keep_last`` or on that edge, a unit of the recency
+    window), the pipeline's own ``RemoveOldMessages`` runs once more with ``keep_last=0`` and
+    the threshold as its target: the oldest unprotected units go, only as many as needed,
+    each run leaving its note (an earlier note next to a run is folded into it). What stays:
+    the protected messages, the task (the step's ``keep_first``: pin what else must stay) and
+    the notes. It is kept only when it is smaller (a note costing more than the units it
+    stands for is no gain). A pipeline without ``RemoveOldMessages`` was chosen not to drop
+    history: nothing goes here. The run is reported as a step of its own."""
+    if total <= threshold:
+        return current, total
+    drop = next((s for s in steps if isinstance(s, RemoveOldMessages)), None)
+    if drop is None or not any(
+        not u.protected and not all(is_own(m) for m in u.messages) for u in context.units(current)
+    ):
+        return current, total
+    guard = _SharedCostContext(context, context.protection)
+    guard.target_tokens = threshold
+    t0 = time.perf_counter()
+    step = dataclasses.replace(drop, keep_last=0)
+    ran = await _run_step(step, drop.name, current, guard, policy, failures, insertable)
+    if ran is None:
+        return current, total
+    result, stats = ran
+    after = context.meter.total(result)
+    if after >= total:
+        return current, total
+    step_reports.append(
+        StepReport(
+            step=drop.name,
+            tokens_before=total,
+            tokens_after=after,
+            messages_removed=stats.removed,
+            messages_changed=stats.changed,
+            messages_added=stats.added,
+            changes_reverted=stats.reverted,
+            seconds=time.perf_counter() - t0,
+        )
+    )
+    return result, after

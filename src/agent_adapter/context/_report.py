@@ -136,15 +136,19 @@ class CompressionReport:
             adjacent same-role turns are merged into one.
         protected_tokens: tokens of the messages no step may touch; when it is over the
             target, no step can reach it.
-        skipped: why nothing ran ("" when steps ran): ``"under_threshold"``,
-            ``"under_target"``, ``"nothing_to_compress"`` (every message is protected) or
-            ``"sent_again"`` (the history is the one compressed before for the same
-            conversation: the request sent then is sent again, with no step run) or
-            ``"held"`` (over the threshold, but the conversation's last compaction could not
-            free the gap between threshold and target: no compaction runs until the request
-            has grown by that gap, or is over the window; see
+        skipped: why the input is sent as it came ("" when the result holds a step's
+            work): ``"under_threshold"``,
+            ``"under_target"``, ``"nothing_to_compress"`` (every message is protected, or
+            the steps found nothing to remove or shorten that makes the list smaller: the
+            input is returned as it came, with every count 0 and ``tokens_after ==
+            tokens_before``), ``"sent_again"`` (the history is the one compressed before
+            for the same conversation: the request sent then is sent again, with no step
+            run) or ``"held"`` (over the threshold, but the conversation's last compaction
+            could not free the gap between threshold and target: no compaction runs until
+            the request has grown by that gap, or is over the window; see
             :class:`~agent_adapter.context.Compactor`).
-        steps: per-step reports, in order of running.
+        steps: per-step reports, in order of running (with ``"nothing_to_compress"``, the
+            steps that ran, none of whose work is in the result).
         failures: steps that raised and were skipped.
         if_still_too_long: the action taken after the steps ("" when none was needed).
         summary_cost_usd: what steps' model calls cost, in USD.
@@ -267,12 +271,27 @@ class CompressionReport:
                 f"conversation, so the request sent then ({_n(self.tokens_after)} tokens"
                 f"{over}) was sent again unchanged."
             )
+        # what if_still_too_long did ('keep' is what "sent as it came" already says)
+        action = "" if self.if_still_too_long == "keep" else self._action()
+        left = f"{_n(self.tokens_after)} tokens left"
+        if self.protected_tokens < self.tokens_before:
+            # steps ran, and nothing they could do made the list smaller: it went as it came
+            return (
+                f"Target {_n(self.target_tokens)} NOT reached, nothing changed: {left}, sent "
+                "as they came, because no step found anything it may remove or shorten that "
+                f"makes the request smaller ({self._limits()}); {_n(self.protected_tokens)} "
+                f"of them are protected{self._protected_parts()}.{action}{self._troubles()}"
+            )
+        hint = (
+            ""
+            if self.if_still_too_long == "cut"
+            else " (if_still_too_long='cut' would cut the biggest tool results and assistant texts)"
+        )
         return (
-            f"Target {_n(self.target_tokens)} NOT reached, nothing removed: every message is "
-            f"protected ({_n(self.protected_tokens)} tokens no step may touch"
-            f"{self._protected_parts(',')}), so no step "
-            "may remove any (if_still_too_long='cut' would cut the biggest tool results and "
-            "assistant texts)."
+            f"Target {_n(self.target_tokens)} NOT reached, nothing removed: {left}, and every "
+            f"message is protected ({_n(self.protected_tokens)} tokens no step may touch"
+            f"{self._protected_parts(',')}), so no step may remove any{hint}.{action}"
+            f"{self._troubles()}"
         )
 
     def _protected_parts(self, lead: str = "") -> str:
