@@ -325,3 +325,32 @@ async def test_the_same_input_gives_the_same_ids(tmp_path: Path) -> None:
         a, _ = await compress(_conversation(), policy(store), ctx=CTX)
         b, _ = await compress(_conversation(), policy(store), ctx=CTX)
     assert [m.text for m in a] == [m.text for m in b]
+
+
+async def test_a_text_your_own_step_changed_is_saved_as_your_step_left_it(store: Any) -> None:
+    """A redaction by a step of the caller's (MyOwnStep) is not undone by a later saving
+    step: what it removed is never saved, so recall cannot hand it to the model."""
+    from agent_adapter.context import MyOwnStep
+
+    secret = "sk-live-4f9a2b7c"
+
+    def redact(messages: list[Message]) -> list[Message]:
+        return [m.with_text(m.text.replace(secret, "[REDACTED]")) for m in messages]
+
+    messages = _conversation()
+    messages = [
+        m.with_text(m.text.replace("$ pytest", f"$ TOKEN={secret} pytest"))
+        if m.role == "tool"
+        else m
+        for m in messages
+    ]
+    policy = _policy(
+        MyOwnStep(fn=redact),
+        ShrinkToolResults(save_to=store, bigger_than_tokens=100),
+        target=3_000,
+    )
+    out, _ = await compress(messages, policy, ctx=CTX)
+    recalled = await _recalled(store, out)
+    assert recalled
+    assert all(secret not in text and "[REDACTED]" in text for text in recalled.values())
+    assert all(secret not in m.text for m in out)

@@ -73,6 +73,7 @@ def _cut_protected(
             continue
         cut = fit_message(m, goal, context.message_tokens, "both")
         out[i] = cut
+        context.mark_shortened(cut)
         delta = context.message_tokens(cut) - before
         total += delta
         if prot.is_protected(m):

@@ -51,6 +51,8 @@ class StepContext:
     )
     #: the compression's input by origin (``None``: an origin it gives to different texts)
     _originals: dict[int, Message | None] = field(default_factory=dict, init=False, repr=False)
+    #: origins whose text a step of the library that keeps no copy shortened
+    _shortened: set[int] = field(default_factory=set, init=False, repr=False)
 
     def set_originals(self, messages: Sequence[Message]) -> None:
         """Make ``messages`` (the compression's input, as the caller gave it) what
@@ -65,18 +67,34 @@ class StepContext:
                 originals[m.origin] = m
         self._originals = originals
 
-    def original_of(self, message: Message) -> Message | None:
-        """The caller's message that ``message`` stands for in this compression: the input
-        message with its origin (``message`` itself when no step changed it; the text as the
-        caller gave it when a step cut or summarized it), or ``None`` when that is unknown (a
-        message a step added, an origin the input gives to two different texts, or a context
-        no compression set up, as in a step's direct ``apply``). A saving step saves this
-        text, never a copy an earlier step shortened. A pass's context answers from the
-        compression's own context, which it wraps."""
+    def _root(self) -> StepContext:
         context: StepContext = self
         while (parent := getattr(context, "_parent", None)) is not None:
             context = parent
-        return context._originals.get(message.origin)
+        return context
+
+    def mark_shortened(self, message: Message) -> None:
+        """Record that a step of the library that keeps no copy (``CutLongMessages``,
+        ``ShrinkToolResults`` without a store, ``SummarizeLongMessage`` without a store,
+        ``if_still_too_long="cut"``) shortened ``message``'s text: :meth:`original_of`
+        answers with the caller's text for it."""
+        self._root()._shortened.add(message.origin)
+
+    def original_of(self, message: Message) -> Message | None:
+        """The caller's message that ``message`` stands for in this compression: the input
+        message with its origin (``message`` itself when no step changed it; the text as the
+        caller gave it when a library step that keeps no copy shortened it, see
+        :meth:`mark_shortened`), or ``None`` when that is unknown (a message a step added, an
+        origin the input gives to two different texts, a context no compression set up, as in
+        a step's direct ``apply``) or not to be told: a text your own step changed (a
+        redaction, say) is saved as your step left it, never the text it replaced. A saving
+        step saves this text, never a copy an earlier step shortened. A pass's context
+        answers from the compression's own context, which it wraps."""
+        root = self._root()
+        original = root._originals.get(message.origin)
+        if original is None or original is message or message.origin in root._shortened:
+            return original
+        return None
 
     def add_summary_cost(self, usd: float) -> None:
         """Record what a model call made by a step cost, in USD.

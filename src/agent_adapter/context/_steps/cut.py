@@ -105,5 +105,6 @@ class CutLongMessages(BaseCompressionStep):
             cut = fit_message(m, self.max_tokens_per_message, context.message_tokens, self.keep)
             if cut is not m and _worth_cutting(m, cut):
                 out[i] = cut
+                context.mark_shortened(cut)
                 total += context.message_tokens(cut) - before
         return out

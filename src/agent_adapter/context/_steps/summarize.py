@@ -508,6 +508,7 @@ class SummarizeLongMessage(BaseCompressionStep):
             after = context.message_tokens(changed)
             if after < before:
                 out[i] = changed
+                context.mark_shortened(changed)
                 total += after - before
         return out
 

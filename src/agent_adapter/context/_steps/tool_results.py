@@ -151,6 +151,7 @@ class ShrinkToolResults(BaseCompressionStep):
                 short, after = _fitted(m, fallback, keep, self.keep_chars, notes, allowed, context)
             if after < before:
                 out[i] = short
+                context.mark_shortened(short)
                 total += after - before
         return out
 
