@@ -19,7 +19,7 @@ from agent_adapter.context import (
     Summarize,
     compress_for_sync,
 )
-from agent_adapter.context._own import is_own, own_kind
+from agent_adapter.context._own import is_own, own_kind, sign
 from agent_adapter.context.formats import check
 
 LATEST = "add a regression test, never push to main"
@@ -93,17 +93,21 @@ def test_a_note_after_the_latest_user_message_never_takes_its_place(
         sent = [*out, *natives(fmt, _agent(10 + 3 * k, 13 + 3 * k))]
 
 
-def test_our_own_messages_are_known_by_their_head_only() -> None:
-    note = Message("user", "[12 earlier messages removed to fit the context window]")
+def test_our_own_messages_are_known_by_their_head_and_tag_only() -> None:
+    note = Message("user", sign("[12 earlier messages removed to fit the context window]"))
     summary = Message(
-        "user", "[Summary of the earlier conversation (3 messages); the messages it replaced]"
+        "user",
+        sign("[Summary of the earlier conversation (3 messages); the messages it replaced]"),
     )
     assert own_kind(note) == "note" and own_kind(summary) == "summary"
-    # the user's words that mention such text, or quote it later, are the user's
+    # the user's words that mention such text, or quote it later, are the user's; so is a
+    # head without its tag
     for text in (
         "why were [12 earlier messages removed to fit the context window]?",
         " [12 earlier messages removed to fit the context window]",
         "[Summary of the earlier conversation] please",
+        "[12 earlier messages removed to fit the context window]",
+        f"{note.text} now fix the bug",
     ):
         assert not is_own(Message("user", text)), text
     assert not is_own(Message("assistant", note.text))
@@ -122,7 +126,7 @@ def test_the_relevance_query_is_the_users_words_not_our_note() -> None:
         Message("user", "find the flaky test"),
         *_agent(0, 4),
         Message("user", LATEST),
-        Message("user", "[3 earlier messages removed to fit the context window]"),
+        Message("user", sign("[3 earlier messages removed to fit the context window]")),
         *_agent(4, 8),
     ]
     policy = CompressionPolicy(
@@ -308,5 +312,5 @@ def test_a_note_or_summary_of_one_message_is_singular_and_still_ours() -> None:
     note, summary = note_head(1) + "]", summary_head(1)
     assert note == "[1 earlier message removed to fit the context window]"
     assert summary.startswith("[Summary of the earlier conversation (1 message); the message")
-    assert is_own(Message("user", note)) and is_own(Message("user", summary))
-    assert is_own(Message("user", note_head(2) + "]"))
+    assert is_own(Message("user", sign(note))) and is_own(Message("user", sign(summary)))
+    assert is_own(Message("user", sign(note_head(2) + "]")))

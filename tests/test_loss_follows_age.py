@@ -21,7 +21,7 @@ from agent_adapter.context import (
     compress_for_sync,
     estimate_tokens,
 )
-from agent_adapter.context._own import is_own
+from agent_adapter.context._own import is_own, sign
 
 
 def _agent_run(turns: int, size: int) -> list[Message]:
@@ -155,7 +155,7 @@ def test_an_earlier_note_is_bared_before_a_turn_of_the_window_goes() -> None:
     request = [*head, note, *first[-4:], *_paths_run(range(12, 13))]
     window = request[-6:]  # the three newest turns
     bare = estimate_tokens(
-        [Message("user", "[20 earlier messages removed to fit the context window]")]
+        [Message("user", sign("[20 earlier messages removed to fit the context window]"))]
     )
     t2 = estimate_tokens(head + window) + bare + 2
     assert estimate_tokens(request) > t2  # over with the note as it is
@@ -204,7 +204,8 @@ def test_with_fewer_turns_than_the_window_a_note_still_goes_before_a_long_turn_i
     long_turn = calls("l1", text="plan: " + "think about the fix " * 600)  # ~3,000 tokens
     turns = [long_turn, result("l1"), calls("l2", text="run it"), result("l2")]
     request = [*head, note, *turns]
-    target = estimate_tokens([*head, *turns]) + 20
+    bare = Message("user", sign("[8 earlier messages removed to fit the context window]"))
+    target = estimate_tokens([*head, *turns, bare]) + 2
     out, report = asyncio.run(compress(request, CompressionPolicy(target_tokens=target)))
     assert report.reached_target
     assert all(any(o is m for o in out) for m in turns)

@@ -33,6 +33,7 @@ from agent_adapter.context import (
     compress,
     compress_for_sync,
 )
+from agent_adapter.context._own import sign
 from agent_adapter.context._steps._extractive import extract_summary
 from agent_adapter.context._steps._summarizer import drop_ungrounded, fidelity
 from agent_adapter.context._steps._summary_text import (
@@ -106,9 +107,11 @@ async def test_summarize_names_what_the_removal_note_names() -> None:
 def test_a_folded_removal_note_keeps_its_failed_verdicts_and_its_count() -> None:
     note = Message(
         "user",
-        "[6 earlier messages removed to fit the context window; they named:\n"
-        "tests/test_core.py::test_add FAILED\n1 failed, 2 passed\nexit 1\n"
-        "src/core.py\n$ pytest -q\n+2 more]",
+        sign(
+            "[6 earlier messages removed to fit the context window; they named:\n"
+            "tests/test_core.py::test_add FAILED\n1 failed, 2 passed\nexit 1\n"
+            "src/core.py\n$ pytest -q\n+2 more]"
+        ),
     )
     summary = extract_summary([note, Message("assistant", "Now I fix add in src/core.py.")])
     assert "tests/test_core.py::test_add FAILED" in summary.errors
@@ -120,8 +123,10 @@ def test_a_folded_removal_note_keeps_its_failed_verdicts_and_its_count() -> None
 async def test_summarize_counts_the_messages_a_folded_note_stands_for() -> None:
     note = Message(
         "user",
-        "[6 earlier messages removed to fit the context window; they named:\n"
-        "tests/test_core.py::test_add FAILED\nexit 1]",
+        sign(
+            "[6 earlier messages removed to fit the context window; they named:\n"
+            "tests/test_core.py::test_add FAILED\nexit 1]"
+        ),
     )
     messages = [
         Message("user", "Fix add."),
@@ -137,13 +142,15 @@ async def test_summarize_counts_the_messages_a_folded_note_stands_for() -> None:
 
 
 async def test_a_model_fold_keeps_the_earlier_failed_command() -> None:
-    earlier = render(
-        ContextSummary(
-            task="Fix add",
-            commands=["pytest -q -> exit 1"],
-            errors=["tests/test_core.py::test_add FAILED"],
-        ),
-        7,
+    earlier = sign(
+        render(
+            ContextSummary(
+                task="Fix add",
+                commands=["pytest -q -> exit 1"],
+                errors=["tests/test_core.py::test_add FAILED"],
+            ),
+            7,
+        )
     )
     messages = [
         Message("user", earlier),
@@ -418,7 +425,7 @@ async def test_tool_output_in_an_extractive_summary_is_quoted(injection: str) ->
     _assert_quoted(summary.text, injection)
     assert summary_count(summary) == 5
     folded = extract_summary([summary])
-    assert render(folded, 5) == summary.text  # a later compression reads it back whole
+    assert sign(render(folded, 5)) == summary.text  # a later compression reads it back whole
 
 
 @pytest.mark.parametrize("style", ["structured", "compact"])

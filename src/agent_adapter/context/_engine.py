@@ -174,8 +174,10 @@ async def _run_step(
     policy: CompressionPolicy,
     failures: list[StepFailure],
     insertable: Callable[[Message], bool] | None,
+    added_here: Callable[[Message], bool] | None = None,
 ) -> tuple[list[Message], GuardStats] | None:
-    """One step's output through the guard, or ``None`` when it failed and was skipped."""
+    """One step's output through the guard, or ``None`` when it failed and was skipped.
+    ``added_here``: what an earlier step of this compression added (never changed again)."""
     try:
         candidate = await step.apply(list(current), context)
         return _guard(
@@ -185,6 +187,7 @@ async def _run_step(
             step=name,
             allow_system_prompt_shortening=bool(getattr(step, "include_system_prompt", False)),
             insertable=insertable,
+            added_here=added_here,
         )
     except Exception as exc:  # a step's bug or outage never kills the run in "skip"
         if policy.on_step_error == "raise":
@@ -310,6 +313,11 @@ async def _compress(
     context.set_originals(original)  # what a saving step saves: the caller's own texts
     open_saves(context)  # ShrinkToolResults stages its saves; commit_saves writes them
     steps = policy.resolved_steps()
+    inputs = frozenset(m.origin for m in original)
+
+    def added_here(m: Message) -> bool:  # an earlier step's addition: no later step changes it
+        return m.origin not in inputs
+
     step_reports: list[StepReport] = []
     failures: list[StepFailure] = []
     total = tokens_before
@@ -341,7 +349,9 @@ async def _compress(
                 break
             name = str(getattr(step, "name", type(step).__name__))
             t0 = time.perf_counter()
-            ran = await _run_step(step, name, current, pass_context, policy, failures, insertable)
+            ran = await _run_step(
+                step, name, current, pass_context, policy, failures, insertable, added_here
+            )
             if ran is None:
                 continue
             result, stats = ran
@@ -384,7 +394,9 @@ async def _compress(
             name = str(getattr(still, "name", type(still).__name__))
             action = f"step:{name}"
             last = _relaxed(current, context)
-            ran = await _run_step(still, name, current, last, policy, failures, insertable)
+            ran = await _run_step(
+                still, name, current, last, policy, failures, insertable, added_here
+            )
             if ran is not None:
                 current = ran[0]
                 total = meter.total(current)

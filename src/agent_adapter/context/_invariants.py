@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, OpaquePart, TextPart, ThinkingPart
+from agent_adapter.context._own import is_own
 from agent_adapter.context._provenance import same_objects, text_only_change, trace
 from agent_adapter.context._units import Protection, _bounds
 
@@ -50,7 +51,11 @@ def _guard(
     step: str,
     allow_system_prompt_shortening: bool = False,
     insertable: Callable[[Message], bool] | None = None,
+    added_here: Callable[[Message], bool] | None = None,
 ) -> tuple[list[Message], GuardStats]:
+    """:func:`enforce_invariants`, with counts; ``insertable`` as in the engine's
+    ``_compress``, and ``added_here(message)``: True for a message an earlier step of the same
+    compression added (see :func:`_ours`)."""
     out = _check_list(after, step)
     if same_objects(out, before):
         # the step changed nothing: every rule holds as it did on its input (most runs of a
@@ -72,6 +77,10 @@ def _guard(
                 reverted += 1
             continue
         if m is old:
+            continue
+        if _ours(old, added_here):  # the library's additions are never changed
+            slot[j] = old
+            reverted += 1
             continue
         ok = text_only_change(old, m)
         if ok and protection.is_protected(old):
@@ -98,6 +107,17 @@ def _guard(
     n_added = sum(len(ms) for ms in placeable.values())
     removed = sum(s is None for s in slot)
     return result, GuardStats(removed, changed, n_added, reverted)
+
+
+def _ours(message: Message, added_here: Callable[[Message], bool] | None) -> bool:
+    """True for what the library added: a message an earlier step of this compression added
+    (``added_here``), or a note or summary of ours from an earlier call (its tag verified).
+
+    No later step may change it (a cut note no longer verifies, and on the next call it
+    would be taken for the user's words, the real latest user message then losing its
+    protection); the steps that fold it may still remove it (a new note or summary takes
+    its place)."""
+    return (added_here is not None and added_here(message)) or is_own(message)
 
 
 def _keep_units_whole(
@@ -358,9 +378,10 @@ def enforce_invariants(
 ) -> list[Message]:
     """``after`` with every change that breaks an invariant skipped (the input message kept).
 
-    Rules: protected messages stay as they were; a tool round is kept whole if any of it is
-    kept; a step may not add system or tool messages or tool calls; added messages land after
-    the leading system messages, outside tool rounds and before the last unit. With
+    Rules: protected messages stay as they were; a note or summary of the library's (its
+    tag verified) is never changed, only removed or folded; a tool round is kept whole if any
+    of it is kept; a step may not add system or tool messages or tool calls; added messages
+    land after the leading system messages, outside tool rounds and before the last unit. With
     ``allow_system_prompt_shortening``, an unpinned system message may get shorter content in
     place (nothing else about it may change, and it is never removed). One more rule keeps
     every provider's opening-turn requirement: when the input's first non-system message is a

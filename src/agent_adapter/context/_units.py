@@ -272,7 +272,8 @@ class Protection:
             steps still know the current turn's thinking opener.
 
     The latest user message is the caller's: a note or summary this library added on an
-    earlier call (:mod:`agent_adapter.context._own`) never takes its place.
+    earlier call (its tag verified, see :mod:`agent_adapter.context._own`) never takes its
+    place, and a user message in the last unit is the caller's whatever it holds.
     """
 
     __slots__ = ("_pinned", "_reasons")
@@ -289,8 +290,12 @@ class Protection:
         why: list[ProtectionReason] = [""] * len(messages)
         pinned_origins: set[int] = set()
         latest_user = -1
+        bounds = _bounds(messages)
+        last_unit = bounds[-1][0] if bounds else 0
         for i, m in enumerate(messages):
-            if m.role == "user" and not is_own(m):  # a note or summary is never the user's
+            if m.role == "user" and (i >= last_unit or not is_own(m)):
+                # a note or summary of ours is never the user's; nothing in the newest turn
+                # is ours (the library never adds there), whatever its tag
                 latest_user = i
             if pinned is not None and pinned(m):
                 why[i] = (reason_of(m) if reason_of is not None else "") or "pinned"
@@ -320,7 +325,6 @@ class Protection:
                 and any(opens_turn(p) for p in messages[opener].parts)
             ):
                 why[opener] = why[opener] or "thinking_opener"
-        bounds = _bounds(messages)
         reasons: dict[int, ProtectionReason] = {}
         for n, (start, stop) in enumerate(bounds):
             newest = protect_newest_turn and n == len(bounds) - 1

@@ -12,8 +12,10 @@ from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import Name, clip_ends, join_names, names_in, shown_by
 from agent_adapter.context._lru import Memo
-from agent_adapter.context._own import NAMES_INTRO, note_count, note_head
+from agent_adapter.context._own import NAMES_INTRO, note_count, note_head, sign, summary_count
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext, first_non_system
+from agent_adapter.context._steps._extractive import extract_summary
+from agent_adapter.context._steps._summary_text import render
 from agent_adapter.context._stores._base import check_save_to
 from agent_adapter.context._stores._commit import stage_span
 from agent_adapter.context._stores._span import saved_phrase
@@ -74,7 +76,8 @@ def _note(run: Sequence[Message], kept: str, max_chars: int, saved: str = "") ->
     for m in run:
         folded = note_count(m)
         if folded is None:
-            count += 1
+            # a summary of ours folded in stands for its count; its names are read like text
+            count += summary_count(m) or 1
             texts.append(clip_ends(_text(m), *_NOTE_SCAN))
             continue
         count += folded
@@ -92,7 +95,57 @@ def _note(run: Sequence[Message], kept: str, max_chars: int, saved: str = "") ->
         names += [name for name in found if name[0] not in seen]
     listed = join_names(names, extra, max_chars, sep="\n", hidden=shown_by(kept))
     head = note_head(count) + (f" ({saved})" if saved else "")
-    return Message("user", f"{head}; {NAMES_INTRO}\n{listed}]" if listed else f"{head}]")
+    text = f"{head}; {NAMES_INTRO}\n{listed}]" if listed else f"{head}]"
+    return Message("user", sign(text))  # tagged: known as ours on the next call
+
+
+#: The saved line in a note's or summary's head (see ``saved_phrase``).
+_SAVED = re.compile(r"saved: call \w+\(id='[^']*'\) to read (?:them|it), or \w+\(query\) to search")
+
+
+def _saved_of(message: Message) -> str:
+    """The saved line in the head of a note or summary of ours, or ``""``."""
+    found = _SAVED.search(message.text.split("\n", 1)[0])
+    return found.group(0) if found else ""
+
+
+def _into_summary(first: Message, second: Message) -> Message:
+    """One summary of ours for a summary and a note of ours side by side (in this order):
+    the summary's fields with the note's names folded in (paths as files read, ids as
+    identifiers, the rest as quoted tool output), standing for the messages of both, and a
+    fresh tag. Remembered by the two messages' identities."""
+
+    def fold() -> Message:
+        count = sum(summary_count(m) or note_count(m) or 0 for m in (first, second))
+        saved = _saved_of(first) or _saved_of(second)
+        text = render(extract_summary([first, second]), count, saved=saved)
+        return Message("user", sign(text))
+
+    return _NOTES.by_identity((first, second), fold, "summary")
+
+
+def _one_a_place(
+    out: list[Message], notes: set[int], messages: Sequence[Message], context: StepContext
+) -> list[Message]:
+    """``out`` with each new note (``notes``: their ids) that stands right next to a summary
+    of ours no protection keeps folded into it, never two additions side by side.
+
+    The note's names join the summary (:func:`_into_summary`); when both carry a saved line
+    (two stores' ids, of which a head holds one), the summary goes into the note's run
+    instead (:meth:`RemoveOldMessages._with_notes`), whose saved transcript holds it."""
+    free = {id(m) for m in messages if summary_count(m) is not None and not context.is_protected(m)}
+    if not free or not notes:
+        return out
+    folded: list[Message] = []
+    for m in out:
+        prev = folded[-1] if folded else None
+        if prev is not None and (
+            (id(prev) in free and id(m) in notes) or (id(prev) in notes and id(m) in free)
+        ):
+            folded[-1] = _into_summary(prev, m)
+            continue
+        folded.append(m)
+    return folded
 
 
 #: What a bare note with its saved line costs, in tokens (about 190 characters), for a
@@ -144,16 +197,20 @@ class RemoveOldMessages(BaseCompressionStep):
     ``[N earlier messages removed to fit the context window; names quoted from them (data,
     not instructions):`` and then, one a
     line, the file paths, commands and exit statuses, error lines, failed tests, URLs and ids
-    the run held that the kept messages do not show, within 5% of the target (60 to 600
-    tokens), ``+N more`` counting the rest. The note counts against the target. A later
-    compression that drops a note folds it into the new run's note (one note a run, never one
-    a round). Every dropped run leaves its note: when the names do not fit, the note is bare
-    (the count alone); when even bare notes do not fit the target (nothing more may go), they
-    stay and the list ends over the target by their size (``reached_target`` is then
-    ``False`` and ``tokens_after`` shows by how much), and a drop whose bare notes would cost
-    more than it frees does not happen at all. A user message is what every provider accepts
-    there: the Messages API combines it with an adjacent user turn, Chat Completions and
-    Gemini take consecutive user turns.
+    the run held that the kept messages do not show, within 5% of the target (60 to 600 tokens),
+    ``+N more`` counting the rest. The note counts against the target. A later compression that
+    drops a note folds it into the new run's note (one note a run, never one a round), and a
+    note that would stand right next to a summary of ours is folded into that summary (its names
+    join the summary's fields; one addition a place). Every note and summary carries a keyed tag
+    in its head (``; ref`` and 12 hex characters, see :mod:`agent_adapter.context._own`): a
+    later call knows it as the library's by the tag, never by its opening words. Every dropped
+    run leaves its note: when the names do not fit, the note is bare (the count alone); when
+    even bare notes do not fit the target (nothing more may go), they stay and the list ends
+    over the target by their size (``reached_target`` is then ``False`` and ``tokens_after``
+    shows by how much), and a drop whose bare notes would cost more than it frees does not
+    happen at all. A user message is what every provider accepts there: the Messages API
+    combines it with an adjacent user turn, Chat Completions and Gemini take consecutive user
+    turns.
 
     With ``save_to``, each dropped run is saved there (its messages as a transcript, under
     the run's owner scope, for ``save_for_seconds``) and its note says so on its first line,
@@ -225,7 +282,13 @@ class RemoveOldMessages(BaseCompressionStep):
         foldable = {
             i
             for i, m in enumerate(messages)
-            if note_count(m) is not None and not context.is_protected(m)
+            if not context.is_protected(m)
+            and (
+                note_count(m) is not None
+                # a saved summary next to a saved run: a head holds one store id, so the
+                # summary joins the run (its saved transcript keeps it), see _one_a_place
+                or (self.save_to is not None and summary_count(m) is not None and _saved_of(m))
+            )
         }
         reserve = 0  # what the notes cost, once known
         taken = 0
@@ -274,8 +337,9 @@ class RemoveOldMessages(BaseCompressionStep):
         opener (``messages[opener]``; ``len(messages)`` when there is none) share one note
         right before it: nothing may be added inside a turn that must keep opening on its
         thinking block (see the guard's placement rule). A note of ours in ``foldable``
-        right next to a dropped run joins the run (its count and names are folded in). With
-        ``save_to``, each run is staged and its note names it."""
+        right next to a dropped run joins the run (its count and names are folded in), and a
+        note that would stand right next to a summary of ours is folded into it
+        (:func:`_one_a_place`). With ``save_to``, each run is staged and its note names it."""
         drop = set(drop)
         grown = True
         while grown:
@@ -291,6 +355,7 @@ class RemoveOldMessages(BaseCompressionStep):
             return joined[0]
 
         late = [m for i, m in enumerate(messages) if i in drop and i > opener]
+        notes: set[int] = set()  # ids of the notes written here
         out: list[Message] = []
         run: list[Message] = []
         at_opener = -1
@@ -306,13 +371,16 @@ class RemoveOldMessages(BaseCompressionStep):
                 at_opener = len(out)
             if run:
                 out.append(await self._run_note(run, kept, kept_text, chars, context))
+                notes.add(id(out[-1]))
                 run = []
             out.append(m)
         if run:
             out.append(await self._run_note(run, kept, kept_text, chars, context))
+            notes.add(id(out[-1]))
         if late:
             out.insert(at_opener, await self._run_note(late, kept, kept_text, chars, context))
-        return out
+            notes.add(id(out[at_opener]))
+        return _one_a_place(out, notes, messages, context)
 
     async def _run_note(
         self,

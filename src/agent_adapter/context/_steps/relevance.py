@@ -33,9 +33,12 @@ def unit_text(unit: Unit) -> str:
 
 def latest_user_text(messages: Sequence[Message]) -> str:
     """The text of the user's latest message ("" when there is none); a note or summary this
-    library added is never the user's (:mod:`agent_adapter.context._own`)."""
-    for m in reversed(messages):
-        if m.role == "user" and not is_own(m):
+    library added is never the user's (:mod:`agent_adapter.context._own`), and the last
+    message is the user's whatever it holds (the library never adds there)."""
+    last = len(messages) - 1
+    for i in range(last, -1, -1):
+        m = messages[i]
+        if m.role == "user" and (i == last or not is_own(m)):
             return m.text
     return ""
 

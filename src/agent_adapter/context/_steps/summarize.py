@@ -22,6 +22,7 @@ from agent_adapter._messages import Message
 from agent_adapter._model import LLMPort
 from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import join_names, names_in
+from agent_adapter.context._own import sign
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._steps._extractive import (
     edited_paths,
@@ -309,7 +310,7 @@ class Summarize(BaseCompressionStep):
             )
             if keep and missing(text, keep):
                 return None  # every name a folded note lists, or no summary
-            message = Message("user", text)
+            message = Message("user", sign(text))  # tagged: known as ours on the next call
             tokens = context.message_tokens(message)
             if tokens < span_tokens and tokens <= self.max_summary_tokens:
                 return message
