@@ -56,10 +56,10 @@ def edges() -> tuple[dict[str, set[str]], list[tuple[str, str, str]]]:
                     graph[name].add(target)
                     pkg_from = name.rsplit(".", 1)[0] if path.name != "__init__.py" else name
                     pkg_to = target.rsplit(".", 1)[0]
+                    related = pkg_from.startswith(pkg_to) or pkg_to.startswith(pkg_from)
                     for n in names:
-                        if n.startswith("_") and not n.startswith("__") and pkg_from != pkg_to:
-                            if not pkg_from.startswith(pkg_to) and not pkg_to.startswith(pkg_from):
-                                private.append((name, target, n))
+                        if n.startswith("_") and not n.startswith("__") and not related:
+                            private.append((name, target, n))
     return graph, private
 
 
