@@ -243,6 +243,21 @@ def growth(rows: Sequence[tuple[int, float, float, float]], part: float) -> tupl
 # ----------------------------------------------------------------------------- main
 
 
+def cache_fill() -> dict[str, str]:
+    """How full the library's process-level memos are: entries / bound (and characters held
+    / bound), for the caches still filling when growth is not yet flat."""
+    from agent_adapter.context import _lru
+    from agent_adapter.context.formats import _conversion, _memo
+
+    out = {
+        f"memo {m.entries}/{m.chars}": f"{len(m.items)} entries, {m.held} chars" for m in _lru._ALL
+    }
+    for name, each in (("anthropic", _memo._ANTHROPIC_EACH), ("chat", _memo._CHAT_EACH)):
+        out[f"natives {name}"] = f"{len(each.natives.entries)}/{each.natives.size}"
+    out["loads"] = f"{len(_conversion._REMEMBERED.entries)}/{_conversion._REMEMBERED.size}"
+    return out
+
+
 def _child(args: argparse.Namespace, mode: str) -> None:
     pool = text_pool(None if args.synthetic else _data(args.data))
     rows = soak(
@@ -252,7 +267,7 @@ def _child(args: argparse.Namespace, mode: str) -> None:
         pool,
         trace=not args.no_tracemalloc,
     )
-    print(json.dumps(rows))
+    print(json.dumps([rows, cache_fill()]))
 
 
 def _data(arg: str | None) -> Path:
@@ -287,7 +302,7 @@ def main() -> None:
             capture_output=True,
             text=True,
         ).stdout
-        rows = json.loads(out.strip().splitlines()[-1])
+        rows, fill = json.loads(out.strip().splitlines()[-1])
         label = {
             "states": f"CompactionStates(max_conversations={args.max_conversations})",
             "default": "default states",
@@ -297,6 +312,7 @@ def main() -> None:
         print(f"{'conversations':>13} {'traced MB':>10} {'RSS MB':>8} {'seconds':>8}")
         for n, traced, rss, secs in rows:
             print(f"{n:>13} {traced:>10.1f} {rss:>8.1f} {secs:>8.1f}")
+        print("caches at the end: " + "; ".join(f"{k}: {v}" for k, v in fill.items()))
         summary.append((label, *growth(rows, args.last)))
     lo = round(args.conversations * (1 - args.last))
     print(f"\ngrowth over the last {args.conversations - lo} conversations ({lo} -> end):")
