@@ -13,7 +13,7 @@ made a new string for each conversation (as an agent's texts are).
 Each state mode runs in its own process (module caches start empty):
 
 * ``states``: a ``CompactionStates(max_conversations=--max-conversations)`` passed explicitly;
-* ``default``: the default path (``states`` not passed);
+* ``compactor``: a ``Compactor`` per conversation, held while it runs;
 * ``off``: ``states=False``.
 
 At each checkpoint (after ``gc.collect()``): traced memory (``tracemalloc``: what Python
@@ -41,7 +41,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_adapter.context import CompactionStates, CompressionPolicy, compress_for_sync
+from agent_adapter.context import (
+    CompactionStates,
+    Compactor,
+    CompressionPolicy,
+    compress_for_sync,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 #: Every conversation's policy: small, so about a third of the calls compress.
@@ -174,10 +179,14 @@ def sender(mode: str, max_conversations: int) -> Send:
         def send(history: list[Any], key: str) -> list[Any]:
             return compress_for_sync(history, POLICY, states=states, conversation=key)[0]
 
-    elif mode == "default":
+    elif mode == "compactor":
+        held: dict[str, Compactor] = {}  # the live conversation's, as a caller holds it
 
         def send(history: list[Any], key: str) -> list[Any]:
-            return compress_for_sync(history, POLICY, conversation=key)[0]
+            if key not in held:
+                held.clear()  # the conversation before has ended: its object goes
+                held[key] = Compactor(POLICY, conversation=key)
+            return held[key].compress_sync(history)[0]
 
     else:
 
@@ -282,7 +291,7 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=3000)
     parser.add_argument("--checkpoints", type=int, default=12)
     parser.add_argument("--max-conversations", type=int, default=256)
-    parser.add_argument("--modes", default="states,default,off")
+    parser.add_argument("--modes", default="states,compactor,off")
     parser.add_argument("--last", type=float, default=1 / 3, help="the part growth is over")
     parser.add_argument("--data", default=None)
     parser.add_argument("--synthetic", action="store_true", help="no data: a synthetic pool")
@@ -305,7 +314,7 @@ def main() -> None:
         rows, fill = json.loads(out.strip().splitlines()[-1])
         label = {
             "states": f"CompactionStates(max_conversations={args.max_conversations})",
-            "default": "default states",
+            "compactor": "a Compactor per conversation",
             "off": "states=False",
         }[mode]
         print(f"\n{label}: {args.conversations} conversations x {CALLS} calls")

@@ -56,7 +56,7 @@ def small_caches(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     _conversion._REMEMBERED.clear()
 
 
-@pytest.mark.parametrize("mode", ["states", "off"])
+@pytest.mark.parametrize("mode", ["states", "compactor", "off"])
 def test_memory_stays_flat_once_caches_are_full(small_caches: None, mode: str) -> None:
     soak = _bench()
     pool = soak.text_pool(None)  # synthetic texts: no data folder needed
