@@ -9,7 +9,7 @@ import typing as _typing
 
 from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter, Pinned
-from agent_adapter.context.formats._checks import Violation, check, strip_reserved
+from agent_adapter.context.formats._check import check
 from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._registry import (
     FORMATS,
@@ -19,6 +19,7 @@ from agent_adapter.context.formats._registry import (
     register_format,
     registered_names,
 )
+from agent_adapter.context.formats._violations import Violation, strip_reserved
 
 __all__ = [
     "FORMATS",

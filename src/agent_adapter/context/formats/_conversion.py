@@ -15,9 +15,8 @@ from agent_adapter.context._provenance import same_objects, text_only_change, tr
 from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter, Pinned
 from agent_adapter.context.formats._carrier import split_carrier
-from agent_adapter.context.formats._chat import ChatConverter
-from agent_adapter.context.formats._openai import OpenAIChatConverter
-from agent_adapter.context.formats._responses_items import check_one_api, classify
+from agent_adapter.context.formats._openai import ChatConverter, OpenAIChatConverter
+from agent_adapter.context.formats._openai._items import check_one_api, classify
 
 __all__ = ["Conversion"]
 

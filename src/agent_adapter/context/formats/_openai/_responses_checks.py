@@ -15,13 +15,13 @@ from typing import Any
 
 from agent_adapter.context._pairing import Pairing, PairingProblem, PairingRule, describe
 from agent_adapter.context.formats._carrier import split_carrier
-from agent_adapter.context.formats._checks._common import (
+from agent_adapter.context.formats._openai._items import classify, is_call, output_call_id
+from agent_adapter.context.formats._violations import (
     Violation,
     by_index,
     reported_problems,
     reserved,
 )
-from agent_adapter.context.formats._responses import classify, is_call, output_call_id
 
 __all__ = ["check_responses"]
 
@@ -120,7 +120,7 @@ def check_responses(items: Sequence[Any]) -> list[Violation]:
       ``mcp_approval_request`` by ``approval_request_id`` (the request may also sit in the
       response named by ``previous_response_id``; this check only sees the list).
     * ``mixed_formats``, ``not_an_item``, ``reserved_key``: see
-      :mod:`agent_adapter.context.formats._checks`.
+      :mod:`agent_adapter.context.formats._check`.
 
     The pairing rules are :mod:`agent_adapter.context._pairing`'s, with one response's output
     items as one call turn.

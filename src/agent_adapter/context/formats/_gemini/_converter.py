@@ -72,20 +72,17 @@ from typing import Any, ClassVar
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import FilePart, ImagePart, Message, Part, TextPart, ToolCall
 from agent_adapter.context.formats._base import Converter
+from agent_adapter.context.formats._blank import never_blank
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
     apply_carrier,
     carrier_for,
     with_carrier,
 )
-from agent_adapter.context.formats._chat import never_blank
 from agent_adapter.context.formats._codec import parse_json
-from agent_adapter.context.formats._gemini_fields import b64_text, is_model, key_of, plain
-from agent_adapter.context.formats._gemini_fields import fields_of as _fields
-from agent_adapter.context.formats._gemini_fields import (  # noqa: F401 - for _check_gemini
-    sig_bytes as _sig_bytes,
-)
-from agent_adapter.context.formats._gemini_parts import (
+from agent_adapter.context.formats._gemini._fields import b64_text, is_model, key_of, plain
+from agent_adapter.context.formats._gemini._fields import fields_of as _fields
+from agent_adapter.context.formats._gemini._parts import (
     Calls,
     content_of,
     dump_call,
@@ -103,7 +100,7 @@ from agent_adapter.context.formats._gemini_parts import (
 )
 from agent_adapter.context.formats._patch import patch_text_blocks
 
-__all__ = ["RESERVED_KEY", "GeminiConverter"]
+__all__ = ["GeminiConverter"]
 
 _ROLES = ("user", "model", "function")
 # The native index dumps are checked at: generated call ids never match a loaded one.
@@ -343,7 +340,7 @@ class GeminiConverter(Converter[Any]):
     ) -> list[Any]:
         """The turn with its messages' new text, every other part kept (see the module
         docstring). A message cut to blank text never leaves a turn without parts (see
-        :func:`~agent_adapter.context.formats._chat.never_blank`)."""
+        :func:`~agent_adapter.context.formats._blank.never_blank`)."""
         return never_blank(self._rebuild, _no_parts, native, originals, now)
 
     def _rebuild(

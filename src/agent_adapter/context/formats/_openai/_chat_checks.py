@@ -12,17 +12,16 @@ from typing import Any
 
 from agent_adapter.context._pairing import Pairing
 from agent_adapter.context.formats._carrier import split_carrier
-from agent_adapter.context.formats._checks._common import (
+from agent_adapter.context.formats._openai._items import classify
+from agent_adapter.context.formats._openai._responses_checks import check_responses
+from agent_adapter.context.formats._violations import (
     Violation,
     by_index,
     pairing_violations,
-    register_checker,
     reserved,
 )
-from agent_adapter.context.formats._checks._responses import check_responses
-from agent_adapter.context.formats._responses import classify
 
-__all__ = ["check_openai_chat"]
+__all__ = ["check_openai", "check_openai_chat"]
 
 
 def check_openai_chat(messages: Sequence[Any]) -> list[Violation]:
@@ -45,7 +44,7 @@ def check_openai_chat(messages: Sequence[Any]) -> list[Violation]:
       ``tool_calls`` (API reference: "content ... Required unless tool_calls or function_call
       is specified"); ``None`` counts as missing.
     * ``mixed_formats``, ``not_a_message``, ``reserved_key``: see
-      :mod:`agent_adapter.context.formats._checks`.
+      :mod:`agent_adapter.context.formats._check`.
 
     The pairing rules are :mod:`agent_adapter.context._pairing`'s, fed one message at a time
     as :func:`~agent_adapter.context.formats.convert` loads them, so this check and
@@ -90,11 +89,8 @@ def check_openai_chat(messages: Sequence[Any]) -> list[Violation]:
     return by_index(out + pairing_violations(pairing, {}))
 
 
-def _check_openai(messages: Sequence[Any]) -> list[Violation]:
+def check_openai(messages: Sequence[Any]) -> list[Violation]:
     """Responses rules when any item is a Responses item, else Chat Completions rules."""
     if any(classify(split_carrier(m)[0]) == "responses" for m in messages):
         return check_responses(messages)
     return check_openai_chat(messages)
-
-
-register_checker("openai", _check_openai)
