@@ -1,8 +1,13 @@
 """Compress any framework's message list: convert it to Message, compress, convert back.
 
-The converters, :func:`convert` and :func:`check` need no engine: importing this package
-loads neither the engine nor the steps. :func:`compress_for` and :func:`compress_for_sync`
-(which join the formats to the engine) are also exported here, loaded on first use.
+The converters, :func:`convert` and :func:`check` need no engine: the formats import neither
+the engine nor the steps. :func:`compress_for` and :func:`compress_for_sync` (which join the
+formats to the engine) are also exported here, loaded on first use.
+
+One folder a provider holds its converter, part mappers and checker (``_openai/``,
+``_anthropic/``, ``_gemini/``, ``_langchain/``); what they share stays here (``_base``,
+``_carrier``, ``_codec``, ``_patch``, ``_blank``, ``_violations``), with what joins them
+(``_registry``, ``_conversion``, ``_memo``, ``_check``).
 """
 
 import typing as _typing
