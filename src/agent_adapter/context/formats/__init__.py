@@ -6,7 +6,7 @@ formats to the engine) are also exported here, loaded on first use.
 
 One folder a provider holds its converter, part mappers and checker (``_openai/``,
 ``_anthropic/``, ``_gemini/``, ``_langchain/``); what they share stays here (``_base``,
-``_carrier``, ``_codec``, ``_patch``, ``_blank``, ``_violations``), with what joins them
+``_carrier``, ``_codec``, ``_patch``, ``_violations``), with what joins them
 (``_registry``, ``_conversion``, ``_memo``, ``_check``).
 """
 

@@ -55,7 +55,6 @@ from agent_adapter._messages import (
 )
 from agent_adapter.context.formats._anthropic._merge import merge_run, own_turn, split_merged
 from agent_adapter.context.formats._base import Converter
-from agent_adapter.context.formats._blank import blank_dict, never_blank
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
     apply_carrier,
@@ -64,7 +63,12 @@ from agent_adapter.context.formats._carrier import (
     split_carrier,
 )
 from agent_adapter.context.formats._codec import parse_json, split_data_url, to_json
-from agent_adapter.context.formats._patch import CHAT_TEXT, patch_text_blocks
+from agent_adapter.context.formats._patch import (
+    CHAT_TEXT,
+    blank_dict,
+    never_blank,
+    patch_text_blocks,
+)
 
 __all__ = ["AnthropicConverter"]
 
@@ -410,7 +414,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
     ) -> list[dict[str, Any]]:
         """The native with its messages' new text, blocks in their places (see the module
         docstring). A message cut to blank text never leaves empty content or a blank text
-        block (see :func:`~agent_adapter.context.formats._blank.never_blank`)."""
+        block (see :func:`~agent_adapter.context.formats._patch.never_blank`)."""
         return never_blank(self._rebuild, blank_dict, native, originals, now)
 
     def _rebuild(

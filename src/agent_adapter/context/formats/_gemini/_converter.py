@@ -72,7 +72,6 @@ from typing import Any, ClassVar
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import FilePart, ImagePart, Message, Part, TextPart, ToolCall
 from agent_adapter.context.formats._base import Converter
-from agent_adapter.context.formats._blank import never_blank
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
     apply_carrier,
@@ -98,7 +97,7 @@ from agent_adapter.context.formats._gemini._parts import (
     to_object,
     with_parts,
 )
-from agent_adapter.context.formats._patch import patch_text_blocks
+from agent_adapter.context.formats._patch import never_blank, patch_text_blocks
 
 __all__ = ["GeminiConverter"]
 
@@ -340,7 +339,7 @@ class GeminiConverter(Converter[Any]):
     ) -> list[Any]:
         """The turn with its messages' new text, every other part kept (see the module
         docstring). A message cut to blank text never leaves a turn without parts (see
-        :func:`~agent_adapter.context.formats._blank.never_blank`)."""
+        :func:`~agent_adapter.context.formats._patch.never_blank`)."""
         return never_blank(self._rebuild, _no_parts, native, originals, now)
 
     def _rebuild(

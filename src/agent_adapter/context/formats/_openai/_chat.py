@@ -26,7 +26,6 @@ from agent_adapter._messages import (
     ToolCall,
 )
 from agent_adapter.context.formats._base import Converter
-from agent_adapter.context.formats._blank import blank_dict, never_blank
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
     apply_carrier,
@@ -41,7 +40,12 @@ from agent_adapter.context.formats._openai._items import (
     classify,
     is_item_type,
 )
-from agent_adapter.context.formats._patch import CHAT_TEXT, patch_text_blocks
+from agent_adapter.context.formats._patch import (
+    CHAT_TEXT,
+    blank_dict,
+    never_blank,
+    patch_text_blocks,
+)
 
 __all__ = ["ChatConverter", "chat_kind", "load_chat"]
 

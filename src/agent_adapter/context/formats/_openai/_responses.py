@@ -55,7 +55,6 @@ from typing import Any, ClassVar
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, ToolCall
 from agent_adapter.context.formats._base import Converter
-from agent_adapter.context.formats._blank import blank_dict, never_blank
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
     apply_carrier,
@@ -80,6 +79,7 @@ from agent_adapter.context.formats._openai._render import (
     render_item,
     render_member,
 )
+from agent_adapter.context.formats._patch import blank_dict, never_blank
 
 __all__ = ["ResponsesConverter"]
 
@@ -280,7 +280,7 @@ class ResponsesConverter(Converter[dict[str, Any]]):
         first item of a group, are written again from the message (a group as the whole
         group, so its call items come back equal to what they were). A message cut to blank
         text never leaves a ``message`` item without content (see
-        :func:`~agent_adapter.context.formats._blank.never_blank`)."""
+        :func:`~agent_adapter.context.formats._patch.never_blank`)."""
         return never_blank(self._rebuild, blank_dict, native, originals, now)
 
     def _rebuild(
