@@ -27,9 +27,10 @@ from agent_adapter.context import (
     compress_for,
     estimate_tokens,
 )
-from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check, check_gemini, strip_reserved
-from agent_adapter.context.formats._gemini import RESERVED_KEY, _fields
+from agent_adapter.context.formats import check, convert, strip_reserved
+from agent_adapter.context.formats._carrier import RESERVED_KEY
+from agent_adapter.context.formats._gemini import check_gemini
+from agent_adapter.context.formats._gemini._fields import fields_of as _fields
 from agent_adapter.context.formats._registry import _CONVERTERS
 
 # ------------------------------------------------------------------------------------ real data

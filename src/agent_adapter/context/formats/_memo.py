@@ -60,17 +60,16 @@ from agent_adapter._messages import Message
 from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._carrier import split_carrier
-from agent_adapter.context.formats._chat import ChatConverter
 from agent_adapter.context.formats._gemini import GeminiConverter
-from agent_adapter.context.formats._gemini_parts import Calls
+from agent_adapter.context.formats._gemini._parts import Calls
 from agent_adapter.context.formats._langchain import LangChainConverter
-from agent_adapter.context.formats._openai import OpenAIChatConverter
-from agent_adapter.context.formats._responses import (
+from agent_adapter.context.formats._openai import (
+    ChatConverter,
+    OpenAIChatConverter,
     ResponsesConverter,
-    _group_size,
-    classify,
-    is_call,
 )
+from agent_adapter.context.formats._openai._items import classify, is_call
+from agent_adapter.context.formats._openai._responses import _group_size
 
 __all__ = [
     "Snap",
