@@ -19,16 +19,14 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_adapter._compression import CompressionSettings, is_compression_settings
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._tools import FunctionTool
-
-if TYPE_CHECKING:
-    from agent_adapter.context._policy import CompressionPolicy
 
 __all__ = [
     "EmbeddingPort",
@@ -222,7 +220,7 @@ class ModelRequest:
     top_p: float | None = None
     stop: Sequence[str] = ()
     seed: int | None = None
-    compression: CompressionPolicy | None = None
+    compression: CompressionSettings | None = None
     stage: str = "main"
     ctx: Any = field(default=None, compare=False)
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -268,14 +266,11 @@ class ModelRequest:
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
             raise ConfigError(f"ModelRequest.seed must be an int, got {self.seed!r}")
-        if self.compression is not None:
-            from agent_adapter.context._policy import CompressionPolicy
-
-            if not isinstance(self.compression, CompressionPolicy):
-                raise ConfigError(
-                    "ModelRequest.compression must be a CompressionPolicy or None, got "
-                    f"{type(self.compression).__name__}"
-                )
+        if self.compression is not None and not is_compression_settings(self.compression):
+            raise ConfigError(
+                "ModelRequest.compression must be a CompressionPolicy or None, got "
+                f"{type(self.compression).__name__}"
+            )
         if not isinstance(self.stage, str) or not self.stage:
             raise ConfigError("ModelRequest.stage must be a non-empty str")
         if not isinstance(self.options, Mapping):

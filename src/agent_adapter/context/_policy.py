@@ -5,13 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
+from agent_adapter._compression import register_compression_settings
 from agent_adapter._errors import ConfigError
+from agent_adapter.context._steps._base import CompressionStep
+from agent_adapter.context._steps.cut import CutLongMessages
+from agent_adapter.context._steps.dedup import RemoveDuplicates
+from agent_adapter.context._steps.drop import RemoveOldMessages
+from agent_adapter.context._steps.tool_results import ShrinkToolResults
 from agent_adapter.context._tokens import TokenCounter
-
-if TYPE_CHECKING:
-    from agent_adapter.context._steps._base import CompressionStep
 
 __all__ = ["CompressionLimits", "CompressionPolicy", "IfStillTooLong", "OnStepError"]
 
@@ -217,11 +220,7 @@ class CompressionPolicy:
         """
         if self.steps is not None:
             return list(self.steps)
-        from agent_adapter.context._steps import (
-            CutLongMessages,
-            RemoveDuplicates,
-            RemoveOldMessages,
-            ShrinkToolResults,
-        )
-
         return [RemoveDuplicates(), ShrinkToolResults(), CutLongMessages(), RemoveOldMessages()]
+
+
+register_compression_settings(CompressionPolicy)  # a request's own compression
