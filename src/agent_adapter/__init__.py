@@ -44,8 +44,6 @@ from agent_adapter._model import (
     LLMPort,
     ModelRequest,
     ModelResponse,
-    RerankerPort,
-    RerankResult,
     StreamEnd,
     StreamEvent,
     TextDelta,
@@ -61,6 +59,7 @@ from agent_adapter._tools import FunctionTool
 
 if _typing.TYPE_CHECKING:
     from agent_adapter._loop import MaxIterationsExceeded, ToolLoopResult, run_tool_loop
+    from agent_adapter._rerank import RerankerPort, RerankResult
 
 __version__ = "0.1.0"
 
@@ -120,6 +119,8 @@ __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
         "MaxIterationsExceeded": "agent_adapter._loop",
+        "RerankResult": "agent_adapter._rerank",
+        "RerankerPort": "agent_adapter._rerank",
         "ToolLoopResult": "agent_adapter._loop",
         "run_tool_loop": "agent_adapter._loop",
     },

@@ -1,8 +1,9 @@
-"""Optional dependencies, imported when first used.
+"""Heavy dependencies, imported when first used.
 
 ``np = optional_module("numpy", "relevance", "scoring by vectors")`` at the top of a module
 costs nothing; the first ``np.<name>`` imports numpy, or raises
 :class:`~agent_adapter.MissingDependency` naming the extra that installs it.
+``lazy_module("pydantic")`` does the same for a required dependency (its ImportError as is).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from agent_adapter._errors import MissingDependency
 
-__all__ = ["OptionalModule", "is_loaded_instance", "optional_module"]
+__all__ = ["OptionalModule", "is_loaded_instance", "lazy_module", "optional_module"]
 
 
 class OptionalModule:
@@ -33,6 +34,8 @@ class OptionalModule:
             try:
                 module = importlib.import_module(self._name)
             except ImportError as e:
+                if not self._extra:
+                    raise
                 raise MissingDependency(self._package, self._extra, self._purpose) from e
             self._module = module
         return getattr(module, attr)
@@ -44,6 +47,11 @@ class OptionalModule:
 def optional_module(name: str, extra: str, purpose: str, package: str = "") -> Any:
     """``name`` imported on first use; ``package`` is its PyPI name when it differs."""
     return OptionalModule(name, extra, purpose, package)
+
+
+def lazy_module(name: str) -> Any:
+    """``name``, a required dependency, imported on first use."""
+    return OptionalModule(name, "", "")
 
 
 def is_loaded_instance(value: object, module: str, name: str) -> bool:

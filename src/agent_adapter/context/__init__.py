@@ -8,7 +8,8 @@ import typing as _typing
 from agent_adapter._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from agent_adapter._model import EmbeddingPort, RerankerPort, RerankResult
+    from agent_adapter._model import EmbeddingPort
+    from agent_adapter._rerank import RerankerPort, RerankResult
     from agent_adapter.context._compactor import Compactor
     from agent_adapter.context._compress_for import compress_for, compress_for_sync
     from agent_adapter.context._compressing_model import CompressingModel
@@ -142,8 +143,8 @@ __getattr__, __dir__ = _lazy_exports(
         "RedisStore": "agent_adapter.context._stores.redis",
         "RemoveDuplicates": "agent_adapter.context._steps.dedup",
         "RemoveOldMessages": "agent_adapter.context._steps.drop",
-        "RerankResult": "agent_adapter._model",
-        "RerankerPort": "agent_adapter._model",
+        "RerankResult": "agent_adapter._rerank",
+        "RerankerPort": "agent_adapter._rerank",
         "RerankerScorer": "agent_adapter.context._scorers",
         "SQLiteStore": "agent_adapter.context._stores.sqlite",
         "SavedPassage": "agent_adapter.context._stores.search",

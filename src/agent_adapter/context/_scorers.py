@@ -29,8 +29,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from agent_adapter._errors import AgentAdapterError, ConfigError, ModelError, ModelOutputInvalid
-from agent_adapter._model import EmbeddingPort, RerankerPort, RerankResult
+from agent_adapter._model import EmbeddingPort
 from agent_adapter._optional import is_loaded_instance, optional_module
+from agent_adapter._rerank import RerankerPort, RerankResult
 from agent_adapter.context._lexical import Terms, index, terms
 
 if TYPE_CHECKING:
