@@ -29,7 +29,7 @@ class OptionalModule:
         self._module: ModuleType | None = None
 
     def __getattr__(self, attr: str) -> Any:
-        module = self._module
+        module = self.__dict__.get("_module")  # not self._module: no recursion before __init__
         if module is None:
             try:
                 module = importlib.import_module(self._name)
