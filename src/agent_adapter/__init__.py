@@ -7,7 +7,8 @@ the run context with its events, ledger and price table, model profiles, and
 :mod:`agent_adapter.context`, the compression toolkit.
 
 :func:`run_tool_loop` (which can wrap the model in a ``CompressingModel``), its result and its
-error load on first use: importing the package loads no compression code.
+error, and :class:`RerankerPort` with :class:`RerankResult` (a pydantic model) load on first
+use: importing the package loads neither the compression engine nor pydantic.
 """
 
 import typing as _typing
