@@ -238,7 +238,8 @@ class CompressingModel:
         """The request to send, compressed when over the threshold; ``None`` to pass it on."""
         if request.precompressed or not await self._wanted(request):
             return None
-        policy = request.compression or self.policy
+        own = request.compression  # None or a CompressionPolicy (the request checked it)
+        policy = own if isinstance(own, CompressionPolicy) else self.policy
         if policy is self.policy:
             limits, window = self._limits, self.context_window
         else:

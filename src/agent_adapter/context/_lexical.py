@@ -21,6 +21,8 @@ from typing import Any
 
 import regex
 
+from agent_adapter._errors import MissingDependency
+
 __all__ = ["Terms", "index", "stem", "terms"]
 
 #: Words: runs of letters and digits (any script), lowercased; a few English function words
@@ -49,7 +51,10 @@ def _okapi() -> type[Any]:
     """rank-bm25's BM25Okapi fed with word counts made once per text (see BM25Scorer)."""
     global _OKAPI
     if _OKAPI is None:
-        from rank_bm25 import BM25Okapi
+        try:
+            from rank_bm25 import BM25Okapi
+        except ImportError as e:
+            raise MissingDependency("rank-bm25", "relevance", "BM25Scorer") from e
 
         class Okapi(BM25Okapi):  # type: ignore[misc]
             def _initialize(self, corpus: list[Terms]) -> dict[str, int]:
