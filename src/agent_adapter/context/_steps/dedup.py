@@ -101,10 +101,15 @@ def _message_key(message: Message, answers: int | None, remember: bool = True) -
     ``remember``: through the memo (else computed, neither looked up nor remembered)."""
 
     def compute() -> Hashable:
+        content = message.content
+        if isinstance(content, str):  # message.parts' one TextPart (no extras), not made
+            parts: tuple[Hashable, ...] = (("text", content, None),) if content else ()
+        else:
+            parts = tuple(_part_key(p) for p in content)
         return (
             message.role,
             message.name,
-            tuple(_part_key(p) for p in message.parts),
+            parts,
             tuple((c.name, c.arguments) for c in message.tool_calls),
         )
 
