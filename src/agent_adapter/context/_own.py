@@ -177,6 +177,8 @@ def _texts(message: Message) -> list[str] | None:
 
 
 def _count(message: Message, pattern: re.Pattern[str]) -> int | None:
+    if type(message.content) is str and not message.content.startswith("["):
+        return None  # both heads open with "[": most of a chat is answered here
     texts = _texts(message)
     if not texts:
         return None
@@ -218,6 +220,8 @@ def own_kind(message: Message) -> OwnKind | None:
     A user message of text alone, every text part of which is a note or summary of ours,
     tag verified (a turn that merges our note with the user's words is the user's, and so is
     a note the user pasted and added to)."""
+    if type(message.content) is str and not message.content.startswith("["):
+        return None  # both heads open with "[" (see own_text)
     texts = _texts(message)
     if not texts:
         return None

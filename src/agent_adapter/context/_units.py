@@ -122,7 +122,16 @@ def _forget(ref: _Flag) -> None:
 
 
 def _approval_of(message: Message) -> bool:
-    """:func:`carries_approval_state`, remembered by the message's identity."""
+    """:func:`carries_approval_state`, remembered by the message's identity (a plain message,
+    most of a chat, is answered at once: no tool result, no calls, no extras, a ``str``
+    content hold nothing it looks at, and a weak reference would cost more than that)."""
+    if (
+        type(message.content) is str
+        and message.role != "tool"
+        and not message.tool_calls
+        and not message.extras
+    ):
+        return False
     ref = _APPROVALS.get(id(message))
     if ref is not None and ref() is message:
         return ref.value

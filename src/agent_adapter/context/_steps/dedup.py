@@ -96,45 +96,67 @@ def _part_key(part: Part) -> Hashable:
 _KEYS = Memo(entries=8192, chars=16_000_000)
 
 
-def _message_key(message: Message, answers: int | None) -> Hashable:
-    """What makes a message the same as another; ``answers`` is the call it answers, by position."""
-    key = _KEYS.by_identity(
-        (message,),
-        lambda: (
+def _message_key(message: Message, answers: int | None, remember: bool = True) -> Hashable:
+    """What makes a message the same as another; ``answers`` is the call it answers, by position.
+    ``remember``: through the memo (else computed, neither looked up nor remembered)."""
+
+    def compute() -> Hashable:
+        content = message.content
+        if isinstance(content, str):  # message.parts' one TextPart (no extras), not made
+            parts: tuple[Hashable, ...] = (("text", content, None),) if content else ()
+        else:
+            parts = tuple(_part_key(p) for p in content)
+        return (
             message.role,
             message.name,
-            tuple(_part_key(p) for p in message.parts),
+            parts,
             tuple((c.name, c.arguments) for c in message.tool_calls),
-        ),
-        size=lambda: chars_of(message) + 1,
+        )
+
+    key = (
+        _KEYS.by_identity((message,), compute, size=lambda: chars_of(message) + 1)
+        if remember
+        else compute()
     )
     return (key, answers)
 
 
-def _key(unit: Unit) -> Hashable:
+def _key(unit: Unit, remember: bool = True) -> Hashable:
     """Every message of a unit, compared whole; a result by the position of the call it answers.
 
     Call ids differ between two runs of the same call, so a result names its call by that
     call's position among the unit's calls (two parallel calls whose results swapped are not
-    the same round).
+    the same round). ``remember``: through the memos (see :func:`_keys`).
     """
+    if not remember:
+        return _unit_key(unit, remember=False)
     return _UNIT_KEYS.by_identity(
         unit.messages, lambda: _unit_key(unit), size=lambda: chars_of(*unit.messages) + 1
     )
+
+
+def _keys(units: Sequence[Unit]) -> list[int]:
+    """Each unit's :func:`_key` as a small int (equal keys, equal ints): hashed once, then
+    compared at once. Only the newest units go through the memos: the puts of the newer ones
+    would evict an older one's key within this very walk (a memo holds ``entries`` keys), so
+    the older ones are keyed without looking up or remembering (same keys, no churn)."""
+    classes: dict[Hashable, int] = {}
+    fresh = len(units) - _UNIT_KEYS.entries
+    return [classes.setdefault(_key(u, n >= fresh), len(classes)) for n, u in enumerate(units)]
 
 
 #: Unit keys by the identities of the unit's messages (held), bounded by their characters.
 _UNIT_KEYS = Memo(entries=8192, chars=16_000_000)
 
 
-def _unit_key(unit: Unit) -> Hashable:
-    """:func:`_key`, computed."""
+def _unit_key(unit: Unit, remember: bool = True) -> Hashable:
+    """:func:`_key`, computed (its messages' keys through their memo with ``remember``)."""
     position: dict[str, int] = {}
     for m in unit.messages:
         for c in m.tool_calls:
             position.setdefault(c.id, len(position))
     return tuple(
-        _message_key(m, None if m.tool_call_id is None else position.get(m.tool_call_id))
+        _message_key(m, None if m.tool_call_id is None else position.get(m.tool_call_id), remember)
         for m in unit.messages
     )
 
@@ -237,9 +259,8 @@ class RemoveDuplicates(BaseCompressionStep):
         keys: Sequence[Hashable]
         if self.match == "similar":
             keys = await self._similar_keys(units, context)
-        else:  # each distinct key as a small int: hashed once, then compared at once
-            classes: dict[Hashable, int] = {}
-            keys = [classes.setdefault(_key(u), len(classes)) for u in units]
+        else:
+            keys = _keys(units)
         groups = _groups(units, keys, total, context)
         drop: set[int] = set()
         for group in groups:

@@ -361,6 +361,9 @@ def _load_grouped(
     ranges: list[tuple[int, int]] = []
     seen: set[int] = set()
     memo = _REMEMBERED
+    # only the last ``memo.size`` natives are remembered: the puts after an older one would
+    # evict it in this very loop (and copying and walking it is most of a put's cost)
+    kept_from = len(natives) - memo.size
     for i, native in enumerate(natives):
         start = len(messages)
         twice = id(native) in seen
@@ -371,7 +374,8 @@ def _load_grouped(
                 alone = _memo.loaded_alone(kind, native)
                 if alone is not None and alone == got:
                     got = alone  # the threshold check's own messages: one object each
-                memo.put(kind, native, got)
+                if i >= kept_from:
+                    memo.put(kind, native, got)
         seen.add(id(native))
         messages.extend(got)
         ranges.append((start, len(messages)))

@@ -506,10 +506,14 @@ def load_messages(
     ``openai`` lists load as Chat Completions dicts until a Responses item is among them, then
     as Responses items (as :meth:`OpenAIChatConverter.bind` picks); a ``chat`` list holding a
     Responses item is converted the usual way (which raises). ``snap``: ``natives``'
-    :func:`snapshot` when the caller has it.
+    :func:`snapshot` when the caller has it. A list longer than :data:`_LIST_MAX` is
+    converted the usual way too: it is not remembered, so loading it here would only load it
+    twice (here, then in the conversion that compresses it).
     """
     kind = _KINDS.get(type(converter))
     if kind is None or not _enabled or not isinstance(natives, list | tuple) or not natives:
+        return None
+    if len(natives) > _LIST_MAX:
         return None
     snap = snap or snapshot(natives)
     key = ("load", kind)
