@@ -72,6 +72,30 @@ class FrozenDict(dict[str, Any]):
 _EMPTY: Mapping[str, Any] = FrozenDict()
 
 
+def _parts(content: Any) -> tuple[Part, ...]:
+    """``Message.content`` given as parts: a tuple of them, each checked."""
+    if not isinstance(content, Sequence):
+        raise ConfigError(
+            f"Message.content must be a str or a sequence of parts, got {type(content).__name__}"
+        )
+    parts = tuple(content)
+    for i, part in enumerate(parts):
+        if not isinstance(part, _PART_TYPES):
+            raise ConfigError(f"Message.content[{i}] must be a part, got {type(part).__name__}")
+    return parts
+
+
+def _check_calls(calls: tuple[Any, ...], role: str) -> None:
+    """``Message.tool_calls``: each a ToolCall, on an assistant message only."""
+    for i, call in enumerate(calls):
+        if not isinstance(call, ToolCall):
+            raise ConfigError(
+                f"Message.tool_calls[{i}] must be a ToolCall, got {type(call).__name__}"
+            )
+    if role != "assistant":
+        raise ConfigError(f"Message.tool_calls is only allowed on assistant, not {role}")
+
+
 def _frozen_extras(value: Any, where: str) -> Mapping[str, Any]:
     if value is None:
         return _EMPTY
@@ -320,33 +344,16 @@ class Message:
             raise ConfigError(f"Message.origin must be an int, got {type(self.origin).__name__}")
         if self.role not in ROLES:
             raise ConfigError(f"Message.role must be one of {ROLES}, got {self.role!r}")
-        content = self.content
-        if not isinstance(content, str):
-            if not isinstance(content, Sequence):
-                raise ConfigError(
-                    f"Message.content must be a str or a sequence of parts, "
-                    f"got {type(content).__name__}"
-                )
-            content = tuple(content)  # type: ignore[arg-type]
-            for i, part in enumerate(content):
-                if not isinstance(part, _PART_TYPES):
-                    raise ConfigError(
-                        f"Message.content[{i}] must be a part, got {type(part).__name__}"
-                    )
-            object.__setattr__(self, "content", content)
+        if not isinstance(self.content, str):
+            object.__setattr__(self, "content", _parts(self.content))
         calls = self.tool_calls
         if not isinstance(calls, tuple):
             if not isinstance(calls, Sequence) or isinstance(calls, str):
                 raise ConfigError("Message.tool_calls must be a sequence of ToolCall")
             calls = tuple(calls)
             object.__setattr__(self, "tool_calls", calls)
-        for i, call in enumerate(calls):
-            if not isinstance(call, ToolCall):
-                raise ConfigError(
-                    f"Message.tool_calls[{i}] must be a ToolCall, got {type(call).__name__}"
-                )
-        if calls and self.role != "assistant":
-            raise ConfigError(f"Message.tool_calls is only allowed on assistant, not {self.role}")
+        if calls:
+            _check_calls(calls, self.role)
         if self.role == "tool":
             if not isinstance(self.tool_call_id, str) or not self.tool_call_id:
                 raise ConfigError("Message.tool_call_id is required on a tool message")

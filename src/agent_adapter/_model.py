@@ -179,6 +179,30 @@ def _messages(value: Any) -> tuple[Message, ...]:
     return messages
 
 
+def _tools(value: Any) -> tuple[FunctionTool, ...]:
+    """``ModelRequest.tools``: a sequence of FunctionTool with distinct names, as a tuple."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ConfigError("ModelRequest.tools must be a sequence of FunctionTool")
+    tools = tuple(value)
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, FunctionTool):
+            raise ConfigError(
+                f"ModelRequest.tools[{i}] must be a FunctionTool, got {type(tool).__name__}"
+            )
+    names = [t.name for t in tools]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"ModelRequest.tools: duplicate tool names in {names}")
+    return tools
+
+
+def _stop(value: Any) -> tuple[str, ...]:
+    """``ModelRequest.stop``: a non-empty str or a sequence of them, as a tuple."""
+    stop = (value,) if isinstance(value, str) else value
+    if not isinstance(stop, Sequence) or not all(isinstance(s, str) and s for s in stop):
+        raise ConfigError("ModelRequest.stop must be a sequence of non-empty str")
+    return tuple(stop)
+
+
 def _unit_float(value: Any, name: str, low: float, high: float) -> None:
     if value is None:
         return
@@ -236,19 +260,7 @@ class ModelRequest:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", _messages(self.messages))
-        tools = self.tools
-        if isinstance(tools, str) or not isinstance(tools, Sequence):
-            raise ConfigError("ModelRequest.tools must be a sequence of FunctionTool")
-        tools = tuple(tools)
-        for i, tool in enumerate(tools):
-            if not isinstance(tool, FunctionTool):
-                raise ConfigError(
-                    f"ModelRequest.tools[{i}] must be a FunctionTool, got {type(tool).__name__}"
-                )
-        names = [t.name for t in tools]
-        if len(set(names)) != len(names):
-            raise ConfigError(f"ModelRequest.tools: duplicate tool names in {names}")
-        object.__setattr__(self, "tools", tools)
+        object.__setattr__(self, "tools", _tools(self.tools))
         if self.tool_choice is not None and (
             not isinstance(self.tool_choice, str) or not self.tool_choice
         ):
@@ -264,12 +276,7 @@ class ModelRequest:
             )
         _unit_float(self.temperature, "temperature", 0.0, 2.0)
         _unit_float(self.top_p, "top_p", 0.0, 1.0)
-        stop = self.stop
-        if isinstance(stop, str):
-            stop = (stop,)
-        if not isinstance(stop, Sequence) or not all(isinstance(s, str) and s for s in stop):
-            raise ConfigError("ModelRequest.stop must be a sequence of non-empty str")
-        object.__setattr__(self, "stop", tuple(stop))
+        object.__setattr__(self, "stop", _stop(self.stop))
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):

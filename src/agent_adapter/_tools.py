@@ -143,71 +143,13 @@ class FunctionTool:
                 f"from_function: the tool name must match [a-zA-Z0-9_-]{{1,64}}, got {tool_name!r}"
             )
         summary, docs = _docstring(fn)
-        signature = inspect.signature(fn)
-        try:
-            hints = get_type_hints(fn, include_extras=True)
-        except Exception as exc:  # unresolvable forward references
-            raise ConfigError(
-                f"from_function: cannot read the type hints of {tool_name}: {exc}"
-            ) from exc
-        fields: dict[str, Any] = {}
-        wants_ctx = False
-        for pname, param in signature.parameters.items():
-            if pname == CTX_PARAMETER:
-                wants_ctx = True
-                continue
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
-                raise ConfigError(
-                    f"from_function: {tool_name}({pname}) must be a named parameter "
-                    "(no *args, **kwargs or positional-only ones)"
-                )
-            annotation = hints.get(pname, Any)
-            default = ... if param.default is param.empty else param.default
-            doc = docs.get(pname)
-            fields[pname] = (
-                annotation,
-                pydantic.Field(default, description=doc) if doc else pydantic.Field(default),
-            )
-        try:
-            model = pydantic.create_model(
-                f"{tool_name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields
-            )
-            schema = model.model_json_schema()
-        except Exception as exc:
-            raise ConfigError(
-                f"from_function: no JSON schema for the arguments of {tool_name}: {exc}"
-            ) from exc
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            if isinstance(prop, dict):
-                prop.pop("title", None)
-        is_async = inspect.iscoroutinefunction(fn)
-
-        async def call(args: dict[str, Any], ctx: Any = None) -> str:
-            try:
-                parsed = model.model_validate(args if args is not None else {})
-            except pydantic.ValidationError as exc:
-                raise ToolUsageError(f"{tool_name}: invalid arguments: {exc}") from exc
-            kwargs = {k: getattr(parsed, k) for k in fields}
-            if wants_ctx:
-                kwargs[CTX_PARAMETER] = ctx
-            if is_async:
-                result = await fn(**kwargs)
-            else:
-                context = contextvars.copy_context()
-                loop = asyncio.get_running_loop()
-                result = await loop.run_in_executor(
-                    None, functools.partial(context.run, fn, **kwargs)
-                )
-                if inspect.isawaitable(result):
-                    result = await result
-            return _result_text(result)
-
+        fields, wants_ctx = _argument_fields(fn, tool_name, docs)
+        model, schema = _arguments_model(tool_name, fields)
         return cls(
             name=tool_name,
             description=description if description is not None else summary,
             parameters=schema,
-            fn=call,
+            fn=_caller(fn, tool_name, model, list(fields), wants_ctx),
         )
 
     def openai_schema(self) -> dict[str, Any]:
@@ -224,3 +166,84 @@ class FunctionTool:
     def anthropic_schema(self) -> dict[str, Any]:
         """The tool as an Anthropic Messages ``tools`` entry."""
         return {"name": self.name, "description": self.description, "input_schema": self.parameters}
+
+
+def _argument_fields(
+    fn: Callable[..., Any], tool_name: str, docs: dict[str, str]
+) -> tuple[dict[str, Any], bool]:
+    """The pydantic fields of ``fn``'s parameters (type hint, default, the docstring's
+    description), and whether it takes the run context (a ``ctx`` parameter)."""
+    signature = inspect.signature(fn)
+    try:
+        hints = get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # unresolvable forward references
+        raise ConfigError(
+            f"from_function: cannot read the type hints of {tool_name}: {exc}"
+        ) from exc
+    fields: dict[str, Any] = {}
+    wants_ctx = False
+    for pname, param in signature.parameters.items():
+        if pname == CTX_PARAMETER:
+            wants_ctx = True
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+            raise ConfigError(
+                f"from_function: {tool_name}({pname}) must be a named parameter "
+                "(no *args, **kwargs or positional-only ones)"
+            )
+        annotation = hints.get(pname, Any)
+        default = ... if param.default is param.empty else param.default
+        doc = docs.get(pname)
+        fields[pname] = (
+            annotation,
+            pydantic.Field(default, description=doc) if doc else pydantic.Field(default),
+        )
+    return fields, wants_ctx
+
+
+def _arguments_model(tool_name: str, fields: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The pydantic model of the arguments (no extra ones), and its JSON schema without
+    titles."""
+    try:
+        model = pydantic.create_model(
+            f"{tool_name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+        )
+        schema = model.model_json_schema()
+    except Exception as exc:
+        raise ConfigError(
+            f"from_function: no JSON schema for the arguments of {tool_name}: {exc}"
+        ) from exc
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+    return model, schema
+
+
+def _caller(
+    fn: Callable[..., Any], tool_name: str, model: Any, names: list[str], wants_ctx: bool
+) -> Callable[[dict[str, Any], Any], Awaitable[str]]:
+    """The tool's call: the arguments validated (and coerced) by ``model``, ``fn`` called
+    with them (a sync function in a worker thread) and the run context when it wants it;
+    its result as text."""
+    is_async = inspect.iscoroutinefunction(fn)
+
+    async def call(args: dict[str, Any], ctx: Any = None) -> str:
+        try:
+            parsed = model.model_validate(args if args is not None else {})
+        except pydantic.ValidationError as exc:
+            raise ToolUsageError(f"{tool_name}: invalid arguments: {exc}") from exc
+        kwargs = {k: getattr(parsed, k) for k in names}
+        if wants_ctx:
+            kwargs[CTX_PARAMETER] = ctx
+        if is_async:
+            result = await fn(**kwargs)
+        else:
+            context = contextvars.copy_context()
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(None, functools.partial(context.run, fn, **kwargs))
+            if inspect.isawaitable(result):
+                result = await result
+        return _result_text(result)
+
+    return call

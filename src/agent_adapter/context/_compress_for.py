@@ -21,6 +21,7 @@ from agent_adapter.context._policy import CompressionPolicy
 from agent_adapter.context._report import CompressionReport, untouched_report
 from agent_adapter.context._state import (
     CompactionStates,
+    Found,
     StateEntry,
     conversation_key,
     shapes_of,
@@ -136,7 +137,59 @@ async def stateful_compress(
     even at or under the threshold, after a provider's overflow error) and ``turn_thinking``
     (whether Anthropic's thinking rule applies to ``agent_adapter`` messages; ``None``: the
     format's own, Anthropic's for ``agent_adapter``) and ``key_policy`` (the policy the
-    state is kept under, when ``policy`` is a per-call copy of it: a calibrated counter)."""
+    state is kept under, when ``policy`` is a per-call copy of it: a calibrated counter).
+
+    The phases: the arguments checked, the format detected, the conversation's state found
+    and where this call starts from (:func:`_start`), the list compressed under its hold,
+    and what was sent remembered (:func:`_remember_as_sent`, :func:`_remember_compressed`)."""
+    store = _store_of(states, conversation)
+    auto = isinstance(format, str) and format == "auto"
+    if auto and isinstance(messages, list | tuple) and not messages:
+        return await compress(messages, policy, model_max_tokens=model_max_tokens, ctx=ctx)
+    name, snap, native = _detected(messages, format, auto=auto)
+    fmt = _format_key(name)
+    opts = _Options(pinned, model_max_tokens, ctx, force, turn_thinking)
+    if store is None or not isinstance(messages, list | tuple) or not messages:
+        return await _compress_list(messages, policy, name, snap, opts)
+    key = _state_key(messages, fmt, key_policy or policy, opts, conversation)
+    found = store.find(key, messages, fmt)
+    entry = None if found is None else found.entry
+    start = _start(store, key, found, messages, snap, native=native)
+    if start.again is not None and entry is not None:
+        # the same history again: the same request (a compression is not run again on its
+        # own output, which could only move its cuts)
+        return start.again, _again(entry, start.again, name, policy, model_max_tokens)
+    hold = 0 if entry is None else entry.hold_until
+    out, report = await _compress_list(
+        start.base, policy, name, start.snap, dataclasses.replace(opts, hold_until=hold)
+    )
+    if report.tokens_before > report.threshold_tokens and report.skipped != "held":
+        # a compaction was due: judged by what it shrank (nothing, when nothing may go)
+        hold = _hold(report, policy.model_max_tokens or model_max_tokens)
+    memory = _Memory(store, key, None if found is None else found.slot, fmt, messages, hold)
+    if out is start.base or (start.base is messages and out is messages):
+        report = _remember_as_sent(memory, start, entry, report, name, policy)
+    else:
+        report = _remember_compressed(memory, out, start.previous, report, name, policy)
+    return out, report
+
+
+def _detected(
+    messages: Sequence[Any], format: str | Converter[Any], *, auto: bool
+) -> tuple[str | Converter[Any], Any, bool]:
+    """The format (detected when ``auto``), the natives' snapshot for the memo (``None`` for
+    ``agent_adapter`` messages) and whether the list holds natives."""
+    native = bool(
+        isinstance(messages, list | tuple) and messages and not isinstance(messages[0], Message)
+    )
+    snap = snapshot(messages) if native else None
+    return (_detect(messages, snap) if auto else format), snap, native
+
+
+def _store_of(
+    states: CompactionStates | Literal[False] | None, conversation: str | None
+) -> CompactionStates | None:
+    """The store a call's state is kept in (``None``: no memory), its arguments checked."""
     if states is None or states is False:
         store = None
     elif isinstance(states, CompactionStates):
@@ -149,90 +202,139 @@ async def stateful_compress(
         raise ConfigError(
             f"compress_for: conversation must be a non-empty str, got {conversation!r}"
         )
-    auto = isinstance(format, str) and format == "auto"
-    if auto and isinstance(messages, list | tuple) and not messages:
-        return await compress(messages, policy, model_max_tokens=model_max_tokens, ctx=ctx)
-    native = (
-        isinstance(messages, list | tuple) and messages and not isinstance(messages[0], Message)
-    )
-    snap = snapshot(messages) if native else None
-    name = _detect(messages, snap) if auto else format
-    fmt = _format_key(name)
-    opts = _Options(pinned, model_max_tokens, ctx, force, turn_thinking)
-    if store is None or not isinstance(messages, list | tuple) or not messages:
-        return await _compress_list(messages, policy, name, snap, opts)
-    key = conversation_key(messages, fmt, ctx, conversation)
-    key = f"{key}|{_policy_key(key_policy or policy, model_max_tokens)}"
-    if pinned is not None:  # what may go depends on it: its own state (by identity)
-        key = f"{key}|pinned:{_json_safe(pinned)}"
-    found = store.find(key, messages, fmt)
+    return store
+
+
+def _state_key(
+    messages: Sequence[Any],
+    fmt: str,
+    policy: CompressionPolicy,
+    opts: _Options,
+    conversation: str | None,
+) -> str:
+    """The key a conversation's state is kept under: the conversation, the format, the
+    policy's settings and, since what may go depends on it, ``pinned`` (by identity)."""
+    key = conversation_key(messages, fmt, opts.ctx, conversation)
+    key = f"{key}|{_policy_key(policy, opts.model_max_tokens)}"
+    if opts.pinned is not None:  # what may go depends on it: its own state (by identity)
+        key = f"{key}|pinned:{_json_safe(opts.pinned)}"
+    return key
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Start:
+    """Where a call with a conversation's state starts from.
+
+    Attributes:
+        base: the list compressed: the caller's, or the remembered request and what was
+            appended to it.
+        base_from: for each of ``base``'s natives, its index in the caller's list (``-1``:
+            one of ours); ``None`` when not known yet.
+        previous: the previous request, as this call's objects (``()``: none known).
+        snap: ``base``'s snapshot for the memo.
+        again: the remembered request, to send again for the very same history.
+    """
+
+    base: Sequence[Any]
+    base_from: list[int] | None
+    previous: Sequence[Any]
+    snap: Any
+    again: list[Any] | None = None
+
+
+def _start(
+    store: CompactionStates,
+    key: str,
+    found: Found | None,
+    messages: Sequence[Any],
+    snap: Any,
+    *,
+    native: bool,
+) -> _Start:
+    """Where this call starts from (see :class:`_Start`): a history that extends the one
+    remembered, one that holds what was sent (the caller kept our request as its history),
+    or a new, edited, rewound or branched one, compressed fresh."""
     entry = None if found is None else found.entry
-    slot = None if found is None else found.slot
-    base: Sequence[Any] = messages
-    base_from: list[int] | None = None
-    previous: Sequence[Any] = ()  # the previous request, as this call's objects
+    everything = list(range(len(messages)))
     if found is not None and entry is not None and found.how == "extends":
         request, request_from = entry.request(messages)
         previous = request[: len(entry.sent)]
         if entry.compacted and len(messages) == len(entry.original):
-            # the same history again: the same request (a compression is not run
-            # again on its own output, which could only move its cuts)
-            return request, _again(entry, request, name, policy, model_max_tokens)
+            return _Start(messages, None, previous, snap, again=request)
         if entry.compacted:
-            base, base_from = request, request_from
-            snap = snapshot(base) if native else None
-        else:  # sent as it came: the caller's own list again
-            base_from = list(range(len(messages)))
-    elif entry is not None:
-        # the caller kept what we sent as its history (pydantic-ai, cliver_core): it is
-        # sent as it is, and the previous request is its prefix
-        base_from = list(range(len(messages)))
-        previous = messages[: len(entry.sent)]
-    else:  # a new conversation, or edited, rewound or branched: compressed fresh
-        last = store.get(key)
-        previous = () if last is None else _previous_request(last)
-    hold = 0 if entry is None else entry.hold_until
-    out, report = await _compress_list(
-        base, policy, name, snap, dataclasses.replace(opts, hold_until=hold)
-    )
-    if report.tokens_before > report.threshold_tokens and report.skipped != "held":
-        # a compaction was due: judged by what it shrank (nothing, when nothing may go)
-        hold = _hold(report, policy.model_max_tokens or model_max_tokens)
-    if out is base or (base is messages and out is messages):
-        # sent as it came: the next call appends to it (and knows the prefix it shares)
-        if base_from is None:
-            base_from = list(range(len(messages)))
-        if entry is not None:
-            prefix = _prefix_tokens(report.tokens_before, base, len(entry.sent), name, policy)
-            report = dataclasses.replace(report, prefix_tokens=prefix)
+            return _Start(request, request_from, previous, snapshot(request) if native else None)
+        return _Start(messages, everything, previous, snap)  # sent as it came: the caller's
+    if entry is not None:
+        # the caller kept what we sent as its history (pydantic-ai, cliver_core): it is sent
+        # as it is, and the previous request is its prefix
+        return _Start(messages, everything, messages[: len(entry.sent)], snap)
+    last = store.get(key)
+    return _Start(messages, None, () if last is None else _previous_request(last), snap)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Memory:
+    """Where a call's state goes: the store, its key and branch slot, and what the state
+    holds besides what was sent."""
+
+    store: CompactionStates
+    key: str
+    slot: int | None
+    fmt: str
+    messages: Sequence[Any]
+    hold: int
+
+    def put(self, sent: Sequence[Any], sent_from: Sequence[int], tokens: int) -> None:
+        """Remember ``sent`` (``sent_from``: each native's index in the caller's list, ``-1``
+        for ours) as the request for the caller's ``messages``."""
         state = StateEntry(
-            fmt,
-            tuple(messages),
-            tuple(base),
-            tuple(base_from),
-            report.tokens_after,
-            shapes=shapes_of(messages),
-            hold_until=hold,
+            self.fmt,
+            tuple(self.messages),
+            tuple(sent),
+            tuple(sent_from),
+            tokens,
+            shapes=shapes_of(self.messages),
+            hold_until=self.hold,
         )
-        store.put(key, state, slot=slot)
-        return out, report
-    where = {id(m): j for j, m in enumerate(messages)}
-    sent_from = tuple(where.get(id(n), -1) for n in out)
-    state = StateEntry(
-        fmt,
-        tuple(messages),
-        tuple(out),
-        sent_from,
-        report.tokens_after,
-        shapes=shapes_of(messages),
-        hold_until=hold,
-    )
-    store.put(key, state, slot=slot)
+        self.store.put(self.key, state, slot=self.slot)
+
+
+def _remember_as_sent(
+    memory: _Memory,
+    start: _Start,
+    entry: StateEntry | None,
+    report: CompressionReport,
+    name: str | Converter[Any],
+    policy: CompressionPolicy,
+) -> CompressionReport:
+    """The base was sent as it came: remembered so the next call appends to it; the
+    report counts the prefix it shares with the previous request."""
+    messages = memory.messages
+    base_from = list(range(len(messages))) if start.base_from is None else start.base_from
+    if entry is not None:
+        prefix = _prefix_tokens(report.tokens_before, start.base, len(entry.sent), name, policy)
+        report = dataclasses.replace(report, prefix_tokens=prefix)
+    memory.put(start.base, base_from, report.tokens_after)
+    return report
+
+
+def _remember_compressed(
+    memory: _Memory,
+    out: list[Any],
+    previous: Sequence[Any],
+    report: CompressionReport,
+    name: str | Converter[Any],
+    policy: CompressionPolicy,
+) -> CompressionReport:
+    """The list was compressed: ``out`` remembered as the request; the report counts the
+    prefix it shares with the previous request."""
+    where = {id(m): j for j, m in enumerate(memory.messages)}
+    memory.put(out, [where.get(id(n), -1) for n in out], report.tokens_after)
     if previous:
         shared = _shared_prefix(previous, out)
         prefix = _prefix_tokens(None, out, shared, name, policy)
         report = dataclasses.replace(report, prefix_tokens=prefix)
-    return out, report
+    return report
 
 
 def _hold(report: CompressionReport, window: int | None) -> int:

@@ -372,15 +372,12 @@ def _names_in(
     removed: str, parts: Sequence[str], exit_status: str | None, max_names: int
 ) -> tuple[tuple[Name, ...], int]:
     """:func:`names_in` on an already clipped ``removed``, computed."""
-    names: list[Name | None] = []  # by first appearance; None: merged into another
+    named = _Named()
     seen: set[str] = set()
-    tests: dict[str, int] = {}  # a failed test's short name -> its index in names
-    # file name -> (file, index in names, named by a test id): one file's spellings share it
-    files: dict[str, list[tuple[str, int, bool]]] = {}
     extra = 0  # distinct names past the checked ones, counted unchecked
     checks = 0
     if exit_status is not None:
-        names.append((f"exit {exit_status}", _OUTCOME, (), True))
+        named.names.append((f"exit {exit_status}", _OUTCOME, (), True))
         seen.add(f"exit {exit_status}")
     for _, _, key, label, limit, rank, test, file in _scan(removed):
         if key in seen:
@@ -393,33 +390,57 @@ def _names_in(
         keys = (key,) if file is None or test is not None else _spellings(key)
         if _shown(keys, parts):
             continue
-        if test is not None and test in tests and "::" not in key:
+        if test is not None and test in named.tests and "::" not in key:
             continue  # a failed test named already
-        same = (
-            None
-            if file is None
-            else next((f for f in files.get(_base(file), ()) if _same_file(f[0], file)), None)
-        )
+        same = named.same_file(file)
         if same is not None and test is None:
             continue  # a file named already, as a path or in a test id
-        # a test id takes the place of its section header and of its file's bare path
-        slots = [tests[test]] if test is not None and test in tests else []
+        named.add((_short(label, limit), rank, keys, False), test, file, same)
+    return tuple(name for name in named.names if name is not None), extra
+
+
+class _Named:
+    """The names of :func:`_names_in` as they are gathered, by first appearance: a failed
+    test's short name and a file's name (one file's spellings share it) point at their
+    place, so a test id can take the place of its section header and its file's path."""
+
+    def __init__(self) -> None:
+        self.names: list[Name | None] = []  # None: merged into another
+        self.tests: dict[str, int] = {}  # a failed test's short name -> its index in names
+        # file name -> (file, index in names, named by a test id)
+        self.files: dict[str, list[tuple[str, int, bool]]] = {}
+
+    def same_file(self, file: str | None) -> tuple[str, int, bool] | None:
+        """The entry of a file named already that is ``file``, else ``None``."""
+        if file is None:
+            return None
+        return next((f for f in self.files.get(_base(file), ()) if _same_file(f[0], file)), None)
+
+    def add(
+        self,
+        name: Name,
+        test: str | None,
+        file: str | None,
+        same: tuple[str, int, bool] | None,
+    ) -> None:
+        """``name`` (of failed test ``test``, of ``file``, a file named already as
+        ``same``): appended, or in the place of its test's section header and of its
+        file's bare path (the earliest of them)."""
+        slots = [self.tests[test]] if test is not None and test in self.tests else []
         if same is not None and not same[2]:
             slots.append(same[1])
-            files[_base(same[0])].remove(same)
-        at = min(slots) if slots else len(names)
+            self.files[_base(same[0])].remove(same)
+        at = min(slots) if slots else len(self.names)
         for slot in slots:
-            names[slot] = None
-        name = (_short(label, limit), rank, keys, False)
+            self.names[slot] = None
         if slots:
-            names[at] = name
+            self.names[at] = name
         else:
-            names.append(name)
+            self.names.append(name)
         if test is not None:
-            tests[test] = at
+            self.tests[test] = at
         if file is not None and (same is None or slots):
-            files.setdefault(_base(file), []).append((file, at, test is not None))
-    return tuple(name for name in names if name is not None), extra
+            self.files.setdefault(_base(file), []).append((file, at, test is not None))
 
 
 def drop_shown(names: list[Name], kept: Sequence[str]) -> list[Name]:

@@ -236,6 +236,103 @@ async def compress(
     )
 
 
+@dataclasses.dataclass
+class _Input:
+    """One compression's input, validated and counted: what every phase reads, and what an
+    untouched report is made of."""
+
+    given: Sequence[Message]
+    original: list[Message]
+    policy: CompressionPolicy
+    limits: CompressionLimits
+    meter: TokenMeter
+    tokens_before: int
+    model_window: int | None
+    started: float
+
+    def untouched(
+        self, skipped: SkipReason, current: list[Message], **kw: Any
+    ) -> tuple[list[Message], CompressionReport]:
+        """The input as it came (the caller's own list when it was one) and a report that
+        says nothing ran: ``skipped`` and ``kw`` (what ran, but changed nothing)."""
+        same = self.given if isinstance(self.given, list) else current
+        return same, untouched_report(
+            self.tokens_before,
+            self.limits.threshold_tokens,
+            self.limits.target_tokens,
+            len(self.original),
+            skipped,
+            seconds=time.perf_counter() - self.started,
+            **kw,
+        )
+
+
+@dataclasses.dataclass
+class _Run:
+    """One compression past its threshold checks: the input, the protection, the list the
+    phases hand on (``current``, of ``total`` tokens) and what the report gathers."""
+
+    input: _Input
+    protection: Protection
+    protected_tokens: int
+    context: StepContext
+    steps: list[CompressionStep]
+    insertable: Callable[[Message], bool] | None
+    inputs: frozenset[int]
+    current: list[Message]
+    total: int
+    action: str = ""
+    step_reports: list[StepReport] = dataclasses.field(default_factory=list)
+    failures: list[StepFailure] = dataclasses.field(default_factory=list)
+
+    def added_here(self, m: Message) -> bool:
+        """An earlier step's addition: no later step changes it."""
+        return m.origin not in self.inputs
+
+    async def step(
+        self,
+        step: CompressionStep,
+        name: str,
+        context: StepContext,
+        *,
+        added_here: bool = True,
+    ) -> tuple[list[Message], GuardStats] | None:
+        """:func:`_run_step` on ``current``."""
+        return await _run_step(
+            step,
+            name,
+            self.current,
+            context,
+            self.input.policy,
+            self.failures,
+            self.insertable,
+            self.added_here if added_here else None,
+        )
+
+    def record(
+        self, name: str, ran: tuple[list[Message], GuardStats], after: int, t0: float
+    ) -> None:
+        """A step's output (``after`` tokens) becomes ``current``; its report goes into the
+        report."""
+        result, stats = ran
+        self.step_reports.append(_step_report(name, self.total, after, stats, t0))
+        self.current, self.total = result, after
+
+
+def _step_report(name: str, before: int, after: int, stats: GuardStats, t0: float) -> StepReport:
+    """The report of a step that ran from ``t0``, from ``before`` to ``after`` tokens."""
+    return StepReport(
+        step=name,
+        tokens_before=before,
+        tokens_after=after,
+        messages_removed=stats.removed,
+        messages_changed=stats.changed,
+        messages_added=stats.added,
+        changes_reverted=stats.reverted,
+        seconds=time.perf_counter() - t0,
+    )
+
+
 async def _compress(
     messages: Sequence[Message],
     policy: CompressionPolicy,
@@ -255,221 +352,244 @@ async def _compress(
     caller, compress_for on remembered messages, compresses its own conversion instead).
     ``turn_thinking``: the format may carry Anthropic thinking (``Protection``'s).
     ``hold_until``: a conversation's hold (see ``StateEntry.hold_until``): up to that many
-    tokens nothing runs, over the threshold or not (``"held"``), unless ``force``."""
+    tokens nothing runs, over the threshold or not (``"held"``), unless ``force``.
+
+    The phases, in order: prepare, protect, run the passes of steps, guard the size, commit
+    the stores' saves, report."""
+    given = _prepare(messages, policy, pinned, model_max_tokens)
+    skipped = _skip_reason(given, force=force, hold_until=hold_until)
+    if skipped is not None:
+        return given.untouched(skipped, given.original)
+    if probe:
+        raise _WouldCompress
+    run = _prepare_run(given, pinned, ctx, insertable, turn_thinking)
+    if isinstance(run, tuple):
+        return run  # nothing may go, and it fits
+    passes = _protect(run, turn_thinking)
+    await _run_passes(run, passes)
+    await _guard_size(run)
+    await _commit(run)
+    return _report(run)
+
+
+def _prepare(
+    messages: Sequence[Message],
+    policy: CompressionPolicy,
+    pinned: Callable[[Message], bool] | None,
+    model_max_tokens: int | None,
+) -> _Input:
+    """Prepare, first half: the arguments and messages validated, the limits and the
+    input's tokens counted."""
     if not isinstance(policy, CompressionPolicy):
         raise ConfigError(f"policy must be a CompressionPolicy, got {type(policy).__name__}")
     if pinned is not None and not callable(pinned):
         raise ConfigError("pinned must be callable: pinned(message) -> bool")
     started = time.perf_counter()
     current = validate_messages(messages)
-    original = current
     limits = policy.limits(model_max_tokens)
     meter = TokenMeter(policy.token_counter)
-    tokens_before = meter.total(current)
-    n_before = len(current)
+    window = policy.model_max_tokens or model_max_tokens
+    return _Input(messages, current, policy, limits, meter, meter.total(current), window, started)
 
-    def untouched(skipped: SkipReason, **kw: Any) -> tuple[list[Message], CompressionReport]:
-        same = messages if isinstance(messages, list) else current
-        return same, untouched_report(
-            tokens_before,
-            limits.threshold_tokens,
-            limits.target_tokens,
-            n_before,
-            skipped,
-            seconds=time.perf_counter() - started,
-            **kw,
-        )
 
-    if tokens_before <= limits.threshold_tokens and not force:
-        return untouched("under_threshold")
-    if tokens_before <= hold_until and not force:
-        return untouched("held")
-    if tokens_before <= limits.target_tokens:
-        return untouched("under_target")
-    if probe:
-        raise _WouldCompress
+def _skip_reason(given: _Input, *, force: bool, hold_until: int) -> SkipReason | None:
+    """Why nothing runs (under the threshold, held, under the target), or ``None``."""
+    tokens, limits = given.tokens_before, given.limits
+    if tokens <= limits.threshold_tokens and not force:
+        return "under_threshold"
+    if tokens <= hold_until and not force:
+        return "held"
+    if tokens <= limits.target_tokens:
+        return "under_target"
+    return None
+
+
+def _prepare_run(
+    given: _Input,
+    pinned: Callable[[Message], bool] | None,
+    ctx: Any,
+    insertable: Callable[[Message], bool] | None,
+    turn_thinking: bool,
+) -> _Run | tuple[list[Message], CompressionReport]:
+    """Prepare, second half: the protection and what it holds, and the steps' context; the
+    untouched input instead when nothing may go and it fits the window (or no window is
+    known) with ``if_still_too_long="keep"``."""
+    policy, limits, meter, current = given.policy, given.limits, given.meter, given.original
     protection = Protection(current, pinned, turn_thinking=turn_thinking)
     protected_tokens = sum(meter.of(m) for m in protection.protected(current))
-    model_window = policy.model_max_tokens or model_max_tokens
     if (
         policy.if_still_too_long == "keep"
-        and protected_tokens >= tokens_before
-        and (model_window is None or tokens_before <= model_window)
+        and protected_tokens >= given.tokens_before
+        and (given.model_window is None or given.tokens_before <= given.model_window)
     ):
-        # nothing may go, and it fits the window (or no window is known): remove nothing
-        return untouched(
+        return given.untouched(
             "nothing_to_compress",
+            current,
             protected_tokens=protected_tokens,
             if_still_too_long="keep",
             protected_by=protected_by(current, protection, meter.of),
         )
+    goal = _goal(policy, limits, protected_tokens, given.model_window, given.tokens_before)
     context = StepContext(
-        target_tokens=_goal(policy, limits, protected_tokens, model_window, tokens_before),
+        target_tokens=goal,
         threshold_tokens=limits.threshold_tokens,
         protection=protection,
         meter=meter,
         ctx=ctx,
     )
-    context.set_originals(original)  # what a saving step saves: the caller's own texts
+    context.set_originals(current)  # what a saving step saves: the caller's own texts
     open_saves(context)  # ShrinkToolResults stages its saves; commit_saves writes them
-    steps = policy.resolved_steps()
-    inputs = frozenset(m.origin for m in original)
+    return _Run(
+        given,
+        protection,
+        protected_tokens,
+        context,
+        policy.resolved_steps(),
+        insertable,
+        frozenset(m.origin for m in current),
+        current,
+        given.tokens_before,
+    )
 
-    def added_here(m: Message) -> bool:  # an earlier step's addition: no later step changes it
-        return m.origin not in inputs
 
-    step_reports: list[StepReport] = []
-    failures: list[StepFailure] = []
-    total = tokens_before
-    action = ""
-    if policy.if_still_too_long == "cut" and protected_tokens > limits.target_tokens:
-        # only as much as needed: the biggest protected content is cut first, to half the
-        # target, so the steps remove history only as far as still needed
-        current, total = _cut_protected(
-            current, context, total, protected_goal=limits.target_tokens // 2
+def _protect(run: _Run, turn_thinking: bool) -> list[StepContext]:
+    """Protect: the contexts the steps run under, in order. With ``if_still_too_long="cut"``
+    and protected content over the target, the biggest protected content is first cut to
+    half the target (only as much as needed, so the steps remove history only as far as
+    still needed). Loss follows age: when older turns may go, a first pass protects the
+    recency window (``policy.recent_turns``), then a pass runs under the protection alone."""
+    policy, limits, context = run.input.policy, run.input.limits, run.context
+    if policy.if_still_too_long == "cut" and run.protected_tokens > limits.target_tokens:
+        run.current, run.total = _cut_protected(
+            run.current, context, run.total, protected_goal=limits.target_tokens // 2
         )
-        action = "cut"
-    passes = [context]
-    window = _recent_window(current, policy.recent_turns, protection)
-    if window:  # loss follows age: first with the recency window protected
-        pins = protection
+        run.action = "cut"
+    window = _recent_window(run.current, policy.recent_turns, run.protection)
+    if not window:
+        return [context]
+    pins = run.protection
 
-        def in_window(m: Message) -> bool:
-            return m.origin in window or pins.is_pinned(m)
+    def in_window(m: Message) -> bool:
+        return m.origin in window or pins.is_pinned(m)
 
-        passes.insert(
-            0,
-            _SharedCostContext(
-                context, Protection(current, in_window, turn_thinking=turn_thinking)
-            ),
-        )
+    first = Protection(run.current, in_window, turn_thinking=turn_thinking)
+    return [_SharedCostContext(context, first), context]
+
+
+async def _run_passes(run: _Run, passes: list[StepContext]) -> None:
+    """Run passes: each pass runs the steps in order, each under the guard, until the list
+    is at or under the target; a failed step is skipped (``on_step_error="skip"``)."""
     for pass_context in passes:
-        for step in steps:
-            if context.under_target(total):
+        for step in run.steps:
+            if run.context.under_target(run.total):
                 break
             name = str(getattr(step, "name", type(step).__name__))
             t0 = time.perf_counter()
-            ran = await _run_step(
-                step, name, current, pass_context, policy, failures, insertable, added_here
-            )
-            if ran is None:
-                continue
-            result, stats = ran
-            after = meter.total(result)
-            step_reports.append(
-                StepReport(
-                    step=name,
-                    tokens_before=total,
-                    tokens_after=after,
-                    messages_removed=stats.removed,
-                    messages_changed=stats.changed,
-                    messages_added=stats.added,
-                    changes_reverted=stats.reverted,
-                    seconds=time.perf_counter() - t0,
-                )
-            )
-            current, total = result, after
-
-    if total > limits.target_tokens:
-        still = policy.if_still_too_long
-        if still == "raise":
-            raise ModelContextOverflow(
-                f"compressed to {total} tokens, still over the target {limits.target_tokens}; "
-                f"protected messages alone are {protected_tokens} tokens",
-                tokens=total,
-                limit=limits.target_tokens,
-            )
-        if still == "cut":
-            current, total = _cut_protected(current, context, total)
-            action = "cut"
-        elif still == "keep":
-            action = "keep"
-            if model_window is not None and total > model_window:
-                # the window is a hard limit: the newest content is cut, as the last resort
-                current, total = _cut_protected(
-                    current, context, total, goal=min(model_window, limits.threshold_tokens)
-                )
-                action = "cut"
-        else:
-            name = str(getattr(still, "name", type(still).__name__))
-            action = f"step:{name}"
-            last = _relaxed(current, context)
-            ran = await _run_step(
-                still, name, current, last, policy, failures, insertable, added_here
-            )
+            ran = await run.step(step, name, pass_context)
             if ran is not None:
-                current = ran[0]
-                total = meter.total(current)
+                run.record(name, ran, run.input.meter.total(ran[0]), t0)
 
-    if total >= tokens_before:
-        # never bigger, and never changed for nothing: what the steps added (a note, a
-        # marker) costs at least what they removed
-        current, total = original, tokens_before
-    current, total = await _under_threshold(
-        current,
-        total,
-        limits.threshold_tokens,
-        steps,
-        context,
-        policy,
-        failures,
-        insertable,
-        step_reports,
+
+async def _guard_size(run: _Run) -> None:
+    """Guard: ``if_still_too_long`` when the steps left the list over the target; never
+    bigger than the input (what the steps added, a note or a marker, costs at least what
+    they removed: the input stays); then never over the threshold while something that may
+    go is still there (:func:`_under_threshold`)."""
+    if run.total > run.input.limits.target_tokens:
+        await _if_still_too_long(run)
+    if run.total >= run.input.tokens_before:
+        run.current, run.total = run.input.original, run.input.tokens_before
+    await _under_threshold(run)
+
+
+async def _if_still_too_long(run: _Run) -> None:
+    """The policy's ``if_still_too_long`` on a list the steps left over the target: raise,
+    cut, keep (cut to the model's window when over it: the window is a hard limit), or run
+    a last-resort step under relaxed protection (:func:`_relaxed`)."""
+    limits, context, total = run.input.limits, run.context, run.total
+    still = run.input.policy.if_still_too_long
+    if still == "raise":
+        raise ModelContextOverflow(
+            f"compressed to {total} tokens, still over the target {limits.target_tokens}; "
+            f"protected messages alone are {run.protected_tokens} tokens",
+            tokens=total,
+            limit=limits.target_tokens,
+        )
+    if still == "cut":
+        run.current, run.total = _cut_protected(run.current, context, total)
+        run.action = "cut"
+    elif still == "keep":
+        run.action = "keep"
+        window = run.input.model_window
+        if window is not None and total > window:
+            # the window is a hard limit: the newest content is cut, as the last resort
+            goal = min(window, limits.threshold_tokens)
+            run.current, run.total = _cut_protected(run.current, context, total, goal=goal)
+            run.action = "cut"
+    else:
+        name = str(getattr(still, "name", type(still).__name__))
+        run.action = f"step:{name}"
+        ran = await run.step(still, name, _relaxed(run.current, context))
+        if ran is not None:
+            run.current = ran[0]
+            run.total = run.input.meter.total(run.current)
+
+
+async def _commit(run: _Run) -> None:
+    """Commit: write the saved tool results that the final list still names (and only
+    those)."""
+    run.current, run.total = await commit_saves(
+        run.context, run.input.original, run.current, run.total, run.input.policy, run.failures
     )
-    # write the saved tool results that the final list still names (and only those)
-    current, total = await commit_saves(context, original, current, total, policy, failures)
-    if same_objects(current, original):
-        # nothing shrank: the input goes as it came, and the report does not say otherwise
-        return untouched(
+
+
+def _report(run: _Run) -> tuple[list[Message], CompressionReport]:
+    """Report: the final list and its report; the input as it came, with a report that
+    does not say otherwise, when nothing shrank."""
+    given, context, original = run.input, run.context, run.input.original
+    by = protected_by(original, run.protection, given.meter.of)
+    if same_objects(run.current, original):
+        return given.untouched(
             "nothing_to_compress",
-            protected_tokens=protected_tokens,
-            protected_by=protected_by(original, protection, meter.of),
-            steps=tuple(step_reports),
-            failures=tuple(failures),
-            if_still_too_long=action,
+            run.current,
+            protected_tokens=run.protected_tokens,
+            protected_by=by,
+            steps=tuple(run.step_reports),
+            failures=tuple(run.failures),
+            if_still_too_long=run.action,
             summary_cost_usd=context.summary_cost_usd,
             summary_probes=context.summary_probes,
             summary_probes_found=context.summary_probes_found,
             summary_invalid_replies=context.summary_invalid_replies,
         )
-    traced = trace(original, current)
-    return current, CompressionReport(
-        tokens_before=tokens_before,
-        tokens_after=total,
-        threshold_tokens=limits.threshold_tokens,
-        target_tokens=limits.target_tokens,
-        messages_before=n_before,
-        messages_after=len(current),
+    traced = trace(original, run.current)
+    return run.current, CompressionReport(
+        tokens_before=given.tokens_before,
+        tokens_after=run.total,
+        threshold_tokens=given.limits.threshold_tokens,
+        target_tokens=given.limits.target_tokens,
+        messages_before=len(original),
+        messages_after=len(run.current),
         messages_removed=traced.removed,
         messages_changed=traced.changed(original),
         messages_added=traced.n_added,
-        protected_tokens=protected_tokens,
-        protected_by=protected_by(original, protection, meter.of),
-        steps=tuple(step_reports),
-        failures=tuple(failures),
-        if_still_too_long=action,
+        protected_tokens=run.protected_tokens,
+        protected_by=by,
+        steps=tuple(run.step_reports),
+        failures=tuple(run.failures),
+        if_still_too_long=run.action,
         summary_cost_usd=context.summary_cost_usd,
-        seconds=time.perf_counter() - started,
+        seconds=time.perf_counter() - given.started,
         summary_probes=context.summary_probes,
         summary_probes_found=context.summary_probes_found,
         summary_invalid_replies=context.summary_invalid_replies,
     )
 
 
-async def _under_threshold(
-    current: list[Message],
-    total: int,
-    threshold: int,
-    steps: Sequence[CompressionStep],
-    context: StepContext,
-    policy: CompressionPolicy,
-    failures: list[StepFailure],
-    insertable: Callable[[Message], bool] | None,
-    step_reports: list[StepReport],
-) -> tuple[list[Message], int]:
+async def _under_threshold(run: _Run) -> None:
     """The final guard: never over the threshold while something that may go is still there.
 
-    When the steps (and ``if_still_too_long``) left ``current`` over ``threshold`` with a
+    When the steps (and ``if_still_too_long``) left ``current`` over the threshold with a
     unit of the caller's that the compression's protection lets go still in it (a tool round
     ``RemoveOldMessages`` kept for its ``keep_last`` or on that edge, a unit of the recency
     window), the pipeline's own ``RemoveOldMessages`` runs once more with ``keep_last=0`` and
@@ -479,34 +599,22 @@ async def _under_threshold(
     the notes. It is kept only when it is smaller (a note costing more than the units it
     stands for is no gain). A pipeline without ``RemoveOldMessages`` was chosen not to drop
     history: nothing goes here. The run is reported as a step of its own."""
-    if total <= threshold:
-        return current, total
-    drop = next((s for s in steps if isinstance(s, RemoveOldMessages)), None)
+    threshold, context = run.input.limits.threshold_tokens, run.context
+    if run.total <= threshold:
+        return
+    drop = next((s for s in run.steps if isinstance(s, RemoveOldMessages)), None)
     if drop is None or not any(
-        not u.protected and not all(is_own(m) for m in u.messages) for u in context.units(current)
+        not u.protected and not all(is_own(m) for m in u.messages)
+        for u in context.units(run.current)
     ):
-        return current, total
+        return
     guard = _SharedCostContext(context, context.protection)
     guard.target_tokens = threshold
     t0 = time.perf_counter()
     step = dataclasses.replace(drop, keep_last=0)
-    ran = await _run_step(step, drop.name, current, guard, policy, failures, insertable)
+    ran = await run.step(step, drop.name, guard, added_here=False)
     if ran is None:
-        return current, total
-    result, stats = ran
-    after = context.meter.total(result)
-    if after >= total:
-        return current, total
-    step_reports.append(
-        StepReport(
-            step=drop.name,
-            tokens_before=total,
-            tokens_after=after,
-            messages_removed=stats.removed,
-            messages_changed=stats.changed,
-            messages_added=stats.added,
-            changes_reverted=stats.reverted,
-            seconds=time.perf_counter() - t0,
-        )
-    )
-    return result, after
+        return
+    after = context.meter.total(ran[0])
+    if after < run.total:
+        run.record(drop.name, ran, after, t0)

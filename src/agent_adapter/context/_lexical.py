@@ -112,19 +112,34 @@ def stem(word: str) -> str:
     """
     if len(word) <= 3 or not _ASCII.issuperset(word):
         return word
-    w = word
+    return _without_final_letter(_without_ending(_singular(word)))
+
+
+def _singular(w: str) -> str:
+    """``w`` without its plural ending: -ies -> -y, -sses -> -ss, a final s (not -ss, -us,
+    -is)."""
     if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
+        return w[:-3] + "y"
+    if w.endswith("sses"):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def _without_ending(w: str) -> str:
+    """``w`` without an -ing or -ed ending (a vowel left before it) or an -ly ending."""
     if w.endswith("ing") and len(w) > 5 and _VOWELS.intersection(w[:-3]):
-        w = w[:-3]
-    elif (w.endswith("ed") and len(w) > 4 and _VOWELS.intersection(w[:-2])) or (
+        return w[:-3]
+    if (w.endswith("ed") and len(w) > 4 and _VOWELS.intersection(w[:-2])) or (
         w.endswith("ly") and len(w) > 5
     ):
-        w = w[:-2]
+        return w[:-2]
+    return w
+
+
+def _without_final_letter(w: str) -> str:
+    """``w`` without a doubled final consonant (not l, s, z), then a final "e"."""
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz" and w[-1] not in _VOWELS:
         w = w[:-1]  # running -> runn -> run
     if len(w) > 3 and w.endswith("e"):

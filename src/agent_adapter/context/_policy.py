@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from agent_adapter._compression import register_compression_settings
 from agent_adapter._errors import ConfigError
@@ -95,69 +95,9 @@ class CompressionPolicy:
     recent_turns: int = 3
 
     def __post_init__(self) -> None:
-        percents = (self.threshold_percent, self.target_percent)
-        tokens = (self.threshold_tokens, self.target_tokens)
-        uses_percent = any(p is not None for p in percents)
-        if uses_percent and any(t is not None for t in tokens):
-            raise ConfigError(
-                "CompressionPolicy: give percents (threshold_percent/target_percent) or token "
-                "counts (threshold_tokens/target_tokens), not both"
-            )
-        for name in ("threshold_percent", "target_percent"):
-            v = getattr(self, name)
-            if v is not None and (
-                isinstance(v, bool)
-                or not isinstance(v, int | float)
-                or not math.isfinite(v)
-                or not 0 < v <= 100
-            ):
-                raise ConfigError(f"CompressionPolicy.{name} must be in (0, 100], got {v!r}")
-        r = self.recent_turns
-        if isinstance(r, bool) or not isinstance(r, int) or r < 0:
-            raise ConfigError(f"CompressionPolicy.recent_turns must be an int >= 0, got {r!r}")
-        for name in ("threshold_tokens", "target_tokens", "model_max_tokens"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
-                raise ConfigError(f"CompressionPolicy.{name} must be an int > 0, got {v!r}")
-        percent = self._percents()
-        if percent is not None and percent[1] > percent[0]:
-            raise ConfigError(
-                f"CompressionPolicy: target_percent {percent[1]} is above "
-                f"threshold_percent {percent[0]}"
-            )
-        if (
-            self.threshold_tokens is not None
-            and self.target_tokens is not None
-            and self.target_tokens > self.threshold_tokens
-        ):
-            raise ConfigError(
-                f"CompressionPolicy: target_tokens {self.target_tokens} is above "
-                f"threshold_tokens {self.threshold_tokens}"
-            )
-        if self.on_step_error not in ("raise", "skip"):
-            raise ConfigError(
-                f"CompressionPolicy.on_step_error must be 'raise' or 'skip', "
-                f"got {self.on_step_error!r}"
-            )
-        still = self.if_still_too_long
-        if isinstance(still, str):
-            if still not in ("keep", "cut", "raise"):
-                raise ConfigError(
-                    "CompressionPolicy.if_still_too_long must be 'keep', 'cut', 'raise' or a "
-                    f"step, got {still!r}"
-                )
-        elif not callable(getattr(still, "apply", None)):
-            raise ConfigError("CompressionPolicy.if_still_too_long is not a step")
-        if self.steps is not None:
-            if isinstance(self.steps, str) or not isinstance(self.steps, Sequence):
-                raise ConfigError("CompressionPolicy.steps must be a sequence of steps")
-            for i, step in enumerate(self.steps):
-                if not callable(getattr(step, "apply", None)):
-                    raise ConfigError(
-                        f"CompressionPolicy.steps[{i}] is {type(step).__name__}, not a step"
-                    )
-        if self.token_counter is not None and not callable(self.token_counter):
-            raise ConfigError("CompressionPolicy.token_counter must be callable")
+        """The validators of :data:`_VALIDATORS`, in order: the first that fails raises."""
+        for check in _VALIDATORS:
+            check(self)
 
     def _percents(self) -> tuple[float, float] | None:
         """(threshold, target) in percent when the policy works in percents (the defaults
@@ -224,3 +164,110 @@ class CompressionPolicy:
         if self.steps is not None:
             return list(self.steps)
         return [RemoveDuplicates(), ShrinkToolResults(), CutLongMessages(), RemoveOldMessages()]
+
+
+def _percents_or_tokens(policy: CompressionPolicy) -> None:
+    """Percents or token counts, never both."""
+    percents = (policy.threshold_percent, policy.target_percent)
+    tokens = (policy.threshold_tokens, policy.target_tokens)
+    if any(p is not None for p in percents) and any(t is not None for t in tokens):
+        raise ConfigError(
+            "CompressionPolicy: give percents (threshold_percent/target_percent) or token "
+            "counts (threshold_tokens/target_tokens), not both"
+        )
+
+
+def _percent(name: str, v: Any) -> None:
+    """A percent: a finite number in (0, 100], or ``None``."""
+    if v is not None and (
+        isinstance(v, bool)
+        or not isinstance(v, int | float)
+        or not math.isfinite(v)
+        or not 0 < v <= 100
+    ):
+        raise ConfigError(f"CompressionPolicy.{name} must be in (0, 100], got {v!r}")
+
+
+def _turns(name: str, v: Any) -> None:
+    """A count of turns: an int >= 0."""
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ConfigError(f"CompressionPolicy.{name} must be an int >= 0, got {v!r}")
+
+
+def _tokens(name: str, v: Any) -> None:
+    """A count of tokens: an int > 0, or ``None``."""
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
+        raise ConfigError(f"CompressionPolicy.{name} must be an int > 0, got {v!r}")
+
+
+def _target_under_threshold(policy: CompressionPolicy) -> None:
+    """The target at or under the threshold, in percents (the defaults included) and in
+    token counts."""
+    percent = policy._percents()
+    if percent is not None and percent[1] > percent[0]:
+        raise ConfigError(
+            f"CompressionPolicy: target_percent {percent[1]} is above "
+            f"threshold_percent {percent[0]}"
+        )
+    threshold, target = policy.threshold_tokens, policy.target_tokens
+    if threshold is not None and target is not None and target > threshold:
+        raise ConfigError(
+            f"CompressionPolicy: target_tokens {target} is above threshold_tokens {threshold}"
+        )
+
+
+def _on_step_error(name: str, v: Any) -> None:
+    """``"raise"`` or ``"skip"``."""
+    if v not in ("raise", "skip"):
+        raise ConfigError(f"CompressionPolicy.{name} must be 'raise' or 'skip', got {v!r}")
+
+
+def _if_still_too_long(name: str, v: Any) -> None:
+    """``"keep"``, ``"cut"``, ``"raise"`` or a step (anything with an ``apply``)."""
+    if isinstance(v, str):
+        if v not in ("keep", "cut", "raise"):
+            raise ConfigError(
+                f"CompressionPolicy.{name} must be 'keep', 'cut', 'raise' or a step, got {v!r}"
+            )
+    elif not callable(getattr(v, "apply", None)):
+        raise ConfigError(f"CompressionPolicy.{name} is not a step")
+
+
+def _steps(name: str, v: Any) -> None:
+    """A sequence of steps (not a string), or ``None``."""
+    if v is None:
+        return
+    if isinstance(v, str) or not isinstance(v, Sequence):
+        raise ConfigError(f"CompressionPolicy.{name} must be a sequence of steps")
+    for i, step in enumerate(v):
+        if not callable(getattr(step, "apply", None)):
+            raise ConfigError(f"CompressionPolicy.{name}[{i}] is {type(step).__name__}, not a step")
+
+
+def _callable(name: str, v: Any) -> None:
+    """A callable, or ``None``."""
+    if v is not None and not callable(v):
+        raise ConfigError(f"CompressionPolicy.{name} must be callable")
+
+
+def _field(name: str, check: Callable[[str, Any], None]) -> Callable[[CompressionPolicy], None]:
+    """``check`` on the field ``name``."""
+    return lambda policy: check(name, getattr(policy, name))
+
+
+#: The policy's validators, in the order they run: one per field, and the checks across
+#: fields (percents or tokens first, the target under the threshold once each is valid).
+_VALIDATORS: tuple[Callable[[CompressionPolicy], None], ...] = (
+    _percents_or_tokens,
+    _field("threshold_percent", _percent),
+    _field("target_percent", _percent),
+    _field("recent_turns", _turns),
+    _field("threshold_tokens", _tokens),
+    _field("target_tokens", _tokens),
+    _field("model_max_tokens", _tokens),
+    _target_under_threshold,
+    _field("on_step_error", _on_step_error),
+    _field("if_still_too_long", _if_still_too_long),
+    _field("steps", _steps),
+    _field("token_counter", _callable),
+)

@@ -122,19 +122,43 @@ _LAST: list[tuple[tuple[Message, ...], tuple[Message, ...], Trace] | None] = [No
 
 
 def _trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
-    """:func:`trace`, computed."""
-    n = len(before)
-    where: dict[int, int] = {}  # origin -> its input position (the first, when repeated)
-    repeated: dict[int, list[int]] = {}  # origin -> every position, for repeated origins
+    """:func:`trace`, computed: the input positions by origin, then each output message
+    matched to the input position it stands for (by object and origin, then by call ids),
+    then what is left over as added."""
+    where, repeated = _positions(before)
+    slot: list[Message | None] = [None] * len(before)
+    claim: list[int] = [-1] * len(after)  # after index -> the input position it stands for
+    pending = _match_origins(before, after, where, repeated, slot, claim)
+    out = _match_call_ids(before, after, where, pending, slot, claim)
+    claimed = [j for j in claim if j >= 0]
+    ordered = all(a < b for a, b in pairwise(claimed))
+    return Trace(slot, _added(out, claim, where), ordered)
+
+
+def _positions(before: Sequence[Message]) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Origin -> its input position (the first, when repeated), and origin -> every
+    position, for repeated origins."""
+    where: dict[int, int] = {}
+    repeated: dict[int, list[int]] = {}
     for j, m in enumerate(before):
         o = m.origin
         first = where.setdefault(o, j)
         if first != j:
             repeated.setdefault(o, [first]).append(j)
-    slot: list[Message | None] = [None] * n
-    claim: list[int] = [-1] * len(after)  # after index -> the input position it stands for
+    return where, repeated
+
+
+def _match_origins(
+    before: Sequence[Message],
+    after: Sequence[Message],
+    where: dict[int, int],
+    repeated: dict[int, list[int]],
+    slot: list[Message | None],
+    claim: list[int],
+) -> list[int]:
+    """Pass 1: the same object, then the same origin (first free position with that
+    origin); fills ``slot`` and ``claim``, and returns the output indexes left unmatched."""
     pending: list[int] = []
-    # pass 1: the same object, then the same origin (first free position with that origin)
     for k, m in enumerate(after):
         j = where.get(m.origin, -1)
         if j >= 0 and repeated and m.origin in repeated:
@@ -147,7 +171,19 @@ def _trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
             continue
         slot[j] = m
         claim[k] = j
-    # pass 2: fresh messages with call ids that match exactly one free input message
+    return pending
+
+
+def _match_call_ids(
+    before: Sequence[Message],
+    after: Sequence[Message],
+    where: dict[int, int],
+    pending: list[int],
+    slot: list[Message | None],
+    claim: list[int],
+) -> list[Message]:
+    """Pass 2: fresh messages with call ids that match exactly one free input message
+    take its origin; fills ``slot`` and ``claim``, and returns the output so renamed."""
     out = list(after)
     by_key: dict[tuple[str, ...], list[int]] = {}
     for k in pending:
@@ -171,8 +207,12 @@ def _trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
             out[k] = m
             slot[j] = m
             claim[k] = j
-    claimed = [j for j in claim if j >= 0]
-    ordered = all(a < b for a, b in pairwise(claimed))
+    return out
+
+
+def _added(out: list[Message], claim: list[int], where: dict[int, int]) -> dict[int, list[Message]]:
+    """The unmatched output messages, by the input position they come before (an input's
+    origin that something else already stands for is made fresh)."""
     added: dict[int, list[Message]] = {}
     last = -1
     for k, m in enumerate(out):
@@ -182,4 +222,4 @@ def _trace(before: Sequence[Message], after: Sequence[Message]) -> Trace:
         if m.origin in where:  # an input's origin that something else already stands for
             m = fresh(m)
         added.setdefault(last + 1, []).append(m)
-    return Trace(slot, added, ordered)
+    return added

@@ -373,33 +373,9 @@ class EmbeddingScorer:
             else:
                 missing.setdefault(key, text)
         if missing:
-            try:
-                raw = await self.embedder.embed(list(missing.values()), ctx=_CTX.get())
-            except AgentAdapterError:
-                raise
-            except Exception as exc:
-                raise _port_error(exc, "embedder") from exc
-            if isinstance(raw, str | bytes) or not isinstance(raw, Sequence | np.ndarray):
-                raise ModelOutputInvalid(
-                    f"the embedder returned {type(raw).__name__}, not a list of vectors"
-                )
-            if len(raw) != len(missing):
-                raise ModelOutputInvalid(
-                    f"the embedder returned {len(raw)} vectors for {len(missing)} texts"
-                )
+            raw = await self._embed(list(missing.values()))
             for i, (key, vector) in enumerate(zip(missing, raw, strict=True)):
-                try:
-                    array = np.asarray(vector, dtype=np.float32)
-                except (TypeError, ValueError) as exc:
-                    raise ModelOutputInvalid(
-                        f"the embedder returned a vector [{i}] that is not a list of numbers"
-                    ) from exc
-                if array.ndim != 1 or not array.size or not np.isfinite(array).all():
-                    raise ModelOutputInvalid(
-                        f"the embedder returned vector [{i}] that is empty, not flat or not finite"
-                    )
-                norm = float(np.linalg.norm(array))
-                unit = array / norm if norm > 0 else array
+                unit = _unit_vector(i, vector)
                 found[key] = unit
                 if self._cache.size:
                     self._cache.put(key, unit)
@@ -410,6 +386,25 @@ class EmbeddingScorer:
                 f"the embedder returned vectors of different sizes: {sorted(sizes)}"
             )
         return out
+
+    async def _embed(self, texts: list[str]) -> Sequence[Any]:
+        """One embed call for ``texts``: its vectors, one a text (a failure as a ModelError,
+        a reply of another shape as ModelOutputInvalid)."""
+        try:
+            raw = await self.embedder.embed(texts, ctx=_CTX.get())
+        except AgentAdapterError:
+            raise
+        except Exception as exc:
+            raise _port_error(exc, "embedder") from exc
+        if isinstance(raw, str | bytes) or not isinstance(raw, Sequence | np.ndarray):
+            raise ModelOutputInvalid(
+                f"the embedder returned {type(raw).__name__}, not a list of vectors"
+            )
+        if len(raw) != len(texts):
+            raise ModelOutputInvalid(
+                f"the embedder returned {len(raw)} vectors for {len(texts)} texts"
+            )
+        return raw
 
     async def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """The cosine similarity of each text to query, clamped to 0..1.
@@ -573,3 +568,20 @@ class HybridScorer:
             fused += 1.0 / (self.k + ranks)
         best = len(self.scorers) / (self.k + 1)
         return np.clip(fused / best, 0.0, 1.0).tolist()  # type: ignore[no-any-return]
+
+
+def _unit_vector(i: int, vector: Any) -> np.ndarray[Any, Any]:
+    """The embedder's vector ``[i]`` as a unit float32 vector (a zero vector stays zero);
+    ModelOutputInvalid when it is not a flat, non-empty list of finite numbers."""
+    try:
+        array = np.asarray(vector, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise ModelOutputInvalid(
+            f"the embedder returned a vector [{i}] that is not a list of numbers"
+        ) from exc
+    if array.ndim != 1 or not array.size or not np.isfinite(array).all():
+        raise ModelOutputInvalid(
+            f"the embedder returned vector [{i}] that is empty, not flat or not finite"
+        )
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array

@@ -296,51 +296,12 @@ class Protection:
         turn_thinking: bool = True,
         reason_of: Callable[[Message], ProtectionReason] | None = None,
     ) -> None:
-        why: list[ProtectionReason] = [""] * len(messages)
-        pinned_origins: set[int] = set()
-        latest_user = -1
         bounds = _bounds(messages)
         last_unit = bounds[-1][0] if bounds else 0
-        for i, m in enumerate(messages):
-            if m.role == "user" and (i >= last_unit or not is_own(m)):
-                # a note or summary of ours is never the user's; nothing in the newest turn
-                # is ours (the library never adds there), whatever its tag
-                latest_user = i
-            if pinned is not None and pinned(m):
-                why[i] = (reason_of(m) if reason_of is not None else "") or "pinned"
-                pinned_origins.add(m.origin)
-            elif m.role == "system":
-                why[i] = "system"
-            elif _approval_of(m):
-                why[i] = "approval"
+        why, pinned_origins, latest_user = _message_reasons(messages, pinned, reason_of, last_unit)
         if latest_user >= 0 and protect_newest_turn:
-            why[latest_user] = why[latest_user] or "latest_user"
-            # Anthropic extended thinking: within the current tool loop, the thinking block of
-            # the turn's opening assistant message must be sent back ("Expected `thinking` or
-            # `redacted_thinking`, but found `tool_use`"), so that message is protected. The
-            # rule is Anthropic's alone (see opens_turn): a Responses reasoning item or a
-            # Gemini thought part goes with its whole round.
-            opener = next(
-                (
-                    k
-                    for k in range(latest_user + 1, len(messages))
-                    if messages[k].role == "assistant"
-                ),
-                None,
-            )
-            if (
-                turn_thinking
-                and opener is not None
-                and any(opens_turn(p) for p in messages[opener].parts)
-            ):
-                why[opener] = why[opener] or "thinking_opener"
-        reasons: dict[int, ProtectionReason] = {}
-        for n, (start, stop) in enumerate(bounds):
-            newest = protect_newest_turn and n == len(bounds) - 1
-            if newest or any(why[start:stop]):
-                for j in range(start, stop):
-                    reasons[messages[j].origin] = why[j] or ("newest_turn" if newest else "unit")
-        self._reasons = reasons
+            _protect_current_turn(messages, why, latest_user, turn_thinking=turn_thinking)
+        self._reasons = _unit_reasons(messages, bounds, why, protect_newest_turn)
         self._pinned = pinned_origins
 
     def is_protected(self, message: Message) -> bool:
@@ -361,6 +322,73 @@ class Protection:
     def protected(self, messages: Iterable[Message]) -> list[Message]:
         """The protected ones among ``messages``, in order."""
         return [m for m in messages if m.origin in self._reasons]
+
+
+def _message_reasons(
+    messages: Sequence[Message],
+    pinned: Callable[[Message], bool] | None,
+    reason_of: Callable[[Message], ProtectionReason] | None,
+    last_unit: int,
+) -> tuple[list[ProtectionReason], set[int], int]:
+    """Each message's own reason (pinned, system, approval; ``""``), the origins
+    ``pinned`` marks, and the index of the caller's latest user message (``-1``: none)."""
+    why: list[ProtectionReason] = [""] * len(messages)
+    pinned_origins: set[int] = set()
+    latest_user = -1
+    for i, m in enumerate(messages):
+        if m.role == "user" and (i >= last_unit or not is_own(m)):
+            # a note or summary of ours is never the user's; nothing in the newest turn
+            # is ours (the library never adds there), whatever its tag
+            latest_user = i
+        if pinned is not None and pinned(m):
+            why[i] = (reason_of(m) if reason_of is not None else "") or "pinned"
+            pinned_origins.add(m.origin)
+        elif m.role == "system":
+            why[i] = "system"
+        elif _approval_of(m):
+            why[i] = "approval"
+    return why, pinned_origins, latest_user
+
+
+def _protect_current_turn(
+    messages: Sequence[Message],
+    why: list[ProtectionReason],
+    latest_user: int,
+    *,
+    turn_thinking: bool,
+) -> None:
+    """The latest user message, and the current turn's thinking opener, protected in
+    ``why``.
+
+    Anthropic extended thinking: within the current tool loop, the thinking block of the
+    turn's opening assistant message must be sent back ("Expected `thinking` or
+    `redacted_thinking`, but found `tool_use`"), so that message is protected. The rule is
+    Anthropic's alone (see opens_turn): a Responses reasoning item or a Gemini thought part
+    goes with its whole round."""
+    why[latest_user] = why[latest_user] or "latest_user"
+    opener = next(
+        (k for k in range(latest_user + 1, len(messages)) if messages[k].role == "assistant"),
+        None,
+    )
+    if turn_thinking and opener is not None and any(opens_turn(p) for p in messages[opener].parts):
+        why[opener] = why[opener] or "thinking_opener"
+
+
+def _unit_reasons(
+    messages: Sequence[Message],
+    bounds: Sequence[tuple[int, int]],
+    why: list[ProtectionReason],
+    protect_newest_turn: bool,
+) -> dict[int, ProtectionReason]:
+    """Origin -> reason for every message of a unit that holds a protected message (or of
+    the newest unit): its own reason, else ``"newest_turn"`` or ``"unit"``."""
+    reasons: dict[int, ProtectionReason] = {}
+    for n, (start, stop) in enumerate(bounds):
+        newest = protect_newest_turn and n == len(bounds) - 1
+        if newest or any(why[start:stop]):
+            for j in range(start, stop):
+                reasons[messages[j].origin] = why[j] or ("newest_turn" if newest else "unit")
+    return reasons
 
 
 def split_units(messages: Sequence[Message], protection: Protection | None = None) -> list[Unit]:

@@ -124,13 +124,7 @@ class AnthropicModel(ProviderModel):
         return anthropic.AsyncAnthropic(**sdk_options(self, api_key))
 
     def _request(self, request: ModelRequest) -> dict[str, Any]:
-        if request.seed is not None:
-            raise ConfigError("Anthropic Messages has no seed: ModelRequest.seed")
-        if request.temperature is not None and request.temperature > 1:
-            raise ConfigError(
-                f"Anthropic accepts temperature 0..1, got ModelRequest.temperature "
-                f"{request.temperature}"
-            )
+        _check_sampling(request)
         system, rest = split_system(request.messages)
         if not rest:
             raise ConfigError("Anthropic Messages needs a non-system message")
@@ -144,50 +138,15 @@ class AnthropicModel(ProviderModel):
             "messages": _results_together(strip_reserved(_ANTHROPIC.dump_all(rest))),
         }
         if system:
-            blocks: list[Any] = []
-            for native in strip_reserved([_ANTHROPIC.dump(m) for m in system]):
-                content = native["content"]
-                if isinstance(content, str):
-                    blocks.append({"type": "text", "text": content})
-                else:
-                    blocks.extend(content)
-            kwargs["system"] = blocks
+            kwargs["system"] = _system_blocks(system)
         if request.tools:
             kwargs["tools"] = [t.anthropic_schema() for t in request.tools]
-        choice = request.tool_choice
-        if choice is not None:
-            kinds = {
-                "auto": {"type": "auto"},
-                "none": {"type": "none"},
-                "required": {"type": "any"},
-            }
-            kwargs["tool_choice"] = kinds.get(choice, {"type": "tool", "name": choice})
-        fmt = request.response_format
-        if fmt == "json":
-            raise ConfigError(
-                "Anthropic structured output needs a JSON schema: give ModelRequest."
-                "response_format a JsonSchema"
-            )
-        if isinstance(fmt, JsonSchema):
-            kwargs["output_config"] = {
-                "format": {"type": "json_schema", "schema": dict(fmt.schema)}
-            }
-        accepted = call_parameters(self._client.messages.create)
-        # sampling fields the installed SDK's create() no longer names (anthropic 2.x takes
-        # neither temperature nor top_p) go in the body as the API spells them
-        sampling = {
-            name: value
-            for name in ("temperature", "top_p")
-            if (value := getattr(request, name)) is not None
-        }
-        if request.stop:
-            kwargs["stop_sequences"] = list(request.stop)
-        kwargs.update(checked_options(request, accepted, "Anthropic messages.create"))
-        for name, value in sampling.items():
-            if name in accepted:
-                kwargs[name] = value
-            else:
-                kwargs["extra_body"] = {name: value, **(kwargs.get("extra_body") or {})}
+        if request.tool_choice is not None:
+            kwargs["tool_choice"] = _tool_choice(request.tool_choice)
+        output = _output_config(request.response_format)
+        if output is not None:
+            kwargs["output_config"] = output
+        _add_options(kwargs, request, call_parameters(self._client.messages.create))
         if self._prefixes is not None:
             place(kwargs, self._prefixes.stable(chain(kwargs)))
         return kwargs
@@ -329,3 +288,67 @@ def _results_together(natives: list[Any]) -> list[Any]:
         else:
             out.append(native)
     return out
+
+
+def _check_sampling(request: ModelRequest) -> None:
+    """What Anthropic Messages cannot take: a seed, a temperature above 1."""
+    if request.seed is not None:
+        raise ConfigError("Anthropic Messages has no seed: ModelRequest.seed")
+    if request.temperature is not None and request.temperature > 1:
+        raise ConfigError(
+            f"Anthropic accepts temperature 0..1, got ModelRequest.temperature "
+            f"{request.temperature}"
+        )
+
+
+def _system_blocks(system: list[Any]) -> list[Any]:
+    """The system messages as the ``system`` field's text blocks."""
+    blocks: list[Any] = []
+    for native in strip_reserved([_ANTHROPIC.dump(m) for m in system]):
+        content = native["content"]
+        if isinstance(content, str):
+            blocks.append({"type": "text", "text": content})
+        else:
+            blocks.extend(content)
+    return blocks
+
+
+def _tool_choice(choice: str) -> dict[str, Any]:
+    """``ModelRequest.tool_choice`` as Anthropic spells it (a name: that tool)."""
+    kinds = {
+        "auto": {"type": "auto"},
+        "none": {"type": "none"},
+        "required": {"type": "any"},
+    }
+    return kinds.get(choice, {"type": "tool", "name": choice})
+
+
+def _output_config(fmt: Any) -> dict[str, Any] | None:
+    """``ModelRequest.response_format`` as ``output_config`` (a JSON schema only)."""
+    if fmt == "json":
+        raise ConfigError(
+            "Anthropic structured output needs a JSON schema: give ModelRequest."
+            "response_format a JsonSchema"
+        )
+    if isinstance(fmt, JsonSchema):
+        return {"format": {"type": "json_schema", "schema": dict(fmt.schema)}}
+    return None
+
+
+def _add_options(kwargs: dict[str, Any], request: ModelRequest, accepted: frozenset[str]) -> None:
+    """Stop sequences, the request's options that ``create()`` takes (``accepted``), and
+    the sampling fields: those the installed SDK's create() no longer names (anthropic 2.x
+    takes neither temperature nor top_p) go in the body as the API spells them."""
+    sampling = {
+        name: value
+        for name in ("temperature", "top_p")
+        if (value := getattr(request, name)) is not None
+    }
+    if request.stop:
+        kwargs["stop_sequences"] = list(request.stop)
+    kwargs.update(checked_options(request, accepted, "Anthropic messages.create"))
+    for name, value in sampling.items():
+        if name in accepted:
+            kwargs[name] = value
+        else:
+            kwargs["extra_body"] = {name: value, **(kwargs.get("extra_body") or {})}

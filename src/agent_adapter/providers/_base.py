@@ -144,25 +144,16 @@ class ProviderModel(ABC):
         context_window: int | None = None,
         provider: str | None = None,
     ) -> None:
-        name = type(self).__name__
-        if not isinstance(model, str) or not model:
-            raise ConfigError(f"{name}: model must be a non-empty str")
-        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or timeout_s <= 0:
-            raise ConfigError(f"{name}: timeout_s must be a number > 0, got {timeout_s!r}")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ConfigError(f"{name}: max_retries must be an int >= 0, got {max_retries!r}")
-        if context_window is not None and (
-            isinstance(context_window, bool)
-            or not isinstance(context_window, int)
-            or context_window <= 0
-        ):
-            raise ConfigError(f"{name}: context_window must be an int > 0, got {context_window!r}")
-        provider = self.default_provider if provider is None else provider
-        if not isinstance(provider, str) or not provider or ":" in provider:
-            raise ConfigError(f"{name}: provider must be a non-empty str without ':'")
-        for arg, value in (("api_key", api_key), ("base_url", base_url)):
-            if value is not None and not isinstance(value, str):
-                raise ConfigError(f"{name}: {arg} must be a str, got {type(value).__name__}")
+        provider = _checked_settings(
+            type(self).__name__,
+            model,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            context_window=context_window,
+            provider=self.default_provider if provider is None else provider,
+            api_key=api_key,
+            base_url=base_url,
+        )
         self.model = model
         self.provider = provider
         self.base_url = base_url
@@ -468,6 +459,45 @@ def _checked(request: Any) -> ModelRequest:
     if not request.messages:
         raise ConfigError("ModelRequest.messages is empty: a model call needs a message")
     return request
+
+
+def _checked_settings(
+    name: str,
+    model: Any,
+    *,
+    timeout_s: Any,
+    max_retries: Any,
+    context_window: Any,
+    provider: Any,
+    api_key: Any,
+    base_url: Any,
+) -> str:
+    """A provider model's settings checked, in order (``name``: the class's, for the
+    errors); the provider's name."""
+    if not isinstance(model, str) or not model:
+        raise ConfigError(f"{name}: model must be a non-empty str")
+    if not _is_number(timeout_s) or timeout_s <= 0:
+        raise ConfigError(f"{name}: timeout_s must be a number > 0, got {timeout_s!r}")
+    if not _is_int(max_retries) or max_retries < 0:
+        raise ConfigError(f"{name}: max_retries must be an int >= 0, got {max_retries!r}")
+    if context_window is not None and (not _is_int(context_window) or context_window <= 0):
+        raise ConfigError(f"{name}: context_window must be an int > 0, got {context_window!r}")
+    if not isinstance(provider, str) or not provider or ":" in provider:
+        raise ConfigError(f"{name}: provider must be a non-empty str without ':'")
+    for arg, value in (("api_key", api_key), ("base_url", base_url)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{name}: {arg} must be a str, got {type(value).__name__}")
+    return provider
+
+
+def _is_int(value: Any) -> bool:
+    """An int, not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    """An int or a float, not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def checked_options(request: ModelRequest, accepted: Any, api: str) -> dict[str, Any]:

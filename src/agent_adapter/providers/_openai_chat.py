@@ -10,7 +10,7 @@ ledger); :class:`~agent_adapter.providers.DeepSeekModel` shows the whole cost of
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -291,42 +291,13 @@ class OpenAIChatModel(ProviderModel):
         """
         kwargs = {**kwargs, "stream": True}
         kwargs.setdefault("stream_options", {"include_usage": True})
-        text: list[str] = []
-        reasoning: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        finish: Any = None
-        model = ""
-        usage = Usage()
+        said = _ChatStream()
         stream = await self._client.chat.completions.create(**kwargs)
         async with stream:
             async for chunk in stream:
-                model = chunk.model or model
-                if chunk.usage is not None:
-                    usage = chat_usage(chunk.usage)
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                delta = choice.delta
-                thinking = getattr(delta, "reasoning_content", None)
-                if isinstance(thinking, str) and thinking:
-                    reasoning.append(thinking)
-                    yield ThinkingDelta(text=thinking)
-                if delta.content:
-                    text.append(delta.content)
-                    yield TextDelta(text=delta.content)
-                for call in delta.tool_calls or ():
-                    slot = calls.setdefault(call.index, {"id": None, "name": "", "arguments": ""})
-                    function = call.function
-                    name = function.name if function is not None else None
-                    piece = (function.arguments if function is not None else None) or ""
-                    if call.id:
-                        slot["id"] = call.id
-                    if name:
-                        slot["name"] += name
-                    slot["arguments"] += piece
-                    yield ToolCallDelta(index=call.index, id=call.id, name=name, arguments=piece)
-                finish = choice.finish_reason or finish
-        if finish is None:
+                for event in said.read(chunk):
+                    yield event
+        if said.finish is None:
             # a stream always ends with a chunk whose finish_reason is set, then
             # ``data: [DONE]`` (API reference, "The chat completion chunk object":
             # ``finish_reason`` "The reason the model stopped generating tokens", null on
@@ -334,25 +305,15 @@ class OpenAIChatModel(ProviderModel):
             # Without it the connection dropped mid-reply: the text is a fragment.
             raise ModelOutputInvalid(
                 "the stream ended without a chunk holding finish_reason: the reply is "
-                f"incomplete ({len(''.join(text))} characters received)",
+                f"incomplete ({len(''.join(said.text))} characters received)",
                 provider=self.provider,
                 model=self.model,
             )
-        native: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
-        if calls:
-            native["tool_calls"] = [
-                {
-                    "id": slot["id"] or f"call_{i}",
-                    "type": "function",
-                    "function": {"name": slot["name"], "arguments": slot["arguments"]},
-                }
-                for i, slot in sorted(calls.items())
-            ]
         state.reply = Parsed(
-            message=with_reasoning(_CHAT.load(native, 0)[0], "".join(reasoning)),
-            usage=usage,
-            finish_reason=_finish(finish),
-            model=model,
+            message=with_reasoning(_CHAT.load(said.native(), 0)[0], "".join(said.reasoning)),
+            usage=said.usage,
+            finish_reason=_finish(said.finish),
+            model=said.model,
         )
 
     def _vendor_error(self, error: BaseException) -> ModelError | None:
@@ -360,3 +321,63 @@ class OpenAIChatModel(ProviderModel):
 
     def _retry(self, error: BaseException) -> Retry | None:
         return openai_retry(error)
+
+
+class _ChatStream:
+    """What a Chat Completions stream has said so far: text, reasoning, the tool calls by
+    index, the finish reason, the model and the usage."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: Any = None
+        self.model = ""
+        self.usage = Usage()
+
+    def read(self, chunk: Any) -> Iterator[StreamEvent]:
+        """One chunk: its model and usage noted, its deltas kept and yielded in order."""
+        self.model = chunk.model or self.model
+        if chunk.usage is not None:
+            self.usage = chat_usage(chunk.usage)
+        if not chunk.choices:
+            return
+        choice = chunk.choices[0]
+        delta = choice.delta
+        thinking = getattr(delta, "reasoning_content", None)
+        if isinstance(thinking, str) and thinking:
+            self.reasoning.append(thinking)
+            yield ThinkingDelta(text=thinking)
+        if delta.content:
+            self.text.append(delta.content)
+            yield TextDelta(text=delta.content)
+        for call in delta.tool_calls or ():
+            yield self._call(call)
+        self.finish = choice.finish_reason or self.finish
+
+    def _call(self, call: Any) -> ToolCallDelta:
+        """A tool call's delta, added to the call of its index."""
+        slot = self.calls.setdefault(call.index, {"id": None, "name": "", "arguments": ""})
+        function = call.function
+        name = function.name if function is not None else None
+        piece = (function.arguments if function is not None else None) or ""
+        if call.id:
+            slot["id"] = call.id
+        if name:
+            slot["name"] += name
+        slot["arguments"] += piece
+        return ToolCallDelta(index=call.index, id=call.id, name=name, arguments=piece)
+
+    def native(self) -> dict[str, Any]:
+        """The reply as a Chat Completions assistant message."""
+        native: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) or None}
+        if self.calls:
+            native["tool_calls"] = [
+                {
+                    "id": slot["id"] or f"call_{i}",
+                    "type": "function",
+                    "function": {"name": slot["name"], "arguments": slot["arguments"]},
+                }
+                for i, slot in sorted(self.calls.items())
+            ]
+        return native

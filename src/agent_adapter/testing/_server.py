@@ -338,36 +338,15 @@ class ProviderServer:
         return True
 
     async def _handle(self, request: Any) -> Any:
-        from starlette.responses import JSONResponse, Response, StreamingResponse
+        from starlette.responses import JSONResponse, Response
 
         path = request.url.path
         gemini = _GEMINI.match(path)
         protocol: Protocol | None = "gemini" if gemini else _ROUTES.get(path)
         if protocol is None or request.method != "POST":
             return JSONResponse({"error": {"message": f"no route {path}"}}, status_code=404)
-        raw = await request.body()
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        data = body if isinstance(body, dict) else {}
-        if gemini:
-            model = gemini["model"]
-            stream = gemini["method"] == "streamGenerateContent"
-        else:
-            model = str(data.get("model", ""))
-            stream = bool(data.get("stream"))
-        recorded = RecordedRequest(
-            protocol=protocol,
-            path=path,
-            query=dict(request.query_params),
-            headers={k.lower(): v for k, v in request.headers.items()},
-            body=body,
-            stream=stream,
-            model=model,
-            raw=raw,
-        )
-        marks = anthropic_breakpoints(body) if protocol == "anthropic" else 0
+        recorded, data = await _recorded(request, protocol, gemini)
+        marks = anthropic_breakpoints(recorded.body) if protocol == "anthropic" else 0
         if marks > MAX_BREAKPOINTS:
             self._take(recorded, reply=False)
             message = (
@@ -385,21 +364,31 @@ class ProviderServer:
             return JSONResponse(content, status_code=500, headers={"x-should-retry": "false"})
         if reply.delay_s and not await self._wait(request, reply.delay_s):
             return Response(status_code=499)
-        if reply.kind in ("overflow", "rate_limit", "server_error") and reply.in_stream and stream:
+        return self._answer(reply, recorded, protocol, data, n)
+
+    def _answer(
+        self,
+        reply: Reply,
+        recorded: RecordedRequest,
+        protocol: Protocol,
+        data: dict[str, Any],
+        n: int,
+    ) -> Any:
+        """The response a scripted reply makes to ``recorded`` (the ``n``-th reply): an
+        error (before the stream, or inside it after its opening events), a malformed
+        body, a stream or a JSON body."""
+        from starlette.responses import JSONResponse, Response, StreamingResponse
+
+        model, stream = recorded.model, recorded.stream
+        failing = reply.kind in ("overflow", "rate_limit", "server_error")
+        if failing and reply.in_stream and stream:
             opening = _stream(Reply(), protocol, data, model, n, WireUsage())
             frames = opening[: _OPENING[protocol]]
             event, payload = stream_error(reply, protocol)
             frames.append(sse(payload, event=event))
-        elif reply.kind in ("overflow", "rate_limit", "server_error"):
-            headers: dict[str, str] = {}
-            if reply.retry_after_s is not None and reply.kind != "overflow":
-                headers[reply.retry_after_header] = (
-                    str(int(reply.retry_after_s * 1000))
-                    if reply.retry_after_header == "retry-after-ms"
-                    else str(math.ceil(reply.retry_after_s))
-                )
+        elif failing:
             return JSONResponse(
-                error_body(reply, protocol), status_code=reply.status, headers=headers
+                error_body(reply, protocol), status_code=reply.status, headers=_retry_after(reply)
             )
         elif reply.kind == "malformed":
             if not stream:
@@ -416,6 +405,48 @@ class ProviderServer:
                 yield frame.encode()
 
         return StreamingResponse(send(), media_type="text/event-stream")
+
+
+async def _recorded(
+    request: Any, protocol: Protocol, gemini: re.Match[str] | None
+) -> tuple[RecordedRequest, dict[str, Any]]:
+    """The request as recorded, and its JSON body when that is an object (else ``{}``)."""
+    raw = await request.body()
+    try:
+        body = json.loads(raw) if raw else None
+    except ValueError:
+        body = None
+    data = body if isinstance(body, dict) else {}
+    if gemini:
+        model = gemini["model"]
+        stream = gemini["method"] == "streamGenerateContent"
+    else:
+        model = str(data.get("model", ""))
+        stream = bool(data.get("stream"))
+    recorded = RecordedRequest(
+        protocol=protocol,
+        path=request.url.path,
+        query=dict(request.query_params),
+        headers={k.lower(): v for k, v in request.headers.items()},
+        body=body,
+        stream=stream,
+        model=model,
+        raw=raw,
+    )
+    return recorded, data
+
+
+def _retry_after(reply: Reply) -> dict[str, str]:
+    """The retry-after header of an error reply that sets one (never an overflow's)."""
+    if reply.retry_after_s is None or reply.kind == "overflow":
+        return {}
+    seconds = reply.retry_after_s
+    value = (
+        str(int(seconds * 1000))
+        if reply.retry_after_header == "retry-after-ms"
+        else str(math.ceil(seconds))
+    )
+    return {reply.retry_after_header: value}
 
 
 def _set_message(content: Any, message: str) -> None:

@@ -31,7 +31,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_adapter._messages import Message, ToolCall
@@ -398,166 +398,256 @@ def top_names(text: str, n: int) -> list[str]:
     return [name for name, _ in counts.most_common(n)]
 
 
+class _Notes:
+    """What the sections read out of the messages, oldest first: the summary's makings."""
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.previous: ContextSummary | None = None  # earlier summaries and notes, folded
+        self.request = ""  # the current message's user request (:func:`_user_request`)
+        self.task = ""
+        self.latest = ""
+        self.constraints: list[str] = []
+        self.decisions: list[tuple[int, int, str]] = []
+        self.read: list[str] = []
+        self.changed: list[str] = []
+        self.commands: dict[str, str] = {}
+        self.pending_shell: list[str] = []  # a text agent's shell block, awaiting its result
+        self.errors: list[str] = []
+        self.todos: list[str] = []
+        self.names: Counter[str] = Counter()
+        self.first_seen: dict[str, int] = {}
+        self.order = 0  # hits so far: a name's first one ranks it among equals
+        self.seen_c: set[str] = set()
+        self.seen_d: set[str] = set()
+        self.seen_e: set[str] = set()
+        self.results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+        self.calls = {c.id: c for m in messages for c in m.tool_calls}
+        self._scanned: dict[int, tuple[str | None, list[str]]] = {}
+        self._args: dict[int, dict[str, Any]] = {}
+
+    def fold(self, m: Message) -> None:
+        """An earlier summary or removal note: folded into ``previous``."""
+        old = parse(m.text) if is_summary(m) else _note_summary(m.text)
+        self.previous = old if self.previous is None else merge(self.previous, old)
+
+    def scan(self, m: Message) -> tuple[str | None, list[str]]:
+        """:func:`_scan_result` of ``m``'s text, once a message."""
+        key = id(m)
+        if key not in self._scanned:
+            self._scanned[key] = _scan_result(m.text)
+        return self._scanned[key]
+
+    def args(self, call: ToolCall) -> dict[str, Any]:
+        """A call's arguments, parsed once a call."""
+        key = id(call)
+        if key not in self._args:
+            self._args[key] = _args(call.arguments)
+        return self._args[key]
+
+    def outcome_lines(self, lines: list[str]) -> None:
+        """A result's first error lines, as errors."""
+        for line in lines[:_PER_RESULT]:
+            _add(self.errors, self.seen_e, _clip(line, 200))
+
+    def hit(self, name: str, weight: int) -> None:
+        """``name`` used once more, worth ``weight``."""
+        self.names[name] += weight
+        self.first_seen.setdefault(name, self.order)
+        self.order += 1
+
+    def summary(self) -> ContextSummary:
+        """The summary of what was read, with the folded ones merged in."""
+        root = _root([*self.changed, *self.read])
+
+        def rel(p: str) -> str:
+            return p[len(root) + 1 :] if root and p.startswith(root + "/") else p
+
+        files_changed = list(dict.fromkeys(rel(p) for p in self.changed))
+        files_read = [p for p in dict.fromkeys(rel(p) for p in self.read) if p not in files_changed]
+        shown = " ".join((*files_changed, *files_read))
+        names, first_seen = self.names, self.first_seen
+        ranked = sorted(names, key=lambda n: (-names[n], first_seen[n]))
+        identifiers = [n for n in ranked if n not in shown and os.sep not in n]
+        open_tasks = [_clip(self.latest, 600)] if self.latest else []
+        open_tasks += [t for t in self.todos if t]
+        cmds = [f"{c} -> {o}" if o else c for c, o in self.commands.items()]
+        summary = ContextSummary(
+            task=self.task,
+            constraints=self.constraints[: _LIMITS["constraints"]],
+            decisions=_best(self.decisions, _LIMITS["decisions"]),
+            working_directory=root,
+            files_read=files_read[: _LIMITS["files_read"]],
+            files_changed=files_changed[: _LIMITS["files_changed"]],
+            commands=cmds[-_LIMITS["commands"] :],
+            errors=self.errors[-_LIMITS["errors"] :],
+            identifiers=identifiers[: _LIMITS["identifiers"]],
+            open_tasks=open_tasks[: _LIMITS["open_tasks"]],
+        )
+        return summary if self.previous is None else merge(self.previous, summary)
+
+
+def _errors(n: _Notes, m: Message) -> None:
+    """Errors: the failed tests, error lines and failing tallies of a tool result (of a file
+    read's only when it failed) and of a text agent's command output; a failed result that
+    names none, its first line."""
+    if m.role == "user":
+        if is_command_output(m):  # a text agent's command output
+            n.outcome_lines(n.scan(m)[1])
+        return
+    if m.role != "tool":
+        return
+    failed = m.extras.get("is_error") is True or _status(m.text) not in (None, "0")
+    call = n.calls.get(m.tool_call_id or "")
+    if not failed and call is not None and _reads_a_file(call):
+        return  # a file's content: its lines are no outcome
+    _, lines = n.scan(m)
+    n.outcome_lines(lines)
+    if failed and not lines:
+        first = m.text.strip().splitlines()[0] if m.text.strip() else ""
+        if leading_status(m.text[:200]) is None and not first.startswith("The user doesn't want"):
+            _add(n.errors, n.seen_e, _clip(first, 200))
+
+
+def _commands(n: _Notes, m: Message) -> None:
+    """Commands: a call's command-like argument with its result's outcome; a text agent's
+    shell block (an assistant text without calls) with the next user text's."""
+    if m.role == "user":
+        if n.pending_shell:  # a text agent: the shell block's result is the next user text
+            status = n.scan(m)[0] if is_command_output(m) else _status(m.text)
+            n.commands[n.pending_shell[-1]] = _outcome(m, status)
+            n.pending_shell = []
+        return
+    if m.role != "assistant":
+        return
+    if m.text and not m.tool_calls:
+        n.pending_shell = [_clip(b.strip(), 200) for b in _SHELL_BLOCK.findall(m.text)]
+    for call in m.tool_calls:
+        args = n.args(call)
+        command = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), None)
+        if not command:
+            continue
+        cmd = _clip(command.strip().splitlines()[0] if command.strip() else "", 200)
+        if cmd:
+            result = n.results.get(call.id)
+            n.commands.pop(cmd, None)
+            n.commands[cmd] = _outcome(result, n.scan(result)[0] if result else None)
+
+
+def _task(n: _Notes, m: Message) -> None:
+    """Task and constraints: the first user request is the task (the latest one an open
+    task); its sentences with ``must`` / ``never`` / ``do not``... are constraints."""
+    if not n.request:
+        return
+    n.task = n.task or n.request
+    n.latest = n.request
+    for s in _sentences(n.request):
+        if _CONSTRAINT.search(s):
+            _add(n.constraints, n.seen_c, _clip(s))
+
+
+def _names(n: _Notes, m: Message) -> None:
+    """Identifiers: the names the user's requests (worth 3) and the assistant's texts (2)
+    use, the issue ids tool results open with, and the names an edit adds or defines."""
+    if n.request:
+        _name_hits(n, n.request, 3)
+    elif m.role == "tool":
+        for found in _ISSUE_ID.findall(m.text, 0, 1500):
+            n.hit(found, 1)
+    elif m.role == "assistant":
+        if m.text:
+            _name_hits(n, m.text, 2)
+        for call in m.tool_calls:
+            _edit_names(n, n.args(call))
+
+
+def _name_hits(n: _Notes, text: str, weight: int) -> None:
+    """The names in ``text``: a backticked token (twice ``weight``), a code-like name or an
+    issue reference."""
+    for found in _BACKTICK.findall(text):
+        token = found.strip()
+        if " " not in token and not _PATH.fullmatch(token):
+            n.hit(token, 2 * weight)
+    for found in (*_NAME.findall(text), *_ISSUE.findall(text)):
+        n.hit(found, weight)
+
+
+def _edit_names(n: _Notes, args: dict[str, Any]) -> None:
+    """The names an edit's new text adds (not in its old text) and those it defines (worth
+    3); of a whole file written, its head."""
+    for key in ("new_string", "content", "new_str"):
+        value = args.get(key)
+        if isinstance(value, str):
+            value = value[:_EDIT_SCAN]  # a whole file written: its head
+            before = str(args.get("old_string") or args.get("old_str") or "")[:_EDIT_SCAN]
+            for found in set(_NAME.findall(value)) - set(_NAME.findall(before)):
+                n.hit(found, 1)
+            for found in set(_DEFINED.findall(value)):
+                n.hit(found, 3)
+
+
+def _files(n: _Notes, m: Message) -> None:
+    """Files: paths in the user's requests and the assistant's texts (read), and the path
+    arguments of calls (changed when the tool edits, else read)."""
+    for p in _PATH.findall(n.request):  # a user request's (``""`` for other messages)
+        _add(n.read, set(n.read), p)
+    if m.role != "assistant":
+        return
+    for p in _PATH.findall(m.text):
+        _add(n.read, set(n.read), p)
+    for call in m.tool_calls:
+        args = n.args(call)
+        path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
+        if path:
+            (n.changed if _CHANGE_TOOL.search(call.name) else n.read).append(path)
+
+
+def _decisions(n: _Notes, m: Message) -> None:
+    """Decisions: the assistant's sentences saying what it does or found, scored."""
+    if m.role != "assistant" or not m.text:
+        return
+    for s in _sentences(m.text):
+        score = _decision_score(s)
+        if score > 0 and s not in n.seen_d:
+            n.seen_d.add(s)
+            n.decisions.append((score, len(n.decisions), _clip(s)))
+
+
+def _open_tasks(n: _Notes, m: Message) -> None:
+    """Open tasks (with the latest request, :func:`_task`): the latest todo list's items
+    not done."""
+    if m.role != "assistant":
+        return
+    for call in m.tool_calls:
+        listed = n.args(call).get("todos")
+        if isinstance(listed, list):
+            n.todos = [
+                _clip(str(t.get("content") or t.get("task") or ""))
+                for t in listed
+                if isinstance(t, dict) and str(t.get("status", "")).lower() not in _TODO_DONE
+            ]
+
+
+#: The sections of a summary, each reading what it needs of a message, in this order.
+_SECTIONS: tuple[Callable[[_Notes, Message], None], ...] = (
+    _errors,
+    _commands,
+    _task,
+    _names,
+    _files,
+    _decisions,
+    _open_tasks,
+)
+
+
 def extract_summary(messages: Sequence[Message]) -> ContextSummary:
     """A :class:`ContextSummary` of ``messages`` copied out of them (see the module doc); an
     earlier summary among them is folded in first."""
-    previous: ContextSummary | None = None
-    task = ""
-    constraints: list[str] = []
-    decisions: list[tuple[int, int, str]] = []
-    read: list[str] = []
-    changed: list[str] = []
-    commands: dict[str, str] = {}
-    errors: list[str] = []
-    todos: list[str] = []
-    latest = ""
-    names: Counter[str] = Counter()
-    first_seen: dict[str, int] = {}
-    seen_c: set[str] = set()
-    seen_d: set[str] = set()
-    seen_e: set[str] = set()
-    results = {m.tool_call_id: m for m in messages if m.role == "tool"}
-    calls = {c.id: c for m in messages for c in m.tool_calls}
-    scanned: dict[int, tuple[str | None, list[str]]] = {}
-    order = 0
-
-    def scan(m: Message) -> tuple[str | None, list[str]]:
-        key = id(m)
-        if key not in scanned:
-            scanned[key] = _scan_result(m.text)
-        return scanned[key]
-
-    def outcome_lines(lines: list[str]) -> None:
-        for line in lines[:_PER_RESULT]:
-            _add(errors, seen_e, _clip(line, 200))
-
-    def name_hits(text: str, weight: int = 1) -> None:
-        nonlocal order
-        for found in _BACKTICK.findall(text):
-            token = found.strip()
-            if " " not in token and not _PATH.fullmatch(token):
-                names[token] += 2 * weight
-                first_seen.setdefault(token, order)
-                order += 1
-        for found in (*_NAME.findall(text), *_ISSUE.findall(text)):
-            names[found] += weight
-            first_seen.setdefault(found, order)
-            order += 1
-
-    pending_shell: list[str] = []
+    notes = _Notes(messages)
     for m in messages:
         if folded_count(m) is not None:
-            old = parse(m.text) if is_summary(m) else _note_summary(m.text)
-            previous = old if previous is None else merge(previous, old)
+            notes.fold(m)
             continue
-        if m.role == "user":
-            if is_command_output(m):  # a text agent's command output
-                status, lines = scan(m)
-                outcome_lines(lines)
-            else:
-                status = _status(m.text)
-            if pending_shell:  # a text agent: the shell block's result is the next user text
-                commands[pending_shell[-1]] = _outcome(m, status)
-                pending_shell = []
-            request = _user_request(m)
-            if request:
-                task = task or request
-                latest = request
-                name_hits(request, 3)
-                for s in _sentences(request):
-                    if _CONSTRAINT.search(s):
-                        _add(constraints, seen_c, _clip(s))
-                for p in _PATH.findall(request):
-                    _add(read, set(read), p)
-            continue
-        if m.role == "tool":
-            for found in _ISSUE_ID.findall(m.text, 0, 1500):
-                names[found] += 1
-                first_seen.setdefault(found, order)
-                order += 1
-            failed = m.extras.get("is_error") is True or _status(m.text) not in (None, "0")
-            call = calls.get(m.tool_call_id or "")
-            if not failed and call is not None and _reads_a_file(call):
-                continue  # a file's content: its lines are no outcome
-            _, lines = scan(m)
-            outcome_lines(lines)
-            if failed and not lines:
-                first = m.text.strip().splitlines()[0] if m.text.strip() else ""
-                if leading_status(m.text[:200]) is None and not first.startswith(
-                    "The user doesn't want"
-                ):
-                    _add(errors, seen_e, _clip(first, 200))
-            continue
-        if m.role != "assistant":
-            continue
-        text = m.text
-        if text:
-            name_hits(text, 2)
-            for s in _sentences(text):
-                score = _decision_score(s)
-                if score > 0 and s not in seen_d:
-                    seen_d.add(s)
-                    decisions.append((score, len(decisions), _clip(s)))
-            for p in _PATH.findall(text):
-                _add(read, set(read), p)
-            if not m.tool_calls:
-                pending_shell = [_clip(b.strip(), 200) for b in _SHELL_BLOCK.findall(text)]
-        for call in m.tool_calls:
-            args = _args(call.arguments)
-            path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
-            if path:
-                (changed if _CHANGE_TOOL.search(call.name) else read).append(path)
-            command = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), None)
-            if command:
-                cmd = _clip(command.strip().splitlines()[0] if command.strip() else "", 200)
-                if cmd:
-                    result = results.get(call.id)
-                    commands.pop(cmd, None)
-                    commands[cmd] = _outcome(result, scan(result)[0] if result else None)
-            for key in ("new_string", "content", "new_str"):
-                value = args.get(key)
-                if isinstance(value, str):
-                    value = value[:_EDIT_SCAN]  # a whole file written: its head
-                    before = str(args.get("old_string") or args.get("old_str") or "")[:_EDIT_SCAN]
-                    for found in set(_NAME.findall(value)) - set(_NAME.findall(before)):
-                        names[found] += 1
-                        first_seen.setdefault(found, order)
-                        order += 1
-                    for found in set(_DEFINED.findall(value)):
-                        names[found] += 3
-                        first_seen.setdefault(found, order)
-                        order += 1
-            listed = args.get("todos")
-            if isinstance(listed, list):
-                todos = [
-                    _clip(str(t.get("content") or t.get("task") or ""))
-                    for t in listed
-                    if isinstance(t, dict) and str(t.get("status", "")).lower() not in _TODO_DONE
-                ]
-
-    root = _root([*changed, *read])
-
-    def rel(p: str) -> str:
-        return p[len(root) + 1 :] if root and p.startswith(root + "/") else p
-
-    files_changed = list(dict.fromkeys(rel(p) for p in changed))
-    files_read = [p for p in dict.fromkeys(rel(p) for p in read) if p not in files_changed]
-    shown = " ".join((*files_changed, *files_read))
-    ranked = sorted(names, key=lambda n: (-names[n], first_seen[n]))
-    identifiers = [n for n in ranked if n not in shown and os.sep not in n]
-    open_tasks = [_clip(latest, 600)] if latest else []
-    open_tasks += [t for t in todos if t]
-    cmds = [f"{c} -> {o}" if o else c for c, o in commands.items()]
-    summary = ContextSummary(
-        task=task,
-        constraints=constraints[: _LIMITS["constraints"]],
-        decisions=_best(decisions, _LIMITS["decisions"]),
-        working_directory=root,
-        files_read=files_read[: _LIMITS["files_read"]],
-        files_changed=files_changed[: _LIMITS["files_changed"]],
-        commands=cmds[-_LIMITS["commands"] :],
-        errors=errors[-_LIMITS["errors"] :],
-        identifiers=identifiers[: _LIMITS["identifiers"]],
-        open_tasks=open_tasks[: _LIMITS["open_tasks"]],
-    )
-    return summary if previous is None else merge(previous, summary)
+        notes.request = _user_request(m)
+        for section in _SECTIONS:
+            section(notes, m)
+    return notes.summary()

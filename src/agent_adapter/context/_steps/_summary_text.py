@@ -301,22 +301,36 @@ def parse(text: str) -> ContextSummary:
         end = hits[k + 1].start() if k + 1 < len(hits) else len(text)
         inline = (hit.group(2) or "").strip()
         block = text[hit.end() : end]
-        if name in ("task", "working_directory"):
-            setattr(out, name, " ".join((inline + block).split()))
-        elif name == "errors" and inline.startswith('"'):
-            found = [_unquote(q) for q in _JSON_STRING.findall(inline)]
-            setattr(out, name, [v for v in found if v])
-        elif name == "errors" and not inline:
-            items = [_unquote(ln[2:]) for ln in block.splitlines() if ln.startswith("- ")]
-            setattr(out, name, [v for v in items if v])
-        elif name in _INLINE:
-            setattr(out, name, [v.strip() for v in inline.split(", ") if v.strip()])
-        elif inline:
-            setattr(out, name, [v.strip() for v in inline.split("; ") if v.strip()])
-        else:
-            items = [ln[2:].strip() for ln in block.splitlines() if ln.startswith("- ")]
-            setattr(out, name, items)
+        setattr(out, name, _section_value(name, inline, block))
     return out
+
+
+def _section_value(name: str, inline: str, block: str) -> str | list[str]:
+    """The value of section ``name`` from its text on the title's line (``inline``) and the
+    lines below it (``block``): a text, quoted tool output (JSON strings inline, or quoted
+    list items), a comma- or semicolon-separated line, or list items."""
+    if name in ("task", "working_directory"):
+        return " ".join((inline + block).split())
+    if name == "errors" and inline.startswith('"'):
+        found = [_unquote(q) for q in _JSON_STRING.findall(inline)]
+        return [v for v in found if v]
+    if name == "errors" and not inline:
+        return [v for v in map(_unquote, _list_items(block)) if v]
+    if name in _INLINE:
+        return _separated(inline, ", ")
+    if inline:
+        return _separated(inline, "; ")
+    return [item.strip() for item in _list_items(block)]
+
+
+def _list_items(block: str) -> list[str]:
+    """The items of a Markdown list (``- item`` lines), as written."""
+    return [ln[2:] for ln in block.splitlines() if ln.startswith("- ")]
+
+
+def _separated(line: str, separator: str) -> list[str]:
+    """The non-empty items of a line separated by ``separator``, stripped."""
+    return [v.strip() for v in line.split(separator) if v.strip()]
 
 
 def merge(older: ContextSummary, newer: ContextSummary) -> ContextSummary:

@@ -19,6 +19,7 @@ from agent_adapter.context._steps._summary_text import render
 from agent_adapter.context._stores._base import check_save_to
 from agent_adapter.context._stores._commit import stage_span
 from agent_adapter.context._stores._span import saved_phrase
+from agent_adapter.context._units import Unit
 
 __all__ = ["RemoveOldMessages"]
 
@@ -258,15 +259,7 @@ class RemoveOldMessages(BaseCompressionStep):
         """messages with the oldest middle units removed until under the target (the notes
         included)."""
         total = context.tokens(messages)
-        non_system = [i for i, m in enumerate(messages) if m.role != "system"]
-        first = set(first_non_system(messages, self.keep_first))
-        last = set(non_system[len(non_system) - self.keep_last :]) if self.keep_last else set()
-        kept = first | last
-        candidates = [
-            unit
-            for unit in context.units(messages)
-            if not unit.protected and kept.isdisjoint(range(unit.start, unit.stop))
-        ]
+        candidates = self._candidates(messages, context)
         drop: set[int] = set()
         chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
         opener = next(
@@ -277,19 +270,7 @@ class RemoveOldMessages(BaseCompressionStep):
             ),
             len(messages),
         )
-        # an earlier note of ours next to a dropped run is folded into the run's note (one
-        # note a run, never two side by side)
-        foldable = {
-            i
-            for i, m in enumerate(messages)
-            if not context.is_protected(m)
-            and (
-                note_count(m) is not None
-                # a saved summary next to a saved run: a head holds one store id, so the
-                # summary joins the run (its saved transcript keeps it), see _one_a_place
-                or (self.save_to is not None and summary_count(m) is not None and _saved_of(m))
-            )
-        }
+        foldable = self._foldable(messages, context)
         reserve = 0  # what the notes cost, once known
         taken = 0
         out = list(messages)
@@ -311,16 +292,57 @@ class RemoveOldMessages(BaseCompressionStep):
                 break
         if not context.under_target(total):
             return out  # over the target even without notes: they cost nothing that helps
-        # nothing more to drop and the notes are what is over: shorter notes, then bare ones
-        # (the count alone), which stay even over the target: a run never goes unrecorded
+        return await self._shorter_notes(messages, drop, total, opener, foldable, out, context)
+
+    def _candidates(self, messages: list[Message], context: StepContext) -> list[Unit]:
+        """The units that may go, oldest first: unprotected, and none of the first
+        ``keep_first`` or last ``keep_last`` non-system messages."""
+        non_system = [i for i, m in enumerate(messages) if m.role != "system"]
+        first = set(first_non_system(messages, self.keep_first))
+        last = set(non_system[len(non_system) - self.keep_last :]) if self.keep_last else set()
+        kept = first | last
+        return [
+            unit
+            for unit in context.units(messages)
+            if not unit.protected and kept.isdisjoint(range(unit.start, unit.stop))
+        ]
+
+    def _foldable(self, messages: list[Message], context: StepContext) -> set[int]:
+        """Where an earlier note of ours stands (unprotected): next to a dropped run it is
+        folded into the run's note (one note a run, never two side by side). With
+        ``save_to``, a saved summary too: a head holds one store id, so the summary joins
+        the run (its saved transcript keeps it), see ``_one_a_place``."""
+        return {
+            i
+            for i, m in enumerate(messages)
+            if not context.is_protected(m)
+            and (
+                note_count(m) is not None
+                or (self.save_to is not None and summary_count(m) is not None and _saved_of(m))
+            )
+        }
+
+    async def _shorter_notes(
+        self,
+        messages: list[Message],
+        drop: set[int],
+        total: int,
+        opener: int,
+        foldable: set[int],
+        out: list[Message],
+        context: StepContext,
+    ) -> list[Message]:
+        """Nothing more to drop and the notes are what is over: shorter notes, then bare
+        ones (the count alone), which stay even over the target: a run never goes
+        unrecorded. Over the target by the bare notes: kept when dropping still frees
+        tokens (the report shows the miss: reached_target False), else nothing is dropped
+        at all (``out``: the list with full notes)."""
         slack = context.target_tokens - total
         for short in (4 * slack - 80, 0):
             if short >= 0:
                 out = await self._with_notes(messages, drop, short, opener, foldable, context)
                 if context.under_target(context.tokens(out)):
                     return out
-        # over the target by the bare notes: kept when dropping still frees tokens (the report
-        # shows the miss: reached_target False), else nothing is dropped at all
         return out if context.tokens(out) < context.tokens(messages) else messages
 
     async def _with_notes(

@@ -191,12 +191,39 @@ class Summarize(BaseCompressionStep):
         if context.under_target(total):
             return messages
         units = context.units(messages)
+        free = self._free(messages, units)
+        chosen = self._chosen(units, free, total, context)
+        opener = _opener(messages, units, context)
+        groups = _runs(_with_adjacent_summaries(chosen, units, free, opener), opener)
+        done = await self._summarize_runs(groups, units, opener, context)
+        if done is None:
+            return messages  # an invalid reply skips the step
+        placed, removed = done
+        if not placed:
+            return messages
+        out: list[Message] = []
+        for n, unit in enumerate(units):
+            if n in placed:
+                out.append(placed[n])
+            if n not in removed:
+                out.extend(unit.messages)
+        return out
+
+    def _free(self, messages: list[Message], units: Sequence[Unit]) -> list[bool]:
+        """For each unit, whether it may be summarized: not protected, and none of the
+        ``keep_recent_messages`` newest non-system messages."""
         non_system = [i for i, m in enumerate(messages) if m.role != "system"]
         k = self.keep_recent_messages
         recent = set(non_system[len(non_system) - k :]) if k else set()
-        free = [
+        return [
             not u.protected and not any(i in recent for i in range(u.start, u.stop)) for u in units
         ]
+
+    def _chosen(
+        self, units: Sequence[Unit], free: list[bool], total: int, context: StepContext
+    ) -> list[int]:
+        """The free units to summarize, oldest first, until what they save (less a summary's
+        ``max_summary_tokens`` for each run of them) reaches the target."""
         reserve = self.max_summary_tokens
         chosen: list[int] = []
         saved = 0
@@ -210,9 +237,17 @@ class Summarize(BaseCompressionStep):
                 runs += 1
             chosen.append(n)
             saved += sum(context.message_tokens(m) for m in unit.messages)
-        opener = _opener(messages, units, context)
-        chosen = _with_adjacent_summaries(chosen, units, free, opener)
-        groups = _runs(chosen, opener)
+        return chosen
+
+    async def _summarize_runs(
+        self,
+        groups: Sequence[Sequence[int]],
+        units: Sequence[Unit],
+        opener: int | None,
+        context: StepContext,
+    ) -> tuple[dict[int, Message], set[int]] | None:
+        """Each run of units summarized: the summaries by the unit they stand before, and
+        the units they replace; ``None`` when a reply was invalid (the step is skipped)."""
         removed: set[int] = set()
         placed: dict[int, Message] = {}  # unit index -> the summary standing before it
         for group in groups:
@@ -222,7 +257,7 @@ class Summarize(BaseCompressionStep):
             summary = await self._summary(span, context)
             if summary is None:
                 context.add_invalid_summary()
-                return messages  # an invalid reply skips the step
+                return None
             phrase = await span_phrase(self, span, context)
             message = self._message(summary, span, context, phrase)
             if message is None:
@@ -230,15 +265,7 @@ class Summarize(BaseCompressionStep):
             at = group[0] if opener is None or group[0] < opener else opener
             placed[at] = message
             removed.update(group)
-        if not placed:
-            return messages
-        out: list[Message] = []
-        for n, unit in enumerate(units):
-            if n in placed:
-                out.append(placed[n])
-            if n not in removed:
-                out.extend(unit.messages)
-        return out
+        return placed, removed
 
     async def _summary(
         self, span: Sequence[Message], context: StepContext

@@ -99,16 +99,7 @@ class ShrinkToolResults(BaseCompressionStep):
         """messages with old big tool results shortened until under the target."""
         out = list(messages)
         total = context.tokens(out)
-        # results before this index are older than the newest older_than_turns turns; with
-        # fewer turns than that in the list, no result is old
-        newest_ok = len(out) if self.older_than_turns == 0 else 0
-        turns_after = 0
-        for i in range(len(out) - 1, -1, -1) if self.older_than_turns else ():
-            if out[i].role == "assistant":
-                turns_after += 1
-                if turns_after == self.older_than_turns:
-                    newest_ok = i
-                    break
+        newest_ok = self._old_end(out)
         scope = owner_scope(context.ctx)
         for i in range(newest_ok):
             if context.under_target(total):
@@ -119,41 +110,67 @@ class ShrinkToolResults(BaseCompressionStep):
             before = context.message_tokens(m)
             if before <= self.bigger_than_tokens or len(m.text) <= self.keep_chars:
                 continue
-            text = m.text
-            ours = await shortened_source(context, text, self.save_to, scope)
-            fallback = ""  # what to cut when the caller's text cuts no smaller
-            if ours is not None:  # shortened before: cut again, under the id(s) it names
-                source, notes = ours
-            elif self.save_to is not None:
-                # the caller's text, not a copy an earlier step of this compression cut
-                source = original_text(context, m)
-                saved = await stage_save(
-                    context,
-                    self,
-                    scope,
-                    source,
-                    call_id=m.tool_call_id or "",
-                    before=text if source != text else None,
-                )
-                notes = (saved,) if saved else ()
-                fallback = text if source != text else ""
-            else:
-                source, notes = text, ()
-            note = "; ".join(notes)
-            # keep keep_chars, or more when this result alone covers what is still needed:
-            # the cut takes only the tokens the target needs, so the most text stays
-            allowed = before - (total - context.target_tokens)
-            keep = self.keep_chars
-            if allowed > 0:
-                keep = max(keep, len(text) * allowed // before - len(note) - 80)
-            short, after = _fitted(m, source, keep, self.keep_chars, notes, allowed, context)
-            if after >= before and fallback:  # the original's cut names too much to fit
-                short, after = _fitted(m, fallback, keep, self.keep_chars, notes, allowed, context)
+            short, after = await self._shrunk(m, before, total, context, scope)
             if after < before:
                 out[i] = short
                 context.mark_shortened(short)
                 total += after - before
         return out
+
+    def _old_end(self, out: list[Message]) -> int:
+        """Results before this index are older than the newest ``older_than_turns`` turns;
+        with fewer turns than that in the list, no result is old."""
+        newest_ok = len(out) if self.older_than_turns == 0 else 0
+        turns_after = 0
+        for i in range(len(out) - 1, -1, -1) if self.older_than_turns else ():
+            if out[i].role == "assistant":
+                turns_after += 1
+                if turns_after == self.older_than_turns:
+                    newest_ok = i
+                    break
+        return newest_ok
+
+    async def _shrunk(
+        self, m: Message, before: int, total: int, context: StepContext, scope: str
+    ) -> tuple[Message, int]:
+        """``m`` (of ``before`` tokens, in a list of ``total``) cut, and its tokens: to
+        ``keep_chars``, or more when this result alone covers what is still needed (the cut
+        takes only the tokens the target needs, so the most text stays)."""
+        text = m.text
+        source, notes, fallback = await self._source(m, context, scope)
+        note = "; ".join(notes)
+        allowed = before - (total - context.target_tokens)
+        keep = self.keep_chars
+        if allowed > 0:
+            keep = max(keep, len(text) * allowed // before - len(note) - 80)
+        short, after = _fitted(m, source, keep, self.keep_chars, notes, allowed, context)
+        if after >= before and fallback:  # the original's cut names too much to fit
+            short, after = _fitted(m, fallback, keep, self.keep_chars, notes, allowed, context)
+        return short, after
+
+    async def _source(
+        self, m: Message, context: StepContext, scope: str
+    ) -> tuple[str, tuple[str, ...], str]:
+        """What to cut of ``m``, the notes its marker names (the recall ids it is saved
+        under) and what to cut when that cuts no smaller (``""``: nothing else): a result
+        shortened before is cut again under the id(s) it names; with ``save_to``, the
+        caller's text (not a copy an earlier step of this compression cut) is saved."""
+        text = m.text
+        ours = await shortened_source(context, text, self.save_to, scope)
+        if ours is not None:  # shortened before: cut again, under the id(s) it names
+            return ours[0], ours[1], ""
+        if self.save_to is None:
+            return text, (), ""
+        source = original_text(context, m)
+        saved = await stage_save(
+            context,
+            self,
+            scope,
+            source,
+            call_id=m.tool_call_id or "",
+            before=text if source != text else None,
+        )
+        return source, ((saved,) if saved else ()), (text if source != text else "")
 
 
 def _fitted(

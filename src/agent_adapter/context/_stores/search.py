@@ -271,20 +271,7 @@ def search_tool(
         ConfigError: store is not a ToolResultStore or has no ``load_all``, the scorer is not
             a Scorer, k is not in 1..20, or passage_chars is not an int >= 1.
     """
-    if not isinstance(store, ToolResultStore):
-        raise ConfigError(f"search_tool: {type(store).__name__} is not a ToolResultStore")
-    for name in ("load_all", "load_all_sync"):
-        if not callable(getattr(store, name, None)):
-            raise ConfigError(
-                f"search_tool: {type(store).__name__} has no {name}(scope): it cannot list "
-                "what a run saved (MemoryStore, SQLiteStore and RedisStore can)"
-            )
-    if scorer is not None:
-        check_scorer(scorer, "search_tool.scorer")
-    check_limit("search_tool.k", k)
-    if k > MAX_K:
-        raise ConfigError(f"search_tool.k must be at most {MAX_K}, got {k!r}")
-    check_limit("search_tool.passage_chars", passage_chars)
+    _check_search_tool(store, scorer, k, passage_chars)
     searcher = _Searcher(scorer if scorer is not None else lexical_scorer(), passage_chars)
 
     async def search(args: dict[str, Any], ctx: Any = None) -> str:
@@ -301,16 +288,7 @@ def search_tool(
                 found = await searcher.search(store, owner_scope(ctx), query, min(want, MAX_K))
         except StoreError:
             return f"{SEARCH_TOOL_NAME} could not read the saved context just now; try again later."
-        if not found:
-            return f"Nothing saved matches {query!r}."
-        many = "passage" if len(found) == 1 else "passages"
-        lines = [f"{len(found)} saved {many} for {query!r}, best first (quoted data):"]
-        for n, p in enumerate(found, 1):
-            lines.append(
-                f"[{n}] {RECALL_TOOL_NAME}(id={p.id!r}, offset={p.offset}) reads on from here:"
-            )
-            lines.append(p.text)
-        return "\n".join(lines)
+        return _found_text(query, found)
 
     return FunctionTool(
         name=SEARCH_TOOL_NAME,
@@ -319,18 +297,56 @@ def search_tool(
             "room (words to look for, e.g. a file name, an error, a name or a date). Returns "
             "the best passages, each with the recall_context call that reads on from it."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "what to look for"},
-                "k": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_K,
-                    "description": f"how many passages (default {k})",
-                },
-            },
-            "required": ["query"],
-        },
+        parameters=_search_parameters(k),
         fn=search,
     )
+
+
+def _check_search_tool(store: Any, scorer: Any, k: Any, passage_chars: Any) -> None:
+    """:func:`search_tool`'s arguments checked (see its Raises)."""
+    if not isinstance(store, ToolResultStore):
+        raise ConfigError(f"search_tool: {type(store).__name__} is not a ToolResultStore")
+    for name in ("load_all", "load_all_sync"):
+        if not callable(getattr(store, name, None)):
+            raise ConfigError(
+                f"search_tool: {type(store).__name__} has no {name}(scope): it cannot list "
+                "what a run saved (MemoryStore, SQLiteStore and RedisStore can)"
+            )
+    if scorer is not None:
+        check_scorer(scorer, "search_tool.scorer")
+    check_limit("search_tool.k", k)
+    if k > MAX_K:
+        raise ConfigError(f"search_tool.k must be at most {MAX_K}, got {k!r}")
+    check_limit("search_tool.passage_chars", passage_chars)
+
+
+def _search_parameters(k: int) -> dict[str, Any]:
+    """The search tool's JSON schema (``k``: the default number of passages)."""
+    return {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "what to look for"},
+            "k": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_K,
+                "description": f"how many passages (default {k})",
+            },
+        },
+        "required": ["query"],
+    }
+
+
+def _found_text(query: str, found: list[SavedPassage]) -> str:
+    """The search tool's answer: the passages found for ``query``, best first, each with
+    the recall call that reads on from it."""
+    if not found:
+        return f"Nothing saved matches {query!r}."
+    many = "passage" if len(found) == 1 else "passages"
+    lines = [f"{len(found)} saved {many} for {query!r}, best first (quoted data):"]
+    for n, p in enumerate(found, 1):
+        lines.append(
+            f"[{n}] {RECALL_TOOL_NAME}(id={p.id!r}, offset={p.offset}) reads on from here:"
+        )
+        lines.append(p.text)
+    return "\n".join(lines)
