@@ -7,6 +7,8 @@ the run context with its events, ledger and price table, model profiles, and
 :mod:`agent_adapter.context`, the compression toolkit.
 """
 
+from pkgutil import extend_path as _extend_path
+
 from agent_adapter._callable import CallableModel
 from agent_adapter._errors import (
     AgentAdapterError,
@@ -55,6 +57,10 @@ from agent_adapter._run import RunContext, owner_scope
 from agent_adapter._tools import FunctionTool
 
 __version__ = "0.1.0"
+
+# one import package, more than one distribution: ``agent_adapter.cli`` ships in
+# agent-adapter-cli, so the package's path takes in every ``agent_adapter`` folder on sys.path
+__path__ = _extend_path(__path__, __name__)
 
 __all__ = [
     "DEFAULT_PRICES",
