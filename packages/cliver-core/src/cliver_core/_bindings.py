@@ -32,14 +32,23 @@ reranker ports).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_adapter import ConfigError, LLMPort
 from agent_adapter.context import EmbeddingPort, RerankerPort
 from cliver_core._errors import CapabilityNotSupported
+from cliver_core._request import request_fields
 
-__all__ = ["PROTOCOLS", "PURPOSES", "CapabilityNotSupported", "ModelBinding"]
+__all__ = [
+    "PROTOCOLS",
+    "PURPOSES",
+    "CapabilityNotSupported",
+    "ModelBinding",
+    "binding_fields",
+    "traced_provider",
+]
 
 #: Wire protocols a built binding speaks: OpenAI Chat Completions (and every compatible
 #: server), OpenAI Responses, Anthropic Messages, the Gemini API.
@@ -519,3 +528,20 @@ class ModelBinding:
         close = getattr(built, "aclose", None) or getattr(built, "close", None)
         if close is not None:
             await close()
+
+
+def binding_fields(
+    options: Mapping[str, Any], binding: ModelBinding
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`request_fields` for a call to ``binding``: built from its protocol, or a
+    ``provider=`` port of the caller's own."""
+    return request_fields(options, binding.protocol if binding.provider is None else None)
+
+
+def traced_provider(binding: ModelBinding) -> str:
+    """The provider name of the trace and the request echo (0.3.0a5's ``provider_name()``,
+    the brand: ``"openai"``, ``"deepseek"``, ``"anthropic"``, a user provider's own)."""
+    vendor = getattr(binding._port(), "provider", None)
+    if isinstance(vendor, str) and vendor:
+        return vendor
+    return binding.provider_name or binding.protocol

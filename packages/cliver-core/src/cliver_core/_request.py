@@ -24,13 +24,10 @@ from agent_adapter import ModelResponse
 from agent_adapter.providers._base import call_parameters
 
 if TYPE_CHECKING:
-    from cliver_core._bindings import ModelBinding
     from cliver_core._messages import CLIverMessage
     from cliver_core._tools import CLIverTool
 
 __all__ = [
-    "binding_fields",
-    "provider_label",
     "request_echo",
     "request_fields",
     "response_native",
@@ -96,23 +93,6 @@ def request_fields(
     if extra:
         rest["extra_body"] = {**extra, **(rest.get("extra_body") or {})}
     return fields, rest
-
-
-def binding_fields(
-    options: Mapping[str, Any], binding: ModelBinding
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """:func:`request_fields` for a call to ``binding``: built from its protocol, or a
-    ``provider=`` port of the caller's own."""
-    return request_fields(options, binding.protocol if binding.provider is None else None)
-
-
-def provider_label(binding: ModelBinding) -> str:
-    """The provider name of the trace and the request echo (0.3.0a5's ``provider_name()``,
-    the brand: ``"openai"``, ``"deepseek"``, ``"anthropic"``, a user provider's own)."""
-    vendor = getattr(binding._port(), "provider", None)
-    if isinstance(vendor, str) and vendor:
-        return vendor
-    return binding.provider_name or binding.protocol
 
 
 def _tool_dump(tool: CLIverTool) -> dict[str, Any]:
