@@ -9,7 +9,6 @@ dispatch (the catalog and the FindSkills / ActivateSkill / ReadSkillFile tools) 
 :mod:`cliver_core.skill_tools`.
 """
 
-from cliver_core import _skills
 from cliver_core._skills import (
     Skill,
     SkillError,
@@ -30,6 +29,4 @@ __all__ = [
     "validate_skill_name",
 ]
 
-# Module attributes of 0.3.0a5's module outside its __all__.
-SKILL_FILENAME = _skills.SKILL_FILENAME
-logger = _skills.logger
+# SKILL_FILENAME and logger: module attributes of 0.3.0a5's module outside its __all__
