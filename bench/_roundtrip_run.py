@@ -27,9 +27,8 @@ from agent_adapter.context import (
 )
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context.formats import Violation, check, convert, strip_reserved
-from agent_adapter.context.formats._anthropic import AnthropicConverter
-from agent_adapter.context.formats._checks import check_thinking_unchanged, check_thought_signatures
-from agent_adapter.context.formats._gemini import GeminiConverter
+from agent_adapter.context.formats._anthropic import AnthropicConverter, check_thinking_unchanged
+from agent_adapter.context.formats._gemini import GeminiConverter, check_thought_signatures
 from agent_adapter.context.formats._langchain import LangChainConverter
 from agent_adapter.context.formats._openai import OpenAIChatConverter
 

@@ -45,11 +45,10 @@ from agent_adapter.context import (
     estimate_tokens,
 )
 from agent_adapter.context.formats import AnthropicConverter, convert
-from agent_adapter.context.formats._chat import ChatConverter
 from agent_adapter.context.formats._gemini import GeminiConverter
 from agent_adapter.context.formats._langchain import LangChainConverter
 from agent_adapter.context.formats._memo import disabled
-from agent_adapter.context.formats._responses import ResponsesConverter
+from agent_adapter.context.formats._openai import ChatConverter, ResponsesConverter
 
 CLAUDE_CODE = "claude-code-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 MINI_SWE = "mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-6197.traj.json"

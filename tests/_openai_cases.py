@@ -30,9 +30,8 @@ from agent_adapter.context import (
     compress_for,
     estimate_tokens,
 )
-from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._anthropic import AnthropicConverter
-from agent_adapter.context.formats._checks import check, check_thinking_unchanged
+from agent_adapter.context.formats import check, convert
+from agent_adapter.context.formats._anthropic import AnthropicConverter, check_thinking_unchanged
 from agent_adapter.context.formats._openai import OpenAIChatConverter
 
 OPENAI = OpenAIChatConverter()

@@ -15,13 +15,9 @@ from agent_adapter._messages import Message, ToolCall
 from agent_adapter.context import CompressionPolicy, compress_for_sync
 from agent_adapter.context._pairing import validate_messages
 from agent_adapter.context.formats import Violation, _registry, check, convert, strip_reserved
-from agent_adapter.context.formats._checks import (
-    check_anthropic,
-    check_messages,
-    check_openai_chat,
-    check_responses,
-    check_thinking_unchanged,
-)
+from agent_adapter.context.formats._anthropic import check_anthropic, check_thinking_unchanged
+from agent_adapter.context.formats._check import check_messages
+from agent_adapter.context.formats._openai import check_openai_chat, check_responses
 from test_formats_anthropic import anthropic_conversations
 from test_formats_openai import chat_conversations, responses_conversations
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from agent_adapter._errors import ConfigError
 from agent_adapter.context import CompressionPolicy, compress_for_sync
 from agent_adapter.context.formats import check, convert
-from agent_adapter.context.formats._checks import check_anthropic, check_thinking_unchanged
+from agent_adapter.context.formats._anthropic import check_anthropic, check_thinking_unchanged
 from agent_adapter.context.formats._gemini import GeminiConverter
 from test_check import AGREE, _rounds, compress_accepts, rules
 

@@ -288,7 +288,7 @@ def test_a_last_resort_note_stands_before_the_thinking_opener() -> None:
     # if_still_too_long=RemoveOldMessages(): the relaxed pass marked the opener only as
     # "pinned", so the note of the rounds dropped inside the thinking tool loop landed in it
     from agent_adapter.context import RemoveOldMessages
-    from agent_adapter.context.formats._checks import check_thinking_unchanged
+    from agent_adapter.context.formats._anthropic import check_thinking_unchanged
 
     messages = [Message("user", "go"), *(m for n in range(8) for m in _round(n, thinking=True))]
     sent = natives("anthropic", messages)

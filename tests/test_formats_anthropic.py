@@ -33,9 +33,8 @@ from agent_adapter._messages import (
     ToolCall,
 )
 from agent_adapter.context import CompressionPolicy, compress_for_sync
-from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check
-from agent_adapter.context.formats._openai import RESERVED_KEY
+from agent_adapter.context.formats import check, convert
+from agent_adapter.context.formats._carrier import RESERVED_KEY
 
 FAST = settings(
     max_examples=100,

@@ -19,10 +19,9 @@ from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, ToolCall
 from agent_adapter.context import CompressionPolicy, MyOwnStep, compress_for, compress_for_sync
 from agent_adapter.context._pairing import validate_messages
-from agent_adapter.context.formats import convert
+from agent_adapter.context.formats import check, convert
 from agent_adapter.context.formats._anthropic import AnthropicConverter
-from agent_adapter.context.formats._checks import check
-from agent_adapter.context.formats._openai import RESERVED_KEY
+from agent_adapter.context.formats._carrier import RESERVED_KEY
 
 FAST = settings(
     max_examples=100,

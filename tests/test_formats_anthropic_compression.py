@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from _anthropic_cases import compressed, every_step, thinking_blocks, tokens
 from agent_adapter.context import CutLongMessages, RemoveOldMessages, ShrinkToolResults
-from agent_adapter.context.formats._checks import check, check_thinking_unchanged
+from agent_adapter.context.formats import check
+from agent_adapter.context.formats._anthropic import check_thinking_unchanged
 from test_formats_anthropic import anthropic_conversations
 
 FAST = settings(

@@ -14,8 +14,8 @@ import pytest
 from _anthropic_cases import ANTHROPIC, OPENAI, compressed, every_step, thinking_blocks, tokens
 from agent_adapter.cli._loaders import load_claude_code
 from agent_adapter.context import RemoveOldMessages
-from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check, check_thinking_unchanged
+from agent_adapter.context.formats import check, convert
+from agent_adapter.context.formats._anthropic import check_thinking_unchanged
 
 # --------------------------------------------------------------------------------------------
 # real data

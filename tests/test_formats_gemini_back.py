@@ -15,7 +15,7 @@ from _gemini_cases import SIG, SIG2, _camel, _objects, _run, _weather
 from agent_adapter._messages import Message
 from agent_adapter.context import CompressionPolicy, ShrinkToolResults, compress_for
 from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check_gemini
+from agent_adapter.context.formats._gemini import check_gemini
 
 # ------------------------------------------------------------------------------------ back
 

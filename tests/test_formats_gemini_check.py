@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from _gemini_cases import SIG2, _camel, _objects, _weather
-from agent_adapter.context.formats._checks import check_gemini, check_thought_signatures
+from agent_adapter.context.formats._gemini import check_gemini, check_thought_signatures
 
 # ------------------------------------------------------------------------------------ check rules
 

@@ -23,8 +23,8 @@ from agent_adapter._messages import (
 )
 from agent_adapter.context import CompressionPolicy, MyOwnStep, compress_for
 from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check_gemini
-from agent_adapter.context.formats._gemini import RESERVED_KEY
+from agent_adapter.context.formats._carrier import RESERVED_KEY
+from agent_adapter.context.formats._gemini import check_gemini
 
 # ------------------------------------------------------------------------------------ dump
 

@@ -22,7 +22,7 @@ from agent_adapter.context import (
     estimate_tokens,
 )
 from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check_gemini
+from agent_adapter.context.formats._gemini import check_gemini
 
 # ------------------------------------------------------------------------------------ properties
 

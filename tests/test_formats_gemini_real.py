@@ -27,9 +27,10 @@ from agent_adapter.context import (
     compress_for,
     estimate_tokens,
 )
-from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check, check_gemini, strip_reserved
-from agent_adapter.context.formats._gemini import RESERVED_KEY, _fields
+from agent_adapter.context.formats import check, convert, strip_reserved
+from agent_adapter.context.formats._carrier import RESERVED_KEY
+from agent_adapter.context.formats._gemini import check_gemini
+from agent_adapter.context.formats._gemini._fields import fields_of as _fields
 from agent_adapter.context.formats._registry import _CONVERTERS
 
 # ------------------------------------------------------------------------------------ real data
@@ -188,7 +189,9 @@ def test_carried_dicts_stay_lossless_through_compression(data_dir: Path) -> None
         total = estimate_tokens(msgs)
         policy = CompressionPolicy(target_tokens=total // 4, steps=policy_steps)
         result, report = _run(compress(conv.messages, policy))
-        assert report.messages_changed > 0
+        # every run changes a text, or (a short one the cuts left over the threshold) drops
+        # the changed ones to get under it
+        assert report.messages_changed > 0 or report.messages_removed > 0
         out = conv.back(result)
         again = convert(out, "gemini").messages
         assert [_norm(m) for m in again] == [_norm(m) for m in result]

@@ -17,7 +17,7 @@ from agent_adapter.context import (
     compress_for,
 )
 from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check_gemini
+from agent_adapter.context.formats._gemini import check_gemini
 from agent_adapter.context.formats._registry import _CONVERTERS
 
 # ------------------------------------------------------------------------------------ regressions

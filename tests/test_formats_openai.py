@@ -20,7 +20,7 @@ from _openai_cases import (
 )
 from agent_adapter._messages import FilePart, ImagePart, Message, OpaquePart, ToolCall
 from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._openai import RESERVED_KEY
+from agent_adapter.context.formats._carrier import RESERVED_KEY
 
 FAST = settings(
     max_examples=100,

@@ -11,9 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from _openai_cases import ANTHROPIC, OPENAI, RESPONSES, any_messages
 from agent_adapter._messages import Message, TextPart, ThinkingPart, ToolCall
 from agent_adapter.cli._loaders import load_tau_bench
-from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check, strip_reserved
-from agent_adapter.context.formats._openai import RESERVED_KEY
+from agent_adapter.context.formats import check, convert, strip_reserved
+from agent_adapter.context.formats._carrier import RESERVED_KEY
 
 FAST = settings(
     max_examples=100,

@@ -13,8 +13,7 @@ import pytest
 
 from _openai_cases import OPENAI, compressed, every_step, tokens
 from agent_adapter.cli._loaders import load_swe_agent, load_tau_bench
-from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check
+from agent_adapter.context.formats import check, convert
 
 # --------------------------------------------------------------------------------------------
 # real data

@@ -13,8 +13,7 @@ from _openai_cases import ANTHROPIC, ITEMS, REASONING, compressed, every_step
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, ThinkingPart, ToolCall
 from agent_adapter.context import CompressionPolicy, MyOwnStep, RemoveOldMessages, compress_for_sync
-from agent_adapter.context.formats import convert
-from agent_adapter.context.formats._checks import check, strip_reserved
+from agent_adapter.context.formats import check, convert, strip_reserved
 
 # --------------------------------------------------------------------------------------------
 # Responses regressions

@@ -34,10 +34,10 @@ from agent_adapter._messages import (
     ToolCall,
 )
 from agent_adapter.context._units import Protection
-from agent_adapter.context.formats import convert, detect_format
-from agent_adapter.context.formats._checks import check, strip_reserved
-from agent_adapter.context.formats._openai import RESERVED_KEY, ChatConverter, ResponsesConverter
-from agent_adapter.context.formats._responses import ITEM_TYPES
+from agent_adapter.context.formats import check, convert, detect_format, strip_reserved
+from agent_adapter.context.formats._carrier import RESERVED_KEY
+from agent_adapter.context.formats._openai import ChatConverter, ResponsesConverter
+from agent_adapter.context.formats._openai._items import ITEM_TYPES
 
 FAST = settings(
     max_examples=100,

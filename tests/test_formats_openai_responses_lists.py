@@ -23,9 +23,8 @@ from _openai_cases import (
     tokens,
 )
 from agent_adapter._messages import Message, TextPart, ThinkingPart, ToolCall
-from agent_adapter.context.formats import Conversion, Converter, convert
-from agent_adapter.context.formats._checks import check, strip_reserved
-from agent_adapter.context.formats._openai import RESERVED_KEY
+from agent_adapter.context.formats import Conversion, Converter, check, convert, strip_reserved
+from agent_adapter.context.formats._carrier import RESERVED_KEY
 
 FAST = settings(
     max_examples=100,

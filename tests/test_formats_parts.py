@@ -24,15 +24,16 @@ from agent_adapter._messages import (
     ThinkingPart,
     ToolCall,
 )
-from agent_adapter.context.formats import Converter
+from agent_adapter.context.formats import Converter, strip_reserved
 from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._carrier import RESERVED_KEY, decode_part, encode_part
-from agent_adapter.context.formats._chat import ChatConverter
-from agent_adapter.context.formats._checks import strip_reserved
 from agent_adapter.context.formats._gemini import GeminiConverter
 from agent_adapter.context.formats._langchain import LangChainConverter
-from agent_adapter.context.formats._openai import OpenAIChatConverter
-from agent_adapter.context.formats._responses import ResponsesConverter
+from agent_adapter.context.formats._openai import (
+    ChatConverter,
+    OpenAIChatConverter,
+    ResponsesConverter,
+)
 
 PNG = base64.b64encode(b"\x89PNG fake").decode()
 PDF = base64.b64encode(b"%PDF-1.7 fake").decode()

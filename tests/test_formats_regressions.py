@@ -14,9 +14,8 @@ from _gemini_cases import _objects
 from agent_adapter._errors import ConfigError
 from agent_adapter.context import CompressionPolicy, compress_for_sync
 from agent_adapter.context.formats import check, convert
-from agent_adapter.context.formats._chat import ChatConverter
 from agent_adapter.context.formats._gemini import GeminiConverter
-from agent_adapter.context.formats._responses import ResponsesConverter
+from agent_adapter.context.formats._openai import ChatConverter, ResponsesConverter
 
 # --------------------------------------------------------------------------------------------
 # A. Responses: a call of a group of parallel call items is named by its own item

@@ -19,12 +19,11 @@ from agent_adapter import Message
 from agent_adapter.cli._loaders import load_trace
 from agent_adapter.context import CompressionPolicy, compress_for, estimate_tokens
 from agent_adapter.context.formats import AnthropicConverter, convert, detect_format
-from agent_adapter.context.formats._chat import ChatConverter
 from agent_adapter.context.formats._gemini import GeminiConverter
 from agent_adapter.context.formats._langchain import LangChainConverter
 from agent_adapter.context.formats._memo import _TAIL, disabled, load_messages
+from agent_adapter.context.formats._openai import ChatConverter, ResponsesConverter
 from agent_adapter.context.formats._registry import _CONVERTERS
-from agent_adapter.context.formats._responses import ResponsesConverter
 
 CLAUDE_CODE = "claude-code-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 MINI_SWE = "mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-6197.traj.json"

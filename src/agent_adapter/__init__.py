@@ -5,8 +5,13 @@ The message model (:class:`Message` and its parts), the error classes, the model
 scoring calls (:class:`EmbeddingPort`, :class:`RerankerPort` and its :class:`RerankResult`),
 the run context with its events, ledger and price table, model profiles, and
 :mod:`agent_adapter.context`, the compression toolkit.
+
+:func:`run_tool_loop` (which can wrap the model in a ``CompressingModel``), its result and its
+error, and :class:`RerankerPort` with :class:`RerankResult` (a pydantic model) load on first
+use: importing the package loads neither the compression engine nor pydantic.
 """
 
+import typing as _typing
 from pkgutil import extend_path as _extend_path
 
 from agent_adapter._callable import CallableModel
@@ -21,8 +26,8 @@ from agent_adapter._errors import (
     ToolUsageError,
 )
 from agent_adapter._events import Event, EventBus
+from agent_adapter._lazy import lazy_exports as _lazy_exports
 from agent_adapter._ledger import Ledger, LedgerEntry
-from agent_adapter._loop import MaxIterationsExceeded, ToolLoopResult, run_tool_loop
 from agent_adapter._messages import (
     FilePart,
     ImagePart,
@@ -41,8 +46,6 @@ from agent_adapter._model import (
     LLMPort,
     ModelRequest,
     ModelResponse,
-    RerankerPort,
-    RerankResult,
     StreamEnd,
     StreamEvent,
     TextDelta,
@@ -55,6 +58,10 @@ from agent_adapter._prices import DEFAULT_PRICES, Price, PriceTable
 from agent_adapter._profiles import ModelProfile, model_profile, register_model_profile
 from agent_adapter._run import RunContext, owner_scope
 from agent_adapter._tools import FunctionTool
+
+if _typing.TYPE_CHECKING:
+    from agent_adapter._loop import MaxIterationsExceeded, ToolLoopResult, run_tool_loop
+    from agent_adapter._rerank import RerankerPort, RerankResult
 
 __version__ = "0.1.0"
 
@@ -113,3 +120,14 @@ __all__ = [
     "register_model_profile",
     "run_tool_loop",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "MaxIterationsExceeded": "agent_adapter._loop",
+        "RerankResult": "agent_adapter._rerank",
+        "RerankerPort": "agent_adapter._rerank",
+        "ToolLoopResult": "agent_adapter._loop",
+        "run_tool_loop": "agent_adapter._loop",
+    },
+)

@@ -48,6 +48,7 @@ from agent_adapter._model import (
     UsageEvent,
 )
 from agent_adapter._run import emit_event, record_call
+from agent_adapter.context._tokens import estimate_tokens
 
 __all__ = ["CallableModel", "call_fn", "check_name", "check_timeout"]
 
@@ -245,8 +246,6 @@ class CallableModel:
                 provider=self.provider,
                 model=self.model,
             )
-        from agent_adapter.context._tokens import estimate_tokens
-
         usage = Usage(
             input_tokens=estimate_tokens(list(request.messages)),
             output_tokens=estimate_tokens([reply]),

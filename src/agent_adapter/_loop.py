@@ -13,16 +13,15 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_adapter._errors import AgentAdapterError, ConfigError
 from agent_adapter._messages import Message, ToolCall
 from agent_adapter._model import LLMPort, ModelRequest, ModelResponse, Usage
 from agent_adapter._run import emit_event
 from agent_adapter._tools import FunctionTool
-
-if TYPE_CHECKING:
-    from agent_adapter.context._policy import CompressionPolicy
+from agent_adapter.context._compressing_model import CompressingModel
+from agent_adapter.context._policy import CompressionPolicy
 
 __all__ = ["MaxIterationsExceeded", "ToolLoopResult", "run_tool_loop"]
 
@@ -195,8 +194,6 @@ async def run_tool_loop(
     else:
         conversation = list(ModelRequest(messages=messages).messages)  # validated, copied
     if compression is not None:
-        from agent_adapter.context._compressing_model import CompressingModel
-
         model = CompressingModel(model, compression)
     usage = Usage()
     for iteration in range(1, max_iterations + 1):

@@ -17,18 +17,18 @@ three apart (``input_tokens`` excludes ``cache_read_input_tokens`` and
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
+from agent_adapter._compression import CompressionSettings, is_compression_settings
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._tools import FunctionTool
 
 if TYPE_CHECKING:
-    from agent_adapter.context._policy import CompressionPolicy
+    from pydantic import BaseModel
 
 __all__ = [
     "EmbeddingPort",
@@ -37,8 +37,6 @@ __all__ = [
     "LLMPort",
     "ModelRequest",
     "ModelResponse",
-    "RerankResult",
-    "RerankerPort",
     "StreamEnd",
     "StreamEvent",
     "TextDelta",
@@ -146,12 +144,20 @@ class JsonSchema:
 ResponseFormat: TypeAlias = Literal["json"] | JsonSchema
 
 
+def _is_pydantic_model(value: object) -> TypeGuard[type[BaseModel]]:
+    """A pydantic model class; False without importing pydantic when it is not loaded."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not isinstance(value, type):
+        return False
+    return issubclass(value, pydantic.BaseModel)
+
+
 def _response_format(value: Any) -> ResponseFormat | None:
     if value is None or value == "text":
         return None
     if value == "json" or isinstance(value, JsonSchema):
         return value  # type: ignore[no-any-return]
-    if isinstance(value, type) and issubclass(value, BaseModel):
+    if _is_pydantic_model(value):
         return JsonSchema.of(value)
     if isinstance(value, Mapping):
         return JsonSchema(name="response", schema=value)
@@ -222,7 +228,7 @@ class ModelRequest:
     top_p: float | None = None
     stop: Sequence[str] = ()
     seed: int | None = None
-    compression: CompressionPolicy | None = None
+    compression: CompressionSettings | None = None
     stage: str = "main"
     ctx: Any = field(default=None, compare=False)
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -268,14 +274,11 @@ class ModelRequest:
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
             raise ConfigError(f"ModelRequest.seed must be an int, got {self.seed!r}")
-        if self.compression is not None:
-            from agent_adapter.context._policy import CompressionPolicy
-
-            if not isinstance(self.compression, CompressionPolicy):
-                raise ConfigError(
-                    "ModelRequest.compression must be a CompressionPolicy or None, got "
-                    f"{type(self.compression).__name__}"
-                )
+        if self.compression is not None and not is_compression_settings(self.compression):
+            raise ConfigError(
+                "ModelRequest.compression must be a CompressionPolicy or None, got "
+                f"{type(self.compression).__name__}"
+            )
         if not isinstance(self.stage, str) or not self.stage:
             raise ConfigError("ModelRequest.stage must be a non-empty str")
         if not isinstance(self.options, Mapping):
@@ -418,27 +421,4 @@ class EmbeddingPort(Protocol):
 
     async def embed(self, texts: Sequence[str], *, ctx: Any = None) -> list[list[float]]:
         """One vector per text, all of the same size."""
-        ...
-
-
-class RerankResult(BaseModel):
-    """Scores in input order, plus what the call used, for billing.
-
-    Attributes:
-        scores: one relevance score per text, in the order the texts were given.
-        usage: what the call used (tokens or billing units), when known.
-    """
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    scores: list[float]
-    usage: Usage | None = None
-
-
-@runtime_checkable
-class RerankerPort(Protocol):
-    """Scores how relevant each text is to query; one float per text, in order."""
-
-    async def rerank(self, query: str, texts: Sequence[str], *, ctx: Any = None) -> RerankResult:
-        """One score per text, in order."""
         ...

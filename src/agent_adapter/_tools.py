@@ -15,12 +15,17 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
-
-import pydantic
-import pydantic_core
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from agent_adapter._errors import ConfigError, ToolUsageError
+from agent_adapter._optional import lazy_module
+
+if TYPE_CHECKING:
+    import pydantic
+    import pydantic_core
+else:  # imported by the first tool built from a function or result serialised
+    pydantic = lazy_module("pydantic")
+    pydantic_core = lazy_module("pydantic_core")
 
 __all__ = ["FunctionTool"]
 

@@ -31,6 +31,7 @@ from agent_adapter._messages import Message
 from agent_adapter._model import LLMPort, ModelRequest, ModelResponse, StreamEnd, StreamEvent, Usage
 from agent_adapter._profiles import model_profile
 from agent_adapter._run import emit_event
+from agent_adapter.context._compress_for import stateful_compress
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
@@ -237,7 +238,8 @@ class CompressingModel:
         """The request to send, compressed when over the threshold; ``None`` to pass it on."""
         if request.precompressed or not await self._wanted(request):
             return None
-        policy = request.compression or self.policy
+        own = request.compression  # None or a CompressionPolicy (the request checked it)
+        policy = own if isinstance(own, CompressionPolicy) else self.policy
         if policy is self.policy:
             limits, window = self._limits, self.context_window
         else:
@@ -287,8 +289,6 @@ class CompressingModel:
         if ratio != 1.0 or extra:
             counter = _Calibrated(meter, ratio, extra)
             calibrated = dataclasses.replace(policy, token_counter=counter)
-        from agent_adapter.context._compress_for import stateful_compress  # formats import us
-
         given = request.messages
         messages = given if isinstance(given, list) else list(given)
         out, report = await stateful_compress(

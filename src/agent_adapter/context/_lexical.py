@@ -21,6 +21,8 @@ from typing import Any
 
 import regex
 
+from agent_adapter._errors import MissingDependency
+
 __all__ = ["Terms", "index", "stem", "terms"]
 
 #: Words: runs of letters and digits (any script), lowercased; a few English function words
@@ -42,14 +44,17 @@ Terms = tuple[int, dict[str, int]]
 def terms(text: str, stemmed: bool = False) -> Terms:
     """A text's length in words and its word counts (stemmed with ``stemmed``)."""
     words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
-    return len(words), dict(Counter(map(stem, words) if stemmed else words))
+    return len(words), dict(Counter(map(_stem, words) if stemmed else words))
 
 
 def _okapi() -> type[Any]:
     """rank-bm25's BM25Okapi fed with word counts made once per text (see BM25Scorer)."""
     global _OKAPI
     if _OKAPI is None:
-        from rank_bm25 import BM25Okapi
+        try:
+            from rank_bm25 import BM25Okapi
+        except ImportError as e:
+            raise MissingDependency("rank-bm25", "relevance", "BM25Scorer") from e
 
         class Okapi(BM25Okapi):  # type: ignore[misc]
             def _initialize(self, corpus: list[Terms]) -> dict[str, int]:
@@ -86,7 +91,16 @@ _VOWELS = frozenset("aeiouy")
 _ASCII = frozenset("abcdefghijklmnopqrstuvwxyz")
 
 
-@functools.lru_cache(maxsize=65536)
+#: Words up to this long have their stems remembered (65,536 words at most): a longer one (a
+#: hash, a run of base64) is seldom seen twice and would hold its whole length in the cache.
+_STEM_REMEMBERED = 40
+
+
+def _stem(word: str) -> str:
+    """:func:`stem`, remembered for a word up to :data:`_STEM_REMEMBERED` characters."""
+    return _stems(word) if len(word) <= _STEM_REMEMBERED else stem(word)
+
+
 def stem(word: str) -> str:
     """``word`` (lowercase) without its plural, -ing, -ed or -ly ending and a final "e".
 
@@ -116,3 +130,6 @@ def stem(word: str) -> str:
     if len(w) > 3 and w.endswith("e"):
         w = w[:-1]  # make / making -> mak
     return w
+
+
+_stems = functools.lru_cache(maxsize=65536)(stem)

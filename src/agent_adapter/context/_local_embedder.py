@@ -19,11 +19,15 @@ import importlib.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from agent_adapter._errors import ConfigError, MissingDependency
+from agent_adapter._optional import optional_module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = optional_module("numpy", "relevance", "LocalEmbedder")
 
 __all__ = ["LocalEmbedder"]
 

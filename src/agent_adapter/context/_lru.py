@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from agent_adapter._messages import Message
 
-__all__ = ["Memo", "clear", "with_text"]
+__all__ = ["Memo", "chars_of", "clear", "with_text"]
 
 _T = TypeVar("_T")
 
@@ -72,17 +72,18 @@ class Memo:
         objects: tuple[Any, ...],
         compute: Callable[[], _T],
         extra: Hashable = (),
-        size: int = 1,
+        size: int | Callable[[], int] = 1,
     ) -> _T:
         """``compute()``, remembered by the identities of ``objects`` (and ``extra``): the
         objects are held with the result, so their ids stay theirs while it is remembered
-        and a hit is always for these very objects."""
+        and a hit is always for these very objects. ``size``: the characters held (or what
+        counts them, called on a miss only)."""
         key = (tuple(map(id, objects)), extra)
         hit = self.get(key)
         if hit is not None:
             return hit[1]  # type: ignore[no-any-return]
         value = compute()
-        self.put(key, (objects, value), size)
+        self.put(key, (objects, value), size() if callable(size) else size)
         return value
 
     def clear(self) -> None:
@@ -92,14 +93,33 @@ class Memo:
             self.held = 0
 
 
-#: Derived messages by (the message, held; the new text).
+def chars_of(*messages: Message) -> int:
+    """The characters ``messages`` hold (texts, thinking, inline data, call arguments): what a
+    memo holding them keeps alive, for its ``chars`` bound."""
+    total = 0
+    for message in messages:
+        content = message.content
+        if isinstance(content, str):
+            total += len(content)
+        else:
+            for part in content:
+                text = getattr(part, "text", None) or getattr(part, "data", None)
+                total += len(text) if isinstance(text, str) else 1
+        total += sum(len(c.arguments) for c in message.tool_calls)
+    return total
+
+
+#: Derived messages by (the message, held; the new text). Both count toward ``chars``: the
+#: message held is mostly the longer one (a cut tool output).
 _DERIVED = Memo(entries=4096, chars=16_000_000)
 
 
 def with_text(message: Message, text: str) -> Message:
     """``message.with_text(text)``, the same object as last time for the same message object
     and text (see the module doc)."""
-    return _DERIVED.by_identity((message,), lambda: message.with_text(text), text, len(text))
+    return _DERIVED.by_identity(
+        (message,), lambda: message.with_text(text), text, lambda: len(text) + chars_of(message)
+    )
 
 
 def clear() -> None:

@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from agent_adapter._compression import register_compression_settings
 from agent_adapter._errors import ConfigError
+from agent_adapter.context._steps.cut import CutLongMessages
+from agent_adapter.context._steps.dedup import RemoveDuplicates
+from agent_adapter.context._steps.drop import RemoveOldMessages
+from agent_adapter.context._steps.tool_results import ShrinkToolResults
 from agent_adapter.context._tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -38,6 +43,7 @@ class CompressionLimits:
     target_tokens: int
 
 
+@register_compression_settings  # accepted as a request's own compression
 @dataclass(frozen=True, kw_only=True)
 class CompressionPolicy:
     """When and how far to compress, and with which steps; give percents or token counts.
@@ -217,11 +223,4 @@ class CompressionPolicy:
         """
         if self.steps is not None:
             return list(self.steps)
-        from agent_adapter.context._steps import (
-            CutLongMessages,
-            RemoveDuplicates,
-            RemoveOldMessages,
-            ShrinkToolResults,
-        )
-
         return [RemoveDuplicates(), ShrinkToolResults(), CutLongMessages(), RemoveOldMessages()]

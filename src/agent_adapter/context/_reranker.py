@@ -9,7 +9,8 @@ from typing import Any
 
 from agent_adapter._callable import call_fn, check_name, check_timeout, fn_name
 from agent_adapter._errors import ConfigError, ModelOutputInvalid, ToolUsageError
-from agent_adapter._model import RerankResult, Usage
+from agent_adapter._model import Usage
+from agent_adapter._rerank import RerankResult
 from agent_adapter._run import emit_event, record_call
 
 __all__ = ["CallableReranker"]

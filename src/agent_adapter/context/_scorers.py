@@ -26,13 +26,18 @@ import inspect
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from agent_adapter._errors import AgentAdapterError, ConfigError, ModelError, ModelOutputInvalid
-from agent_adapter._model import EmbeddingPort, RerankerPort, RerankResult
+from agent_adapter._model import EmbeddingPort
+from agent_adapter._optional import is_loaded_instance, optional_module
+from agent_adapter._rerank import RerankerPort, RerankResult
 from agent_adapter.context._lexical import Terms, index, terms
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = optional_module("numpy", "relevance", "relevance scoring")
 
 __all__ = [
     "BM25Scorer",
@@ -98,6 +103,10 @@ def check_scorer(value: object, where: str) -> None:
     raise ConfigError(f"{where} must be a Scorer (an async score(query, texts) method), got {got}")
 
 
+def _is_ndarray(value: object) -> TypeGuard[np.ndarray[Any, Any]]:
+    return is_loaded_instance(value, "numpy", "ndarray")  # no array without numpy loaded
+
+
 def checked_scores(scores: object, count: int, who: str) -> list[float]:
     """``scores`` as floats in 0..1, one per text; what a step accepts from a scorer.
 
@@ -105,7 +114,7 @@ def checked_scores(scores: object, count: int, who: str) -> list[float]:
         ConfigError: not a sequence of ``count`` items, or an item that is not a finite number
             in 0..1 (bools and strings included); the message names ``who`` and the index.
     """
-    if isinstance(scores, np.ndarray):
+    if _is_ndarray(scores):
         scores = scores.tolist()
     if not isinstance(scores, list | tuple) or len(scores) != count:
         shown = f"{len(scores)} items" if isinstance(scores, list | tuple) else f"{scores!r:.80}"

@@ -186,9 +186,9 @@ class StateEntry:
 
 
 def _shape(native: Any) -> tuple[Any, ...] | None:
-    """A native's top-level fingerprint, as the memo's (``formats/_memo.py``, which cannot be
-    imported here: the formats import this module): its fields' values and the lengths of its
-    list fields; ``None`` for an immutable ``Message`` (slots, no ``vars``)."""
+    """A native's top-level fingerprint, as the memo's (``formats/_memo.py``): its fields'
+    values and the lengths of its list fields; ``None`` for an immutable ``Message`` (slots, no
+    ``vars``)."""
     try:
         values = tuple((native if type(native) is dict else vars(native)).values())
     except TypeError:

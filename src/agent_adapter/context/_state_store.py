@@ -55,6 +55,7 @@ from agent_adapter._messages import Message, ToolCall
 from agent_adapter.context._stores._base import encode_text
 from agent_adapter.context._stores.redis import RedisStore
 from agent_adapter.context._stores.sqlite import SQLiteStore
+from agent_adapter.context.formats._carrier import decode_part, encode_part
 
 __all__ = [
     "LoadedState",
@@ -132,9 +133,6 @@ def _canon(value: Any, out: list[str], depth: int) -> None:
 
 def _message_fields(message: Message) -> dict[str, Any]:
     """A message's compared fields, parts and calls as plain data (``origin`` left out)."""
-    # imported here: the formats package imports compress_for, which imports this module
-    from agent_adapter.context.formats._carrier import encode_part
-
     out: dict[str, Any] = {}
     for f in fields(message):
         if not f.compare:
@@ -150,8 +148,6 @@ def _message_fields(message: Message) -> dict[str, Any]:
 
 def _message_from(data: Any) -> Message:
     """The message :func:`_message_fields` gave ``data`` for."""
-    from agent_adapter.context.formats._carrier import decode_part
-
     if not isinstance(data, dict):
         raise ValueError("a stored message is not a dict")
     content = data.get("content", "")

@@ -56,7 +56,7 @@ from typing import Any
 from agent_adapter._errors import ConfigError, MissingDependency
 from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompressionPolicy
-from agent_adapter.context.formats._responses_items import is_call, output_call_id
+from agent_adapter.context.formats._openai._items import is_call, output_call_id
 from agent_adapter.integrations._core import (
     Compressor,
     OnReport,

@@ -22,14 +22,22 @@ each raised ``from`` the SDK's exception. Every completed call writes a ledger e
 cost from the price table, seconds) and ``model.*`` events to ``request.ctx``.
 
 Test them, and your agent, against :class:`agent_adapter.testing.ProviderServer`.
+
+Each provider's module loads on first use: a program on one provider loads neither the others
+nor their message formats.
 """
 
-from agent_adapter.providers._anthropic import AnthropicModel
-from agent_adapter.providers._deepseek import DeepSeekModel
-from agent_adapter.providers._gemini import GeminiModel
-from agent_adapter.providers._llamacpp import LlamaCppModel, packaged_gguf
-from agent_adapter.providers._openai_chat import OpenAIChatModel
-from agent_adapter.providers._openai_responses import OpenAIResponsesModel
+import typing as _typing
+
+from agent_adapter._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from agent_adapter.providers._anthropic import AnthropicModel
+    from agent_adapter.providers._deepseek import DeepSeekModel
+    from agent_adapter.providers._gemini import GeminiModel
+    from agent_adapter.providers._llamacpp import LlamaCppModel, packaged_gguf
+    from agent_adapter.providers._openai_chat import OpenAIChatModel
+    from agent_adapter.providers._openai_responses import OpenAIResponsesModel
 
 __all__ = [
     "AnthropicModel",
@@ -40,3 +48,16 @@ __all__ = [
     "OpenAIResponsesModel",
     "packaged_gguf",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "AnthropicModel": "agent_adapter.providers._anthropic",
+        "DeepSeekModel": "agent_adapter.providers._deepseek",
+        "GeminiModel": "agent_adapter.providers._gemini",
+        "LlamaCppModel": "agent_adapter.providers._llamacpp",
+        "OpenAIChatModel": "agent_adapter.providers._openai_chat",
+        "OpenAIResponsesModel": "agent_adapter.providers._openai_responses",
+        "packaged_gguf": "agent_adapter.providers._llamacpp",
+    },
+)

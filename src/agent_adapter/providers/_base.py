@@ -29,6 +29,7 @@ from agent_adapter._errors import (
     ModelError,
     ModelOutputInvalid,
     ModelTimeout,
+    ToolUsageError,
 )
 from agent_adapter._messages import Message
 from agent_adapter._model import (
@@ -463,8 +464,6 @@ async def call_finished(
 
 
 def _checked(request: Any) -> ModelRequest:
-    from agent_adapter._errors import ToolUsageError
-
     if not isinstance(request, ModelRequest):
         raise ToolUsageError(f"request must be a ModelRequest, got {type(request).__name__}")
     if not request.messages:

@@ -2,7 +2,7 @@
 
 The official ``openai`` SDK does the HTTP, retries and SSE parsing; messages are written and
 read by the ``openai`` format's Chat converter
-(:class:`~agent_adapter.context.formats._chat.ChatConverter`), so what the compression toolkit
+(:class:`~agent_adapter.context.formats._openai.ChatConverter`), so what the compression toolkit
 reads is what is sent. vLLM, Ollama, llama.cpp's server, LM Studio, DeepSeek and any other
 OpenAI-compatible server are this class with a ``base_url`` (and a ``provider`` name for the
 ledger); :class:`~agent_adapter.providers.DeepSeekModel` shows the whole cost of a vendor.
@@ -27,7 +27,7 @@ from agent_adapter._model import (
     Usage,
 )
 from agent_adapter.context.formats import strip_reserved
-from agent_adapter.context.formats._chat import ChatConverter
+from agent_adapter.context.formats._openai import ChatConverter
 from agent_adapter.providers._base import (
     Parsed,
     ProviderModel,

@@ -1,7 +1,7 @@
 """OpenAI Responses (``POST /v1/responses``) on the official ``openai`` SDK.
 
 Messages are written and read by the ``openai`` format's Responses converter
-(:class:`~agent_adapter.context.formats._responses.ResponsesConverter`): system messages stay
+(:class:`~agent_adapter.context.formats._openai.ResponsesConverter`): system messages stay
 ``system`` items of ``input``, tool calls are ``function_call`` items answered by
 ``function_call_output`` items. The API has no stop sequences and no seed, so a request with
 either is refused (``ConfigError``) rather than silently changed. A ``response.failed`` or
@@ -27,7 +27,7 @@ from agent_adapter._model import (
     Usage,
 )
 from agent_adapter.context.formats import strip_reserved
-from agent_adapter.context.formats._responses import ResponsesConverter
+from agent_adapter.context.formats._openai import ResponsesConverter
 from agent_adapter.providers._base import (
     Parsed,
     ProviderModel,

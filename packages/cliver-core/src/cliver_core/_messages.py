@@ -543,7 +543,7 @@ def native_converter(protocol: str) -> Converter[Any]:
         ConfigError: another name.
     """
     if protocol == "openai":
-        from agent_adapter.context.formats._chat import ChatConverter
+        from agent_adapter.context.formats._openai import ChatConverter
 
         return ChatConverter()
     if protocol == "anthropic":

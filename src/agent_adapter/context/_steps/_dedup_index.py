@@ -18,10 +18,15 @@ import bisect
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from agent_adapter._optional import optional_module
 from agent_adapter.context._scorers import BM25Scorer
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = optional_module("numpy", "relevance", 'RemoveDuplicates(match="similar")')
 
 __all__ = ["Bm25Index", "Chains", "comparable"]
 

@@ -18,7 +18,7 @@ from agent_adapter._messages import (
     TextPart,
     ThinkingPart,
 )
-from agent_adapter.context._lru import Memo
+from agent_adapter.context._lru import Memo, chars_of
 from agent_adapter.context._scorers import (
     BM25Scorer,
     check_scorer,
@@ -91,8 +91,9 @@ def _part_key(part: Part) -> Hashable:
 
 
 #: Message keys by the message's identity (the message held, so its id stays its own): a
-#: message compared again, in the next pass or call, is not keyed again.
-_KEYS = Memo(entries=8192, chars=8192)
+#: message compared again, in the next pass or call, is not keyed again. Bounded by the
+#: characters the messages held hold (the keys share their strings).
+_KEYS = Memo(entries=8192, chars=16_000_000)
 
 
 def _message_key(message: Message, answers: int | None) -> Hashable:
@@ -105,6 +106,7 @@ def _message_key(message: Message, answers: int | None) -> Hashable:
             tuple(_part_key(p) for p in message.parts),
             tuple((c.name, c.arguments) for c in message.tool_calls),
         ),
+        size=lambda: chars_of(message) + 1,
     )
     return (key, answers)
 
@@ -116,11 +118,13 @@ def _key(unit: Unit) -> Hashable:
     call's position among the unit's calls (two parallel calls whose results swapped are not
     the same round).
     """
-    return _UNIT_KEYS.by_identity(unit.messages, lambda: _unit_key(unit))
+    return _UNIT_KEYS.by_identity(
+        unit.messages, lambda: _unit_key(unit), size=lambda: chars_of(*unit.messages) + 1
+    )
 
 
-#: Unit keys by the identities of the unit's messages (held).
-_UNIT_KEYS = Memo(entries=8192, chars=8192)
+#: Unit keys by the identities of the unit's messages (held), bounded by their characters.
+_UNIT_KEYS = Memo(entries=8192, chars=16_000_000)
 
 
 def _unit_key(unit: Unit) -> Hashable:

@@ -48,7 +48,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agent_adapter._messages import Message
 from agent_adapter.context._report import StepFailure
@@ -61,7 +61,6 @@ from agent_adapter.context._stores._keys import store_id_key, sync_face, use_syn
 from agent_adapter.context._stores._span import RECALL_TOOL_NAME, encode_span
 
 if TYPE_CHECKING:
-    from agent_adapter.context._policy import CompressionPolicy
     from agent_adapter.context._steps._base import StepContext
 
 __all__ = [
@@ -325,12 +324,20 @@ async def _holds(store: ToolResultStore, scope: str, id: str) -> bool:
     return await store.load(scope, id) is not None
 
 
+class _ErrorPolicy(Protocol):
+    """What :func:`commit_saves` reads of the ``CompressionPolicy`` (the policy's module
+    imports the default steps, which import this one)."""
+
+    @property
+    def on_step_error(self) -> Literal["raise", "skip"]: ...
+
+
 async def commit_saves(
     context: StepContext,
     original: Sequence[Message],
     current: list[Message],
     total: int,
-    policy: CompressionPolicy,
+    policy: _ErrorPolicy,
     failures: list[StepFailure],
 ) -> tuple[list[Message], int]:
     """Write the staged texts ``current`` references; ``current`` and its token total, with

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_adapter._messages import Message
+from agent_adapter.context._steps._summary_text import message_text
 from agent_adapter.context._stores._base import encode_text
 
 __all__ = [
@@ -63,8 +64,6 @@ def _seal(key: bytes, body: str) -> str:
 
 def encode_span(key: bytes, messages: Sequence[Message]) -> str:
     """The sealed text of a span of ``messages`` (see the module doc)."""
-    from agent_adapter.context._steps._summary_text import message_text
-
     blocks = [message_text(m) for m in messages]
     starts: list[int] = []
     at = 0

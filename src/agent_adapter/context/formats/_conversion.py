@@ -8,16 +8,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+import agent_adapter.context.formats._memo as _memo
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter.context._provenance import same_objects, text_only_change, trace
-from agent_adapter.context.formats import _memo
 from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter, Pinned
 from agent_adapter.context.formats._carrier import split_carrier
-from agent_adapter.context.formats._chat import ChatConverter
-from agent_adapter.context.formats._openai import OpenAIChatConverter
-from agent_adapter.context.formats._responses_items import check_one_api, classify
+from agent_adapter.context.formats._openai import ChatConverter, OpenAIChatConverter
+from agent_adapter.context.formats._openai._items import check_one_api, classify
 
 __all__ = ["Conversion"]
 

@@ -47,6 +47,7 @@ naming the caller's own index.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -59,17 +60,16 @@ from agent_adapter._messages import Message
 from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._carrier import split_carrier
-from agent_adapter.context.formats._chat import ChatConverter
 from agent_adapter.context.formats._gemini import GeminiConverter
-from agent_adapter.context.formats._gemini_parts import Calls
+from agent_adapter.context.formats._gemini._parts import Calls
 from agent_adapter.context.formats._langchain import LangChainConverter
-from agent_adapter.context.formats._openai import OpenAIChatConverter
-from agent_adapter.context.formats._responses import (
+from agent_adapter.context.formats._openai import (
+    ChatConverter,
+    OpenAIChatConverter,
     ResponsesConverter,
-    _group_size,
-    classify,
-    is_call,
 )
+from agent_adapter.context.formats._openai._items import classify, is_call
+from agent_adapter.context.formats._openai._responses import _group_size
 
 __all__ = [
     "Snap",
@@ -115,7 +115,7 @@ def disabled() -> Any:
 # ----------------------------------------------------------------------------- fingerprints
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Snap:
     """One list's fingerprint: its items (held, so their ids stay unique while it is
     remembered), their field counts and their field values (all items' in one tuple), each
@@ -125,14 +125,16 @@ class Snap:
     lens: tuple[int, ...]
     values: tuple[Any, ...]
     #: remembered lists already compared with this one (detection and loading share one
-    #: comparison): ``id(theirs) -> (theirs, whether this list starts with it)``
-    compared: dict[int, tuple[Snap, bool]] = field(default_factory=dict, compare=False)
+    #: comparison): ``id(theirs) -> (theirs, weakly; whether this list starts with it)``.
+    #: Weakly: a snap remembered holds what it was compared with, and that its own, and so
+    #: on; held strongly, every list ever seen would stay alive through that chain.
+    compared: dict[int, tuple[weakref.ref[Snap], bool]] = field(default_factory=dict, compare=False)
 
     def starts_with(self, old: Snap) -> bool:
         """True when this list starts with ``old``'s list: the same items, unchanged at
         their top level (field counts and values)."""
         hit = self.compared.get(id(old))
-        if hit is not None:
+        if hit is not None and hit[0]() is old:
             return hit[1]
         natives, k = self.natives, len(old.natives)
         same = (
@@ -143,7 +145,7 @@ class Snap:
             and self.lens[:k] == old.lens
             and _equal(self.values[: len(old.values)], old.values)
         )
-        self.compared[id(old)] = (old, same)
+        self.compared[id(old)] = (weakref.ref(old), same)
         return same
 
 

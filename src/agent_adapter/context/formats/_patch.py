@@ -6,16 +6,30 @@ parts, LangChain text blocks and bare strings). :func:`patch_text_blocks` is the
 changed message's text goes back into such a list, so a cut behaves the same in every format:
 the block structure stays and ``cache_control``, signatures and other keys stay on their
 block. A :class:`TextBlocks` tells it how one format's blocks hold text.
+
+Text that went blank must not leave an empty native, which providers reject (Anthropic,
+Gemini, OpenAI alike): a converter writes changed natives through :func:`never_blank`, with
+:func:`blank_dict` as the test of an empty message dict.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CHAT_TEXT", "TextBlocks", "dict_text_blocks", "patch_text_blocks"]
+from agent_adapter._messages import Message
+
+__all__ = [
+    "CHAT_TEXT",
+    "Rebuild",
+    "TextBlocks",
+    "blank_dict",
+    "dict_text_blocks",
+    "never_blank",
+    "patch_text_blocks",
+]
 
 #: How a message's text parts are joined (``Message.text``), and so how a step's new text
 #: lines up with the native text blocks it came from.
@@ -145,3 +159,61 @@ def patch_text_blocks(blocks: list[Any], text: str, kind: TextBlocks = CHAT_TEXT
         else:
             out.append(block)
     return out
+
+
+Rebuild = Callable[[Any, Sequence[Message], Sequence[Message | None]], list[Any]]
+_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+
+
+def blank_dict(native: Any) -> bool:
+    """True for a message dict with nothing in it: no calls, and a ``content`` that is
+    missing, blank text or only text blocks with blank text (Chat Completions messages,
+    Responses ``message`` items, Anthropic messages). Tool results and other items are never
+    blank: an empty tool output is an answer."""
+    if not isinstance(native, Mapping) or native.get("role") == "tool":
+        return False
+    if native.get("type", "message") != "message":
+        return False
+    if any(native.get(k) for k in ("tool_calls", "function_call", "audio", "refusal")):
+        return False
+    content = native.get("content")
+    if content is None or isinstance(content, str):
+        return not (content or "").strip()
+    return isinstance(content, list) and all(
+        isinstance(b, Mapping)
+        and isinstance(b.get("type"), str)
+        and b.get("type") in _TEXT_PARTS
+        and isinstance(b.get("text"), str)
+        and not b["text"].strip()
+        for b in content
+    )
+
+
+def never_blank(
+    rebuild: Rebuild,
+    is_blank: Callable[[Any], bool],
+    native: Any,
+    originals: Sequence[Message],
+    now: Sequence[Message | None],
+) -> list[Any]:
+    """``rebuild(native, originals, now)`` for a converter that must never write an empty
+    native (Anthropic: "all messages must have non-empty content except for the optional
+    final assistant message" and "text content blocks must contain non-whitespace text";
+    Gemini: "contents.parts must not be empty"; OpenAI: an empty content array is rejected).
+
+    A changed message (not a tool result) whose text became blank (``""`` or whitespace) is
+    rebuilt with no text, so its text blocks go. When that leaves the native with nothing
+    (``[]``, or natives ``is_blank`` says are empty) while some message of it is still there,
+    those messages keep their original text instead; only a native whose every message is
+    gone is dropped (``[]``).
+    """
+    cut: list[Message | None] = []
+    kept: list[Message | None] = []
+    for o, m in zip(originals, now, strict=True):
+        blank = m is not None and m is not o and m.role != "tool" and not m.text.strip()
+        cut.append(m.with_text("") if blank and m is not None and m.text else m)
+        kept.append(o if blank else m)
+    out = rebuild(native, originals, cut)
+    if all(m is None for m in now) or (out and not any(is_blank(n) for n in out)):
+        return out
+    return rebuild(native, originals, kept)

@@ -7,6 +7,7 @@ cleared when done, so what the command prints is unchanged.
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -59,7 +60,8 @@ def progress(total: int, label: str, *, quiet: bool = False) -> Iterator[Tick]:
 
 
 class Observed:
-    """A policy step that calls ``on_apply(name, messages)`` and then runs the step it wraps.
+    """A policy step that calls ``on_apply(name, messages)`` and then runs the step it wraps
+    (for a step that cannot be observed in place, see :func:`observed`).
 
     The engine reads a step's ``name`` and ``include_system_prompt`` (both forwarded) and
     calls ``apply``; nothing else changes, so the compression is the one without it.
@@ -77,13 +79,36 @@ class Observed:
         return result
 
 
+def _observed_step(step: Any, on_apply: Callable[[str, list[Message]], None]) -> Any:
+    """``step``, observed: a copy of it of a subclass whose ``apply`` calls ``on_apply``
+    first, so it stays an instance of its own class (the engine knows its own steps by
+    their class: the final under-threshold phase reruns the pipeline's RemoveOldMessages);
+    a step whose class cannot be extended so wrapped in :class:`Observed`."""
+    cls = type(step)
+    name = str(getattr(step, "name", cls.__name__))
+
+    async def apply(self: Any, messages: list[Message], context: StepContext) -> list[Message]:
+        on_apply(name, messages)
+        result: list[Message] = await cls.apply(self, messages, context)
+        return result
+
+    try:
+        sub = type(cls.__name__, (cls,), {"apply": apply, "__slots__": ()})
+        sub.__qualname__, sub.__module__ = cls.__qualname__, cls.__module__
+        out = copy.copy(step)
+        out.__class__ = sub
+    except TypeError:  # a final class, or one whose instances cannot change class
+        return Observed(step, on_apply)
+    return out
+
+
 def observed(
     policy: CompressionPolicy, on_apply: Callable[[str, list[Message]], None]
 ) -> CompressionPolicy:
-    """``policy`` with every step wrapped in :class:`Observed`."""
+    """``policy`` with every step observed (see :func:`_observed_step`)."""
     import dataclasses
 
-    steps = [Observed(step, on_apply) for step in policy.resolved_steps()]
+    steps = [_observed_step(step, on_apply) for step in policy.resolved_steps()]
     return dataclasses.replace(policy, steps=steps)
 
 

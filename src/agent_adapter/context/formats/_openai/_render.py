@@ -1,8 +1,8 @@
 """Responses API items, the write side: rendering messages as items and patching item text.
 
-See :mod:`agent_adapter.context.formats._responses` for the mapping. Render functions return the
-item(s) and the indexes of the message's parts they hold, in order; what no item has a slot for
-is left to the caller's carrier (:mod:`agent_adapter.context.formats._carrier`).
+See :mod:`agent_adapter.context.formats._openai._responses` for the mapping. Render functions
+return the item(s) and the indexes of the message's parts they hold, in order; what no item has
+a slot for is left to the caller's carrier (:mod:`agent_adapter.context.formats._carrier`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from agent_adapter._messages import (
     ToolCall,
 )
 from agent_adapter.context.formats._codec import data_url, parse_json
-from agent_adapter.context.formats._patch import TextBlocks, dict_text_blocks, patch_text_blocks
-from agent_adapter.context.formats._responses_items import (
+from agent_adapter.context.formats._openai._items import (
     ARG_KEYS,
     CALL_META,
     CHAT_ONLY_PARTS,
@@ -34,6 +33,7 @@ from agent_adapter.context.formats._responses_items import (
     output_call_id,
     text_type,
 )
+from agent_adapter.context.formats._patch import TextBlocks, dict_text_blocks, patch_text_blocks
 
 #: Text part keys of the API reference besides ``type`` and ``text``.
 _TEXT_KEYS = frozenset({"annotations", "logprobs"})
@@ -216,7 +216,7 @@ def render_member(call: ToolCall) -> dict[str, Any]:
     when its extras say ``"type": "custom"``, the ``*_call`` type they name when its arguments
     are that item's payload, else ``function_call``; the extras of the API reference's item
     keys (``id``, ``status``, ``pending_safety_checks``) on the item.
-    :func:`~agent_adapter.context.formats._responses_items.member_call` reads it back."""
+    :func:`~agent_adapter.context.formats._openai._items.member_call` reads it back."""
     kind_ = call.extras.get("type")
     meta = {k: v for k, v in call.extras.items() if k in CALL_META}
     if kind_ == "custom":

@@ -17,14 +17,9 @@ from typing import Any
 
 from agent_adapter.context._pairing import Pairing, PairingProblem
 from agent_adapter.context.formats._carrier import RESERVED_KEY
-from agent_adapter.context.formats._checks._common import (
-    Violation,
-    by_index,
-    register_checker,
-    reported_problems,
-)
-from agent_adapter.context.formats._gemini_fields import fields_of as _fields
-from agent_adapter.context.formats._gemini_fields import sig_bytes
+from agent_adapter.context.formats._gemini._fields import fields_of as _fields
+from agent_adapter.context.formats._gemini._fields import sig_bytes
+from agent_adapter.context.formats._violations import Violation, by_index, reported_problems
 
 __all__ = ["check_gemini", "check_thought_signatures"]
 
@@ -379,6 +374,3 @@ def _call_key(call_id: str | None, name: str, args: Any) -> tuple[str, ...]:
     if call_id:
         return ("id", call_id)
     return ("call", name, json.dumps(args, sort_keys=True, default=str))
-
-
-register_checker("gemini", check_gemini)

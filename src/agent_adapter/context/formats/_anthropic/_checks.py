@@ -13,11 +13,10 @@ from typing import Any
 
 from agent_adapter.context._pairing import Pairing, PairingRule
 from agent_adapter.context.formats._carrier import split_carrier
-from agent_adapter.context.formats._checks._common import (
+from agent_adapter.context.formats._violations import (
     Violation,
     by_index,
     pairing_violations,
-    register_checker,
     reserved,
 )
 
@@ -87,9 +86,9 @@ def check_anthropic(
       prompt: recorded Claude Code sessions go on from turns without thinking after turns
       with it). So a list that lost the current turn's thinking altogether is only caught
       with ``thinking=True``, or by comparing it with the list it was made from:
-      :func:`~agent_adapter.context.formats._checks.check_thinking_unchanged`
+      :func:`~agent_adapter.context.formats._anthropic.check_thinking_unchanged`
       (``turn_thinking_dropped``).
-    * ``not_a_message``, ``reserved_key``: see :mod:`agent_adapter.context.formats._checks`.
+    * ``not_a_message``, ``reserved_key``: see :mod:`agent_adapter.context.formats._check`.
 
     The pairing rules (the first three and ``duplicate_call_id``) are
     :mod:`agent_adapter.context._pairing`'s, fed block by block as
@@ -264,6 +263,3 @@ def _thinking_first(base: Sequence[Any], thinking: bool | None) -> list[Violatio
             )
         ]
     return []
-
-
-register_checker("anthropic", check_anthropic)

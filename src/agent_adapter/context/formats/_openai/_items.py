@@ -1,7 +1,7 @@
 """Responses API items, the load side: what an item is, and the message one item loads as.
 
-See :mod:`agent_adapter.context.formats._responses` for the mapping; shapes follow the Responses
-API reference (*Create a model response*, ``input`` item list) and the function-calling,
+See :mod:`agent_adapter.context.formats._openai._responses` for the mapping; shapes follow the
+Responses API reference (*Create a model response*, ``input`` item list) and the function-calling,
 reasoning, MCP and computer-use guides.
 """
 
@@ -350,7 +350,8 @@ def _load_output(item: Mapping[str, Any], call_id: str) -> Message:
 
 
 def load_item(item: Any, where: str) -> Message:
-    """The message of one Responses item (see :mod:`agent_adapter.context.formats._responses`).
+    """The message of one Responses item (see
+    :mod:`agent_adapter.context.formats._openai._responses`).
 
     Raises:
         ConfigError: ``item`` is not a dict, a message has no valid role or content, a
@@ -386,7 +387,7 @@ def load_item(item: Any, where: str) -> Message:
 
 def member_call(item: Any, where: str) -> ToolCall | None:
     """The call of a ``*_call`` item as a further call of a message (see
-    :func:`~agent_adapter.context.formats._responses_render.render_member`): the item's keys
+    :func:`~agent_adapter.context.formats._openai._render.render_member`): the item's keys
     other than its call's in the call's ``extras``, with ``"type": "custom"`` for a
     ``custom_tool_call`` (as Chat Completions custom calls load) and the item type for other
     non-function calls. ``None`` for anything else (not a call item, an opaque call).

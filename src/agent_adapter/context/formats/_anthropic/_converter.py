@@ -30,7 +30,7 @@ promise, and the prompt-cache prefix up to them). Gateways that require strict a
 ``compress_for`` and ``check``: ``finish`` then merges such neighbours into one NEW dict (the
 blocks of both, in order; string content becomes one ``text`` block; the first one's other
 keys). When a merged native held a carrier, the new dict's carrier records each source's
-carrier and blocks (:mod:`agent_adapter.context.formats._anthropic_merge`), so it loads as
+carrier and blocks (:mod:`agent_adapter.context.formats._anthropic._merge`), so it loads as
 exactly the messages it came from and rebuilds part by part. Every other native stays the same
 object. Merging never reorders blocks: a user message holding ``tool_result`` blocks always
 follows its assistant message directly (the round is one unit), so results stay first.
@@ -53,7 +53,7 @@ from agent_adapter._messages import (
     ThinkingPart,
     ToolCall,
 )
-from agent_adapter.context.formats._anthropic_merge import merge_run, own_turn, split_merged
+from agent_adapter.context.formats._anthropic._merge import merge_run, own_turn, split_merged
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._carrier import (
     RESERVED_KEY,
@@ -62,9 +62,13 @@ from agent_adapter.context.formats._carrier import (
     over_native,
     split_carrier,
 )
-from agent_adapter.context.formats._chat import blank_dict, never_blank
 from agent_adapter.context.formats._codec import parse_json, split_data_url, to_json
-from agent_adapter.context.formats._patch import CHAT_TEXT, patch_text_blocks
+from agent_adapter.context.formats._patch import (
+    CHAT_TEXT,
+    blank_dict,
+    never_blank,
+    patch_text_blocks,
+)
 
 __all__ = ["AnthropicConverter"]
 
@@ -410,7 +414,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
     ) -> list[dict[str, Any]]:
         """The native with its messages' new text, blocks in their places (see the module
         docstring). A message cut to blank text never leaves empty content or a blank text
-        block (see :func:`~agent_adapter.context.formats._chat.never_blank`)."""
+        block (see :func:`~agent_adapter.context.formats._patch.never_blank`)."""
         return never_blank(self._rebuild, blank_dict, native, originals, now)
 
     def _rebuild(
@@ -556,7 +560,7 @@ class AnthropicConverter(Converter[dict[str, Any]]):
         it is a turn of its own; see :mod:`agent_adapter.context._own`). Natives with no
         same-role neighbour come back as the same objects. A merge of natives that held
         carriers keeps them in its own (see
-        :mod:`agent_adapter.context.formats._anthropic_merge`), so it loads as the messages
+        :mod:`agent_adapter.context.formats._anthropic._merge`), so it loads as the messages
         of its sources.
         """
         strict = self.strict_alternation

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_adapter.context.formats._checks._common import Violation
+from agent_adapter.context.formats._violations import Violation
 
 __all__ = ["check_thinking_unchanged"]
 

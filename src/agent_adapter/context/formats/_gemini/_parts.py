@@ -1,6 +1,6 @@
 """Gemini parts: one part to a message part and back, function responses, Content objects.
 
-See :mod:`agent_adapter.context.formats._gemini` for the mapping (Gemini API reference,
+See :mod:`agent_adapter.context.formats._gemini._converter` for the mapping (Gemini API reference,
 ``Part``; google-genai 3.x ``types.Part``).
 """
 
@@ -21,7 +21,7 @@ from agent_adapter._messages import (
 )
 from agent_adapter.context.formats._carrier import RESERVED_KEY
 from agent_adapter.context.formats._codec import parse_json, to_json
-from agent_adapter.context.formats._gemini_fields import (
+from agent_adapter.context.formats._gemini._fields import (
     b64_text,
     fields_of,
     is_model,
@@ -177,8 +177,8 @@ def new_response(old: Any, text: str) -> dict[str, Any]:
 
 class Calls:
     """The calls of the latest model turn, for matching its function responses (see
-    :mod:`agent_adapter.context.formats._gemini`): every real id, and the calls not answered
-    yet as (id, name, made up). Made-up ids are those of calls without one
+    :mod:`agent_adapter.context.formats._gemini._converter`): every real id, and the calls not
+    answered yet as (id, name, made up). Made-up ids are those of calls without one
     (``extras["gemini_no_id"]``)."""
 
     def __init__(self) -> None:

@@ -63,42 +63,25 @@ from agent_adapter.context.formats._carrier import (
     split_carrier,
     with_carrier,
 )
-from agent_adapter.context.formats._chat import blank_dict, load_chat, never_blank
-from agent_adapter.context.formats._codec import data_url, split_data_url
-from agent_adapter.context.formats._responses_items import (
-    ITEM_TYPES,
-    PART_TYPES,
+from agent_adapter.context.formats._openai._chat import load_chat
+from agent_adapter.context.formats._openai._items import (
     check_one_api,
     classify,
     is_call,
-    is_item_type,
-    is_responses_message,
     kind,
     load_item,
     member_call,
-    output_call_id,
 )
-from agent_adapter.context.formats._responses_render import (
+from agent_adapter.context.formats._openai._render import (
     needs_group,
     rebuild_item,
     render_group,
     render_item,
     render_member,
 )
+from agent_adapter.context.formats._patch import blank_dict, never_blank
 
-__all__ = [
-    "ITEM_TYPES",
-    "PART_TYPES",
-    "ResponsesConverter",
-    "classify",
-    "data_url",
-    "is_call",
-    "is_item_type",
-    "is_responses_message",
-    "kind",
-    "output_call_id",
-    "split_data_url",
-]
+__all__ = ["ResponsesConverter"]
 
 
 def _load_native(native: Any, index: int | str) -> Message:
@@ -264,7 +247,7 @@ class ResponsesConverter(Converter[dict[str, Any]]):
     ) -> int:
         """The item of the group led by ``natives[leader]`` that holds the first call of
         ``call_ids`` (the last one with ``last``: the repeat of a duplicate ``call_id``), as
-        :func:`~agent_adapter.context.formats._checks.check_responses` names a call by its own
+        :func:`~agent_adapter.context.formats._openai.check_responses` names a call by its own
         item; ``leader`` when ``natives[leader]`` leads no group or no item holds such a call.
         """
         size, message = self._group_at(natives, leader)
@@ -297,7 +280,7 @@ class ResponsesConverter(Converter[dict[str, Any]]):
         first item of a group, are written again from the message (a group as the whole
         group, so its call items come back equal to what they were). A message cut to blank
         text never leaves a ``message`` item without content (see
-        :func:`~agent_adapter.context.formats._chat.never_blank`)."""
+        :func:`~agent_adapter.context.formats._patch.never_blank`)."""
         return never_blank(self._rebuild, blank_dict, native, originals, now)
 
     def _rebuild(
@@ -333,7 +316,7 @@ class ResponsesConverter(Converter[dict[str, Any]]):
         """Items for a run of messages, lossless (``load_all(dump_all(ms))[0] == ms``).
 
         As :meth:`dump`, except that a message one item cannot hold (see
-        :func:`~agent_adapter.context.formats._responses_render.needs_group`) becomes a group:
+        :func:`~agent_adapter.context.formats._openai._render.needs_group`) becomes a group:
         its ``message`` item (when it has text or other non-thinking content), then one
         ``function_call`` / ``custom_tool_call`` item per call, as the Responses API writes
         them. The first item's carrier says ``{"group": k}`` (``k`` items), so

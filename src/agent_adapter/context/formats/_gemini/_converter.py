@@ -78,14 +78,10 @@ from agent_adapter.context.formats._carrier import (
     carrier_for,
     with_carrier,
 )
-from agent_adapter.context.formats._chat import never_blank
 from agent_adapter.context.formats._codec import parse_json
-from agent_adapter.context.formats._gemini_fields import b64_text, is_model, key_of, plain
-from agent_adapter.context.formats._gemini_fields import fields_of as _fields
-from agent_adapter.context.formats._gemini_fields import (  # noqa: F401 - for _check_gemini
-    sig_bytes as _sig_bytes,
-)
-from agent_adapter.context.formats._gemini_parts import (
+from agent_adapter.context.formats._gemini._fields import b64_text, is_model, key_of, plain
+from agent_adapter.context.formats._gemini._fields import fields_of as _fields
+from agent_adapter.context.formats._gemini._parts import (
     Calls,
     content_of,
     dump_call,
@@ -101,9 +97,9 @@ from agent_adapter.context.formats._gemini_parts import (
     to_object,
     with_parts,
 )
-from agent_adapter.context.formats._patch import patch_text_blocks
+from agent_adapter.context.formats._patch import never_blank, patch_text_blocks
 
-__all__ = ["RESERVED_KEY", "GeminiConverter"]
+__all__ = ["GeminiConverter"]
 
 _ROLES = ("user", "model", "function")
 # The native index dumps are checked at: generated call ids never match a loaded one.
@@ -343,7 +339,7 @@ class GeminiConverter(Converter[Any]):
     ) -> list[Any]:
         """The turn with its messages' new text, every other part kept (see the module
         docstring). A message cut to blank text never leaves a turn without parts (see
-        :func:`~agent_adapter.context.formats._chat.never_blank`)."""
+        :func:`~agent_adapter.context.formats._patch.never_blank`)."""
         return never_blank(self._rebuild, _no_parts, native, originals, now)
 
     def _rebuild(

@@ -1,9 +1,9 @@
 """OpenAI messages (``openai`` format): Chat Completions dicts and Responses API items.
 
-The two APIs are two converters: :class:`~agent_adapter.context.formats._chat.ChatConverter`
-(Chat Completions, see :mod:`agent_adapter.context.formats._chat`) and
-:class:`~agent_adapter.context.formats._responses.ResponsesConverter` (Responses items, see
-:mod:`agent_adapter.context.formats._responses`). The registered ``openai`` converter,
+The two APIs are two converters: :class:`~agent_adapter.context.formats._openai._chat.ChatConverter`
+(Chat Completions, see :mod:`agent_adapter.context.formats._openai._chat`) and
+:class:`~agent_adapter.context.formats._openai._responses.ResponsesConverter` (Responses items, see
+:mod:`agent_adapter.context.formats._openai._responses`). The registered ``openai`` converter,
 :class:`OpenAIChatConverter`, only picks one: :meth:`OpenAIChatConverter.bind` gives the
 Responses converter for a list holding a Responses item (any dict with a ``type``, or an
 "easy input message" with ``input_text`` parts), the Chat one for a list holding a Chat-only
@@ -25,12 +25,12 @@ from typing import Any, ClassVar
 
 from agent_adapter._messages import Message
 from agent_adapter.context.formats._base import Converter
-from agent_adapter.context.formats._carrier import RESERVED_KEY, split_carrier
-from agent_adapter.context.formats._chat import ChatConverter, chat_kind
-from agent_adapter.context.formats._responses import ResponsesConverter, classify, kind
-from agent_adapter.context.formats._responses_items import is_responses_message
+from agent_adapter.context.formats._carrier import split_carrier
+from agent_adapter.context.formats._openai._chat import ChatConverter, chat_kind
+from agent_adapter.context.formats._openai._items import classify, is_responses_message, kind
+from agent_adapter.context.formats._openai._responses import ResponsesConverter
 
-__all__ = ["RESERVED_KEY", "ChatConverter", "OpenAIChatConverter", "ResponsesConverter"]
+__all__ = ["OpenAIChatConverter"]
 
 _CHAT = ChatConverter()
 _RESPONSES = ResponsesConverter()

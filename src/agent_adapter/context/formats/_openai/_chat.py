@@ -11,7 +11,7 @@ One dict is one message, and one dict holds any message.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, assert_never
 
 from agent_adapter._errors import ConfigError
@@ -34,15 +34,20 @@ from agent_adapter.context.formats._carrier import (
     split_carrier,
 )
 from agent_adapter.context.formats._codec import check_json_depth, data_url, split_data_url
-from agent_adapter.context.formats._patch import CHAT_TEXT, patch_text_blocks
-from agent_adapter.context.formats._responses_items import (
+from agent_adapter.context.formats._openai._items import (
     _named,
     check_one_api,
     classify,
     is_item_type,
 )
+from agent_adapter.context.formats._patch import (
+    CHAT_TEXT,
+    blank_dict,
+    never_blank,
+    patch_text_blocks,
+)
 
-__all__ = ["ChatConverter", "blank_dict", "chat_kind", "load_chat", "never_blank"]
+__all__ = ["ChatConverter", "chat_kind", "load_chat"]
 
 _CHAT_ROLES = {"system", "developer", "user", "assistant", "tool"}
 _KNOWN_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name"}
@@ -277,64 +282,6 @@ def chat_kind(item: Mapping[str, Any]) -> str | None:
 
 def _load_one(native: Any) -> Message:
     return load_chat(native, "messages[?]")
-
-
-Rebuild = Callable[[Any, Sequence[Message], Sequence[Message | None]], list[Any]]
-_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
-
-
-def blank_dict(native: Any) -> bool:
-    """True for a message dict with nothing in it: no calls, and a ``content`` that is
-    missing, blank text or only text blocks with blank text (Chat Completions messages,
-    Responses ``message`` items, Anthropic messages). Tool results and other items are never
-    blank: an empty tool output is an answer."""
-    if not isinstance(native, Mapping) or native.get("role") == "tool":
-        return False
-    if native.get("type", "message") != "message":
-        return False
-    if any(native.get(k) for k in ("tool_calls", "function_call", "audio", "refusal")):
-        return False
-    content = native.get("content")
-    if content is None or isinstance(content, str):
-        return not (content or "").strip()
-    return isinstance(content, list) and all(
-        isinstance(b, Mapping)
-        and isinstance(b.get("type"), str)
-        and b.get("type") in _TEXT_PARTS
-        and isinstance(b.get("text"), str)
-        and not b["text"].strip()
-        for b in content
-    )
-
-
-def never_blank(
-    rebuild: Rebuild,
-    is_blank: Callable[[Any], bool],
-    native: Any,
-    originals: Sequence[Message],
-    now: Sequence[Message | None],
-) -> list[Any]:
-    """``rebuild(native, originals, now)`` for a converter that must never write an empty
-    native (Anthropic: "all messages must have non-empty content except for the optional
-    final assistant message" and "text content blocks must contain non-whitespace text";
-    Gemini: "contents.parts must not be empty"; OpenAI: an empty content array is rejected).
-
-    A changed message (not a tool result) whose text became blank (``""`` or whitespace) is
-    rebuilt with no text, so its text blocks go. When that leaves the native with nothing
-    (``[]``, or natives ``is_blank`` says are empty) while some message of it is still there,
-    those messages keep their original text instead; only a native whose every message is
-    gone is dropped (``[]``).
-    """
-    cut: list[Message | None] = []
-    kept: list[Message | None] = []
-    for o, m in zip(originals, now, strict=True):
-        blank = m is not None and m is not o and m.role != "tool" and not m.text.strip()
-        cut.append(m.with_text("") if blank and m is not None and m.text else m)
-        kept.append(o if blank else m)
-    out = rebuild(native, originals, cut)
-    if all(m is None for m in now) or (out and not any(is_blank(n) for n in out)):
-        return out
-    return rebuild(native, originals, kept)
 
 
 class ChatConverter(Converter[dict[str, Any]]):

@@ -1,4 +1,4 @@
-"""What every checker shares: :class:`Violation`, the reserved key, the checks registry and
+"""What every checker shares: :class:`Violation`, the reserved key, text that is valid UTF-8 and
 the translation of :mod:`agent_adapter.context._pairing` problems into violations."""
 
 from __future__ import annotations
@@ -32,19 +32,6 @@ class Violation:
 
 
 Checker: TypeAlias = Callable[[Sequence[Any]], list[Violation]]
-
-#: format name -> its checker; each checker module registers its own at import.
-_CHECKERS: dict[str, Checker] = {}
-
-
-def register_checker(name: str, checker: Checker) -> None:
-    """Make ``check(natives, name)`` use ``checker`` (private to this package)."""
-    _CHECKERS[name] = checker
-
-
-def checker_for(name: str) -> Checker | None:
-    """The checker registered for format ``name``, or ``None``."""
-    return _CHECKERS.get(name)
 
 
 def strip_reserved(natives: Sequence[Any]) -> list[Any]:
