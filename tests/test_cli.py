@@ -465,10 +465,13 @@ def _readme_block(heading: str, language: str) -> str:
     return text[start : text.index("```", start)]
 
 
-def test_readme_first_command_installs_the_cli_extra() -> None:
+PACKAGES = "-e packages/agent-adapter-cli -e packages/cliver-core"
+
+
+def test_readme_first_command_installs_the_cli_distribution() -> None:
     first, test_command = _readme_block("", "bash").splitlines()[:2]
-    assert 'pip install -e ".[cli]" && agent-adapter compress ' in first
-    assert test_command.endswith('pip install -e ".[dev]" && pytest -q')
+    assert "pip install -e . -e packages/agent-adapter-cli && agent-adapter compress " in first
+    assert test_command.endswith(f'pip install -e ".[dev]" {PACKAGES} && pytest -q')
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    assert 'python -m pip install -q -e ".[dev]"' in ci
+    assert f'python -m pip install -q -e ".[dev]" {PACKAGES}' in ci  # all three distributions
     assert ci[-1] == "pytest -q"  # the README's test command, last

@@ -1,7 +1,9 @@
-"""One import name, two distributions (issue 21): ``agent-adapter`` installs ``cliver_core``
-as ``cliver-core`` 0.3.0a5 does. The built wheel holds every 0.3.0a5 module; installed, the
-import name maps to ``agent-adapter`` in ``importlib.metadata``; and importing ``cliver_core``
-with a ``cliver-core`` distribution installed beside it warns how to get a clean install."""
+"""Three distributions in one repository (issue 33): the library ``agent-adapter`` (root),
+its command line ``agent-adapter-cli`` (packages/agent-adapter-cli, only ``agent_adapter/cli``)
+and ``cliver-core`` 0.4 (packages/cliver-core, the successor of 0.3.0a5, every one of its
+modules). Installed, ``cliver_core`` comes from the distribution ``cliver-core``,
+``agent_adapter.cli`` from ``agent-adapter-cli``, and the library's required dependencies hold
+neither httpx, typer, rich nor numpy."""
 
 from __future__ import annotations
 
@@ -13,8 +15,16 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
+#: where each distribution's pyproject.toml is, and its wheel's name
+PROJECTS = {
+    "agent-adapter": (ROOT, "agent_adapter"),
+    "agent-adapter-cli": (ROOT / "packages" / "agent-adapter-cli", "agent_adapter_cli"),
+    "cliver-core": (ROOT / "packages" / "cliver-core", "cliver_core"),
+}
 #: 0.3.0a5's public modules (its wheel's RECORD, the private and transport ones left out)
 MODULES = [
     "agent",
@@ -39,26 +49,43 @@ MODULES = [
     "tools",
     "util",
 ]
+#: what a plain install of the library must not pull in
+NOT_CORE = {"httpx", "typer", "rich", "numpy"}
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("wheels")
+    projects = [str(folder) for folder, _ in PROJECTS.values()]
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(out)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *projects, "-w", str(out)],
         check=True,
         capture_output=True,
     )
-    (built,) = out.glob("agent_adapter-*.whl")
-    return built
+    found = {}
+    for name, (_, stem) in PROJECTS.items():
+        (found[name],) = out.glob(f"{stem}-*.whl")
+    return found
+
+
+@pytest.fixture(scope="module")
+def site(wheels: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("site")
+    install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target"]
+    subprocess.run([*install, str(target), *map(str, wheels.values())], check=True)
+    return target
+
+
+def _names(wheel: Path) -> set[str]:
+    return set(zipfile.ZipFile(wheel).namelist())
 
 
 def _run(code: str, path: list[Path], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in path)}
     # -I would drop PYTHONPATH: -s -E is not wanted either (the venv's packages are needed);
-    # the editable install's own path comes after PYTHONPATH, so the given dirs win
+    # an editable install's own path comes after PYTHONPATH, so the given dirs win
     return subprocess.run(
-        [sys.executable, "-W", "always::RuntimeWarning", "-c", code],
+        [sys.executable, "-W", "error", "-c", code],
         capture_output=True,
         text=True,
         env=env,
@@ -66,51 +93,71 @@ def _run(code: str, path: list[Path], cwd: Path) -> subprocess.CompletedProcess[
     )
 
 
-def test_the_wheel_holds_every_0_3_0a5_module(wheel: Path) -> None:
-    names = set(zipfile.ZipFile(wheel).namelist())
+def test_the_cliver_core_wheel_holds_every_0_3_0a5_module(wheels: dict[str, Path]) -> None:
+    names = _names(wheels["cliver-core"])
     for module in MODULES:
         as_path = module.replace(".", "/")
         assert f"cliver_core/{as_path}.py" in names or f"cliver_core/{as_path}/__init__.py" in (
             names
         ), module
+    assert not any(n.startswith("agent_adapter/") for n in names)
 
 
-def test_installed_the_import_name_maps_to_agent_adapter(wheel: Path, tmp_path: Path) -> None:
-    target = tmp_path / "site"
-    install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target"]
-    subprocess.run([*install, str(target), str(wheel)], check=True, capture_output=True)
+def test_each_wheel_ships_only_its_own_modules(wheels: dict[str, Path]) -> None:
+    core = {n for n in _names(wheels["agent-adapter"]) if not n.startswith("agent_adapter-")}
+    assert "agent_adapter/__init__.py" in core and "agent_adapter/context/__init__.py" in core
+    assert not [n for n in core if n.startswith(("cliver_core/", "agent_adapter/cli/"))]
+    cli = {n for n in _names(wheels["agent-adapter-cli"]) if ".dist-info/" not in n}
+    assert "agent_adapter/cli/__init__.py" in cli
+    assert not [n for n in cli if not n.startswith("agent_adapter/cli/")]  # no __init__.py above
+
+
+def test_cliver_core_comes_from_the_distribution_cliver_core(site: Path, tmp_path: Path) -> None:
     code = (
-        "import importlib.metadata as m, json, cliver_core;"
-        "print(json.dumps([cliver_core.__file__, m.packages_distributions()['cliver_core'],"
-        " m.version('agent-adapter')]))"
+        "import importlib.metadata as m, json, cliver_core, agent_adapter.cli;"
+        "d = m.packages_distributions();"
+        "print(json.dumps([cliver_core.__file__, agent_adapter.cli.__file__, d['cliver_core'],"
+        " sorted(d['agent_adapter']), m.distribution('cliver-core').version,"
+        " m.distribution('cliver-core').requires]))"
     )
-    done = _run(code, [target], tmp_path)
+    done = _run(code, [site], tmp_path)
     assert done.returncode == 0, done.stderr
-    where, dists, version = json.loads(done.stdout)
-    assert where.startswith(str(target)) and dists == ["agent-adapter"] and version
-    assert "RuntimeWarning" not in done.stderr
+    where, cli_where, dists, adapter_dists, version, requires = json.loads(done.stdout)
+    assert where.startswith(str(site)) and cli_where.startswith(str(site))
+    assert dists == ["cliver-core"]
+    assert adapter_dists == ["agent-adapter", "agent-adapter-cli"]
+    assert version.startswith("0.4.")
+    assert any(r.startswith("agent-adapter") for r in requires)
+    assert any(r.startswith("httpx") for r in requires)
 
 
-def _fake_dist(folder: Path, name: str, requires: list[str]) -> Path:
-    info = folder / f"{name.replace('-', '_')}-0.3.0a5.dist-info"
-    info.mkdir(parents=True)
-    lines = ["Metadata-Version: 2.4", f"Name: {name}", "Version: 0.3.0a5"]
-    lines += [f"Requires-Dist: {r}" for r in requires]
-    (info / "METADATA").write_text("\n".join(lines) + "\n")
-    return folder
-
-
-def test_importing_with_cliver_core_installed_too_warns(tmp_path: Path) -> None:
-    other = _fake_dist(tmp_path / "other", "cliver-core", ["pydantic>=2.0.0"])
-    done = _run("import cliver_core", [other, ROOT / "src"], tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "RuntimeWarning: cliver-core 0.3.0a5 is installed beside agent-adapter" in done.stderr
-    assert "pip uninstall -y cliver-core agent-adapter" in done.stderr
-
-
-def test_a_cliver_core_that_depends_on_agent_adapter_is_not_a_second_copy(
-    tmp_path: Path,
+def test_the_library_requires_neither_httpx_typer_rich_nor_numpy(
+    site: Path, tmp_path: Path
 ) -> None:
-    shim = _fake_dist(tmp_path / "shim", "cliver-core", ["agent-adapter>=0.1"])
-    done = _run("import cliver_core", [shim, ROOT / "src"], tmp_path)
-    assert done.returncode == 0 and "RuntimeWarning" not in done.stderr, done.stderr
+    code = (
+        "import importlib.metadata as m, json;"
+        "print(json.dumps({n: m.distribution(n).requires or [] for n in"
+        " ('agent-adapter', 'agent-adapter-cli')}))"
+    )
+    done = _run(code, [site], tmp_path)
+    assert done.returncode == 0, done.stderr
+    requires = json.loads(done.stdout)
+
+    def required(name: str, extra: str = "") -> set[str]:
+        # the requirements without a marker, or those of ``extra``
+        out = set()
+        for text in requires[name]:
+            requirement = Requirement(text)
+            marker = requirement.marker
+            if extra:
+                wanted = marker is not None and marker.evaluate({"extra": extra})
+            else:
+                wanted = marker is None
+            if wanted:
+                out.add(canonicalize_name(requirement.name))
+        return out
+
+    core = required("agent-adapter")
+    assert {"pydantic", "tiktoken"} <= core and not core & NOT_CORE, core
+    assert {"agent-adapter", "typer", "rich"} <= required("agent-adapter-cli")
+    assert required("agent-adapter", "relevance") == {"numpy", "rank-bm25"}

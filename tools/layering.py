@@ -13,13 +13,17 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = Path(__file__).resolve().parents[1]
+#: the source folders of the repository's distributions: agent-adapter and those of packages/
+#: (agent-adapter-cli, cliver-core)
+SRCS = [ROOT / "src", *sorted((ROOT / "packages").glob("*/src"))]
 
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for path in SRC.rglob("*.py"):
-        parts = list(path.relative_to(SRC).with_suffix("").parts)
+    for path in (p for src in SRCS for p in src.rglob("*.py")):
+        src = next(s for s in SRCS if path.is_relative_to(s))
+        parts = list(path.relative_to(src).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = path

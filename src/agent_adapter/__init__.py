@@ -12,6 +12,7 @@ use: importing the package loads neither the compression engine nor pydantic.
 """
 
 import typing as _typing
+from pkgutil import extend_path as _extend_path
 
 from agent_adapter._callable import CallableModel
 from agent_adapter._errors import (
@@ -63,6 +64,10 @@ if _typing.TYPE_CHECKING:
     from agent_adapter._rerank import RerankerPort, RerankResult
 
 __version__ = "0.1.0"
+
+# one import package, more than one distribution: ``agent_adapter.cli`` ships in
+# agent-adapter-cli, so the package's path takes in every ``agent_adapter`` folder on sys.path
+__path__ = _extend_path(__path__, __name__)
 
 __all__ = [
     "DEFAULT_PRICES",

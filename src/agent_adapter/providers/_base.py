@@ -53,6 +53,7 @@ __all__ = [
     "call_parameters",
     "call_started",
     "checked_options",
+    "closed_at_loop_end",
     "import_sdk",
     "sdk_options",
     "split_system",
@@ -65,7 +66,7 @@ __all__ = [
 _UNUSABLE = (ValueError, KeyError, IndexError, AttributeError, TypeError)
 
 
-def _closed_at_loop_end(
+def closed_at_loop_end(
     close: Callable[[Any], Awaitable[None]], client: Any
 ) -> AsyncGenerator[None, None]:
     """An async generator, started here and left at its ``yield``, whose ``finally`` closes
@@ -178,7 +179,7 @@ class ProviderModel(ABC):
         reused from a second ``asyncio.run`` (as ``compress_for_sync`` does on every call)
         or another thread's loop, a call fails with "Event loop is closed" or a connection
         error. So each loop gets a client of its own, closed inside that loop when it shuts
-        down (see :func:`_closed_at_loop_end`); a client given as ``client`` is always used
+        down (see :func:`closed_at_loop_end`); a client given as ``client`` is always used
         as is (keeping it to one loop is then the caller's)."""
         if self._given_client is not None:
             return self._given_client
@@ -193,7 +194,7 @@ class ProviderModel(ABC):
                     client = self._make_client(self._api_key)
                 else:
                     client, self._first_taken = self._first_client, True
-                entry = (client, _closed_at_loop_end(self._close, client))
+                entry = (client, closed_at_loop_end(self._close, client))
                 self._loop_clients[loop] = entry
             return entry[0]
 

@@ -69,6 +69,7 @@ from cliver_core._errors import CapabilityNotSupported
 from cliver_core._format import from_message, to_messages
 from cliver_core._messages import CLIverMessage, CLIverMessageChunk, CLIverResponse, UsageInfo
 from cliver_core._tools import CLIverTool, tool_list
+from cliver_core.provider import CLIverRequest, Provider
 
 __all__ = ["ProviderEmbedder", "ProviderPort", "ProviderReranker", "is_legacy_provider"]
 
@@ -83,7 +84,6 @@ def is_legacy_provider(obj: Any) -> bool:
     """True for a 0.3.0a5-style provider: a :class:`~cliver_core.provider.Provider`, or an
     object with ``chat`` and ``stream`` methods that is not an :class:`agent_adapter.LLMPort`."""
     from agent_adapter import LLMPort
-    from cliver_core.provider import Provider
 
     if isinstance(obj, Provider):
         return True
@@ -215,8 +215,6 @@ class ProviderPort:
 
     def cliver_request(self, request: ModelRequest) -> Any:
         """``request`` as the :class:`~cliver_core.provider.CLIverRequest` 0.3.0a5 sent."""
-        from cliver_core.provider import CLIverRequest
-
         options: dict[str, Any] = dict(request.options)
         for name in ("temperature", "top_p", "seed", "tool_choice"):
             value = getattr(request, name)

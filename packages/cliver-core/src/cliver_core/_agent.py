@@ -27,7 +27,9 @@ from cliver_core._run import Compactor, PermissionCallback, Run, RunSpec
 from cliver_core._skills import Skill, SkillError, SkillManager, SkillNotFoundError
 from cliver_core._structured import OutputSpec
 from cliver_core._tools import CLIverTool, ToolRegistry, tool_list
+from cliver_core.media import add_media_content_to_message_parts
 from cliver_core.policy import ExecutionPolicy, ToolCategory
+from cliver_core.skill_tools import format_skill_body
 
 __all__ = ["AgentCore", "CandidateSelector", "ToolSelector"]
 
@@ -313,8 +315,6 @@ class AgentCore(EmbeddedModelsMixin):
         as data URLs, as 0.3.0a5 attaches them)."""
         if not media:
             return CLIverMessage(role="user", content=user_input)
-        from cliver_core.media import add_media_content_to_message_parts
-
         blocks: list[dict[str, Any]] = [{"type": "text", "text": user_input}]
         add_media_content_to_message_parts(blocks, list(media))
         return CLIverMessage(role="user", content=blocks)
@@ -462,8 +462,6 @@ class AgentCore(EmbeddedModelsMixin):
             SkillNotFoundError: no skill has that name.
             SkillError: no skill manager, or none of the allowed tools is available.
         """
-        from cliver_core.skill_tools import format_skill_body
-
         if isinstance(skill, str):
             if self.skill_manager is None:
                 raise SkillError(

@@ -20,10 +20,8 @@ import asyncio
 import dataclasses
 import inspect
 import json
-import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from agent_adapter import (
@@ -38,7 +36,7 @@ from agent_adapter import (
     Usage,
 )
 from agent_adapter import ToolCall as AAToolCall
-from cliver_core._bindings import ModelBinding
+from cliver_core._bindings import ModelBinding, binding_fields, traced_provider
 from cliver_core._compaction import (
     CompactionContext,
     CompactionError,
@@ -51,7 +49,6 @@ from cliver_core._errors import RunTimeout
 from cliver_core._events import (
     CompactionEvent,
     CompactionEventType,
-    EventHandler,
     emit,
 )
 from cliver_core._failover import Attempts
@@ -63,28 +60,18 @@ from cliver_core._messages import (
     UsageInfo,
 )
 from cliver_core._provider_port import VENDOR_EXT
-from cliver_core._request import binding_fields, provider_label, request_echo, response_native
-from cliver_core._structured import OutputSpec
+from cliver_core._request import request_echo, response_native
+from cliver_core._run_spec import Compactor, PermissionCallback, RunSpec
 from cliver_core._tool_calls import run_call
 from cliver_core._tool_names import WireNames
 from cliver_core._tools import CLIverTool
 from cliver_core.policy import (
-    ExecutionPolicy,
-    ToolCallContext,
-    ToolCategory,
     policy_scope,
 )
 
 __all__ = ["Compactor", "PermissionCallback", "Run", "RunSpec"]
 
 _T = TypeVar("_T")
-
-#: A compactor: ``compactor(context)`` returning a plan, a full history or ``None``.
-Compactor = Callable[[CompactionContext], Any]
-#: ``permission_callback(context)`` for a tool of category ASK: given a
-#: :class:`~cliver_core.policy.ToolCallContext`, returns a :class:`~cliver_core.policy.Decision`
-#: (0.3.0a5), or True / None to allow and False or a reason (``str``) to deny; sync or async.
-PermissionCallback = Callable[[ToolCallContext], Any]
 
 _FAILED = (
     "Tool calls failed repeatedly. Please check the tool arguments or try a different approach."
@@ -98,40 +85,6 @@ _REPAIR = (
     "Your reply does not match the required JSON schema: {error}\n"
     "Reply again with only the JSON object, nothing else."
 )
-
-
-@dataclass
-class RunSpec:
-    """What one call asks for (built by AgentCore from its settings and the call's)."""
-
-    chain: Sequence[ModelBinding]
-    system: str | None
-    history: list[CLIverMessage]
-    tools: list[CLIverTool]
-    options: dict[str, Any]
-    max_iterations: int
-    compactor: Compactor | None
-    handlers: tuple[EventHandler | None, ...]
-    run_timeout: float | None
-    max_consecutive_errors: int
-    permission_callback: PermissionCallback | None = None
-    output: OutputSpec | None = None
-    parallel_tools: bool = False
-    safety_overrides: dict[str, ToolCategory] = field(default_factory=dict)
-    execution_policy: ExecutionPolicy | None = None
-    #: tools the model may call though they are not advertised (0.3.0a5 runs a registered
-    #: builtin by name even when a filter hid it)
-    fallback_tools: Callable[[str], CLIverTool | None] | None = None
-    #: the model-call events (``inference.*``) reach the handlers too (0.3.0a5: tool events
-    #: only)
-    inference_events: bool = False
-    #: after each tool batch: the next iteration's tools (skill activation narrows them)
-    retool: Callable[[list[CLIverTool]], list[CLIverTool]] | None = None
-    repairs: int = 1
-    stage: str = "main"
-    extra: dict[str, Any] = field(default_factory=dict)
-    #: the agent's logger: a tool that raised is logged there at WARNING, as in 0.3.0a5
-    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("cliver_core.agent"))
 
 
 class Run:
@@ -270,7 +223,7 @@ class Run:
         if not self._echo:
             self._echo = request_echo(
                 model=binding.model,
-                provider=provider_label(binding),
+                provider=traced_provider(binding),
                 options=self.options(binding),
                 system=self.spec.system,
                 history=self.history,
@@ -317,7 +270,7 @@ class Run:
         entry: dict[str, Any] = {
             "iteration": iteration,
             "model": binding.model,
-            "provider": provider_label(binding),
+            "provider": traced_provider(binding),
             "request": self.echo(binding, streaming=streaming, raw=response.raw),
         }
         if streaming:

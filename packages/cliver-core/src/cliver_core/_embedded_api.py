@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from cliver_core import capabilities
+import cliver_core.capabilities as capabilities
 from cliver_core._errors import CapabilityNotSupported
 from cliver_core._messages import CLIverResponse
 from cliver_core.capabilities._base import media_provider

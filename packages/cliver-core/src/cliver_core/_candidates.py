@@ -22,6 +22,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cliver_core._tools import CLIverTool
+from cliver_core.skill_tools import (
+    READ_SKILL_FILE_TOOL,
+    SKILL_TOOL_NAMES,
+    SkillRunState,
+    format_skill_catalog,
+    make_activate_skill_tool,
+    make_find_skills_tool,
+    make_read_skill_file_tool,
+)
 
 if TYPE_CHECKING:
     from cliver_core._skills import Skill, SkillManager
@@ -76,14 +85,6 @@ async def gather(
     Raises:
         ValueError: a regular tool takes a name reserved for skill dispatch.
     """
-    from cliver_core.skill_tools import (
-        SKILL_TOOL_NAMES,
-        SkillRunState,
-        format_skill_catalog,
-        make_activate_skill_tool,
-        make_find_skills_tool,
-    )
-
     state = SkillRunState() if skill_dispatch and skill_manager is not None else None
     tools = _unique([*registry, *extra])
     skills: list[Skill] = list(skill_manager.list_skills()) if state and skill_manager else []
@@ -127,7 +128,6 @@ def narrowing(state: Any) -> Callable[[list[CLIverTool]], list[CLIverTool]] | No
     dispatch."""
     if state is None:
         return None
-    from cliver_core.skill_tools import READ_SKILL_FILE_TOOL, make_read_skill_file_tool
 
     def retool(tools: list[CLIverTool]) -> list[CLIverTool]:
         if state.active is None or state.narrowed:

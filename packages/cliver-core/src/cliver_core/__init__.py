@@ -21,7 +21,6 @@ format of :func:`agent_adapter.context.compress_for`.
 # module of the same name (as in 0.3.0a5)
 from cliver_core import presets  # noqa: I001
 from cliver_core import tool as _tool_module  # noqa: F401
-from cliver_core._dist import warn_if_both_installed as _warn_if_both_installed
 from cliver_core.agent import AgentCore, CandidateSelector, ToolSelector
 from cliver_core.bindings import ModelBinding, ModelBindings
 from cliver_core.capabilities import (
@@ -86,8 +85,6 @@ from cliver_core.policy import (
 from cliver_core.skill import Skill, SkillError, SkillManager, SkillNotFoundError
 from cliver_core.skill_tools import SkillSearch, SkillSelector
 from cliver_core.tool import CLIverTool, ToolRegistry, tool
-
-_warn_if_both_installed()
 
 __all__ = [
     "SAFE_ENV_VARS",

@@ -2,28 +2,43 @@
 
 Field names and defaults are those of cliver-core 0.3.0a5, so code written for it keeps
 working. Inside the loop every message is one :class:`agent_adapter.Message` as well: the
-``cliver`` format (:mod:`cliver_core._format`) converts between the two, and a message the
-model produced keeps the exact :class:`~agent_adapter.Message` it came from (thinking
-signatures, Gemini thought signatures on calls, vendor extras), so sending it back loses
-nothing.
+conversion between the two is here (:func:`to_messages`, :func:`from_message`), shared by
+``CLIverMessage.from_native`` / ``to_native`` and the ``cliver`` format
+(:mod:`cliver_core._format`), and a message the model produced keeps the exact
+:class:`~agent_adapter.Message` it came from (thinking signatures, Gemini thought signatures
+on calls, vendor extras), so sending it back loses nothing.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, assert_never
 from uuid import uuid4
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from agent_adapter import Usage
+from agent_adapter import ConfigError, Message, Usage
+from agent_adapter import ToolCall as AAToolCall
+from agent_adapter._messages import FilePart, ImagePart, OpaquePart, Part, TextPart, ThinkingPart
+
+if TYPE_CHECKING:
+    from agent_adapter.context.formats import Converter
 
 __all__ = [
+    "DENIED_PREFIX",
     "CLIverMessage",
     "CLIverMessageChunk",
     "CLIverResponse",
     "ToolCall",
     "ToolCallChunk",
     "UsageInfo",
+    "expanded",
+    "from_message",
+    "is_denial",
+    "messages_of",
+    "native_converter",
+    "to_messages",
 ]
 
 
@@ -92,8 +107,6 @@ class CLIverMessage(BaseModel):
         Raises:
             ConfigError: an unknown protocol, or ``native`` is not a message of it.
         """
-        from cliver_core._format import _source_key, from_message, native_converter
-
         converter = native_converter(protocol)
         if protocol == "openai" and "role" not in native:
             native = {**native, "role": "assistant"}
@@ -119,8 +132,6 @@ class CLIverMessage(BaseModel):
             ConfigError: an unknown protocol.
         """
         import copy
-
-        from cliver_core._format import native_converter, to_messages
 
         converter = native_converter(protocol)
         if self.native is not None and self.native_protocol == protocol:
@@ -326,3 +337,217 @@ def _native_fields(native: dict[str, Any], protocol: str) -> dict[str, Any]:
         "content": "\n".join(texts) if texts else None,
         "tool_calls": uses or None,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# CLIverMessage <-> agent_adapter.Message: the conversion the ``cliver`` format
+# (cliver_core._format) and CLIverMessage.from_native / to_native share
+
+#: How 0.3.0a5 (and this version) writes a tool call the permission policy refused.
+DENIED_PREFIX = "Error: Permission denied:"
+#: The extras key marking a permission decision; its value is an approval marker.
+_DECISION = "cliver_decision"
+
+
+def is_denial(message: CLIverMessage) -> bool:
+    """True for a tool result that records a refused permission."""
+    return (
+        message.role == "tool"
+        and isinstance(message.content, str)
+        and message.content.startswith(DENIED_PREFIX)
+    )
+
+
+def _source_key(message: CLIverMessage) -> tuple[Any, ...]:
+    calls = message.tool_calls
+    return (
+        message.role,
+        message.content,
+        calls,
+        tuple((c.id, c.name, c.args) for c in calls) if calls else (),
+        message.tool_call_id,
+    )
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Every field is the very object it was (an edit assigns a new one)."""
+    return len(a) == len(b) and all(
+        x is y or (isinstance(x, tuple) and isinstance(y, tuple) and _same(x, y))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def _block_part(block: Any) -> Part:
+    if not isinstance(block, dict):
+        return OpaquePart("cliver", block)
+    kind = block.get("type")
+    rest = {k: v for k, v in block.items() if k not in ("type", "text")}
+    if kind == "text" and isinstance(block.get("text"), str):
+        return TextPart(block["text"], rest)
+    if kind == "image_url":
+        image = block.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+        if isinstance(url, str):
+            detail = image.get("detail") if isinstance(image, dict) else None
+            return ImagePart(url=url, detail=detail if isinstance(detail, str) else None)
+    source = block.get("source")
+    if kind == "image" and isinstance(source, dict) and source.get("type") == "base64":
+        return ImagePart(data=source.get("data"), media_type=source.get("media_type"))
+    return OpaquePart("cliver", block)
+
+
+def _part_block(part: Part) -> Any:
+    match part:
+        case TextPart():
+            return {"type": "text", "text": part.text, **part.extras}
+        case ImagePart():
+            if part.url is not None:
+                image: dict[str, Any] = {"url": part.url}
+                if part.detail:
+                    image["detail"] = part.detail
+                return {"type": "image_url", "image_url": image}
+            source = {"type": "base64", "media_type": part.media_type, "data": part.data}
+            return {"type": "image", "source": source}
+        case FilePart():
+            return {"type": "text", "text": f"[file {part.filename or part.url or ''}]".strip()}
+        case ThinkingPart():
+            return None
+        case OpaquePart():
+            return part.data if part.provider == "cliver" else None
+        case _:
+            assert_never(part)
+
+
+def _arguments(call: ToolCall, where: str) -> str:
+    try:
+        return json.dumps(call.args, ensure_ascii=False)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{where}.args is not JSON-serializable: {e}") from e
+
+
+def messages_of(native: CLIverMessage, index: int, names: dict[str, str]) -> list[Message]:
+    """The messages of ``native``: those it was made from while its fields are unchanged
+    (one, or the several results of one native turn), else the one its fields give."""
+    where = f"messages[{index}]"
+    if not isinstance(native, CLIverMessage):
+        raise ConfigError(f"{where} is {type(native).__name__}, not a CLIverMessage")
+    source = native._source
+    if source is not None and _same(source[1], _source_key(native)):
+        messages: tuple[Message, ...] = source[0]
+        for message in messages:
+            for call in message.tool_calls:
+                names[call.id] = call.name
+        return list(messages)
+    return [_from_fields(native, where, names)]
+
+
+def expanded(message: CLIverMessage) -> list[CLIverMessage]:
+    """``message``, or for one loaded from a native turn of several tool results (while its
+    fields are unchanged) a tool message for each result, as it is sent."""
+    source = message._source
+    if source is not None and len(source[0]) > 1 and _same(source[1], _source_key(message)):
+        return [from_message(m) for m in source[0]]
+    return [message]
+
+
+def _from_fields(native: CLIverMessage, where: str, names: dict[str, str]) -> Message:
+    content = native.content
+    if content is None:
+        body: str | tuple[Part, ...] = ""
+    elif isinstance(content, str):
+        body = content
+    else:
+        body = tuple(_block_part(b) for b in content)
+    calls = tuple(
+        AAToolCall(c.id, c.name, _arguments(c, f"{where}.tool_calls[{k}]"))
+        for k, c in enumerate(native.tool_calls or ())
+    )
+    if calls and native.role != "assistant":
+        raise ConfigError(f"{where}.tool_calls is only allowed on assistant, not {native.role}")
+    for call in calls:
+        names[call.id] = call.name
+    if native.role == "tool":
+        if not native.tool_call_id:
+            raise ConfigError(f"{where}.tool_call_id is required on a tool message")
+        extras: dict[str, Any] = {}
+        if is_denial(native):
+            extras = {_DECISION: {"type": "approval_decision", "decision": "denied"}}
+            extras["is_error"] = True
+        elif isinstance(content, str) and content.startswith("Error:"):
+            extras["is_error"] = True
+        return Message(
+            "tool",
+            body,
+            tool_call_id=native.tool_call_id,
+            name=names.get(native.tool_call_id),
+            extras=extras,
+        )
+    if native.tool_call_id is not None:
+        raise ConfigError(f"{where}.tool_call_id is only allowed on tool, not {native.role}")
+    return Message(native.role, body, tool_calls=calls)
+
+
+def to_messages(messages: Sequence[CLIverMessage]) -> list[Message]:
+    """The messages as :class:`agent_adapter.Message` s, in order (a message loaded from
+    a native that holds several, an Anthropic user turn of parallel tool results, gives
+    all of them).
+
+    Raises:
+        ConfigError: an item is not a CLIverMessage, or a field sits on the wrong role
+            (naming ``messages[i]`` and the field).
+    """
+    names: dict[str, str] = {}
+    return [out for i, m in enumerate(messages) for out in messages_of(m, i, names)]
+
+
+def from_message(message: Message) -> CLIverMessage:
+    """A :class:`CLIverMessage` for ``message``; converting it back gives ``message`` itself
+    while its fields are unchanged."""
+    parts = message.parts
+    content: str | list[dict[str, Any]] | None
+    if isinstance(message.content, str) or all(
+        isinstance(p, TextPart | ThinkingPart) and not (isinstance(p, TextPart) and p.extras)
+        for p in parts
+    ):
+        content = message.text
+        if not content and message.role == "assistant":
+            content = None
+    else:
+        content = [b for b in (_part_block(p) for p in parts) if b is not None]
+    calls = None
+    if message.tool_calls:
+        calls = []
+        for call in message.tool_calls:
+            try:
+                args = json.loads(call.arguments) if call.arguments.strip() else {}
+            except ValueError:
+                args = {}
+            calls.append(
+                ToolCall(id=call.id, name=call.name, args=args if isinstance(args, dict) else {})
+            )
+    out = CLIverMessage(
+        role=message.role,
+        content=content,
+        tool_calls=calls,
+        tool_call_id=message.tool_call_id,
+    )
+    out._source = ((message,), _source_key(out))
+    return out
+
+
+def native_converter(protocol: str) -> Converter[Any]:
+    """The converter of a 0.3.0a5 protocol name: ``"openai"`` (Chat Completions) or
+    ``"anthropic"``.
+
+    Raises:
+        ConfigError: another name.
+    """
+    if protocol == "openai":
+        from agent_adapter.context.formats._openai import ChatConverter
+
+        return ChatConverter()
+    if protocol == "anthropic":
+        from agent_adapter.context.formats import AnthropicConverter
+
+        return AnthropicConverter()
+    raise ConfigError(f"unknown protocol {protocol!r}; supported: ['openai', 'anthropic']")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from cliver_core._provider_port import is_legacy_provider
 from cliver_core.media import MediaContent, MediaType, load_media_file
+from cliver_core.provider import Provider, unsupported_media
 from cliver_core.util import drop_none
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ def media_provider(binding: ModelBinding, purpose: str) -> Any:
     Raises:
         CapabilityNotSupported: anything else (media is out of this version's scope).
     """
-    from cliver_core.provider import Provider, unsupported_media
-
     target = binding.provider
     method = _METHODS[purpose]
     if is_legacy_provider(target):

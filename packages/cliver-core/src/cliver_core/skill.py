@@ -9,7 +9,8 @@ dispatch (the catalog and the FindSkills / ActivateSkill / ReadSkillFile tools) 
 :mod:`cliver_core.skill_tools`.
 """
 
-from cliver_core import _skills
+# SKILL_FILENAME and logger: module attributes of 0.3.0a5's module outside its __all__
+from cliver_core._skills import SKILL_FILENAME as SKILL_FILENAME
 from cliver_core._skills import (
     Skill,
     SkillError,
@@ -19,6 +20,7 @@ from cliver_core._skills import (
     validate_skill,
     validate_skill_name,
 )
+from cliver_core._skills import logger as logger
 
 __all__ = [
     "Skill",
@@ -29,7 +31,3 @@ __all__ = [
     "validate_skill",
     "validate_skill_name",
 ]
-
-# Module attributes of 0.3.0a5's module outside its __all__.
-SKILL_FILENAME = _skills.SKILL_FILENAME
-logger = _skills.logger

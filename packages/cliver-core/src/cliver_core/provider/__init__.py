@@ -31,10 +31,11 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from cliver_core._errors import CapabilityNotSupported
-from cliver_core._messages import CLIverMessage, CLIverMessageChunk, CLIverResponse, UsageInfo
+from cliver_core._messages import CLIverMessage, CLIverMessageChunk, CLIverResponse
 from cliver_core._tools import CLIverTool
 from cliver_core.media import MediaContent
 from cliver_core.provider._endpoints import JsonEndpoint, OpenAIEmbeddings, RerankEndpoint
+from cliver_core.provider._results import EmbeddingsResult, RerankItem
 
 __all__ = [
     "CLIverRequest",
@@ -70,24 +71,6 @@ class CLIverRequest(BaseModel):
 #: 0.3.0a5's ``generate_media(output_handler=...)``: the raw media payload to a
 #: :class:`CLIverResponse` (sync or async). Media generation is out of this version's scope.
 MediaOutputHandler = Callable[[Any], CLIverResponse | Awaitable[CLIverResponse]]
-
-
-class RerankItem(BaseModel):
-    """One scored document of a rerank call: its ``index`` in the input, its
-    ``relevance_score`` and the ``document`` text."""
-
-    index: int
-    relevance_score: float
-    document: str | None = None
-
-
-class EmbeddingsResult(BaseModel):
-    """The vectors of an embeddings call, in input order, with the model that made them and
-    the usage the server reported."""
-
-    vectors: list[list[float]]
-    model: str
-    usage: UsageInfo | None = None
 
 
 _MEDIA_LABELS = {

@@ -6,18 +6,16 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_adapter import RunContext
 from agent_adapter import ToolCall as AAToolCall
 from cliver_core._events import ToolEvent, ToolEventType, emit
 from cliver_core._format import DENIED_PREFIX
 from cliver_core._messages import CLIverMessage
+from cliver_core._run_spec import RunSpec
 from cliver_core._tools import TOOL_CTX, CLIverTool, format_result, run_tool
 from cliver_core.policy import Decision, DecisionAction, ToolCallContext, ToolCategory
-
-if TYPE_CHECKING:
-    from cliver_core._run import RunSpec
 
 __all__ = ["category", "denial", "run_call", "tool_context"]
 

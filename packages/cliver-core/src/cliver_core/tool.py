@@ -15,6 +15,7 @@ from cliver_core._tools import _coerce_args as _coerce_args
 from cliver_core._tools import _first_line as _first_line
 from cliver_core._tools import _is_optional as _is_optional
 from cliver_core._tools import _python_type_to_json_schema as _python_type_to_json_schema
+from cliver_core.tools import discover_builtin_tools as discover
 
 __all__ = ["CLIverTool", "ToolRegistry", "discover_builtin_tools", "tool"]
 
@@ -27,6 +28,4 @@ def discover_builtin_tools() -> list[CLIverTool]:
     Returns:
         Bash, Exec, Grep, LS, Read, TodoRead, TodoWrite, WebFetch and Write (as 0.3.0a5).
     """
-    from cliver_core.tools import discover_builtin_tools as discover
-
     return discover()

@@ -32,14 +32,32 @@ reranker ports).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_adapter import ConfigError, LLMPort
 from agent_adapter.context import EmbeddingPort, RerankerPort
 from cliver_core._errors import CapabilityNotSupported
+from cliver_core._provider_port import (
+    ProviderEmbedder,
+    ProviderPort,
+    ProviderReranker,
+    is_legacy_provider,
+    provider_label,
+)
+from cliver_core._request import request_fields
+from cliver_core.provider import unsupported_media
+from cliver_core.provider.providers import create_provider
 
-__all__ = ["PROTOCOLS", "PURPOSES", "CapabilityNotSupported", "ModelBinding"]
+__all__ = [
+    "PROTOCOLS",
+    "PURPOSES",
+    "CapabilityNotSupported",
+    "ModelBinding",
+    "binding_fields",
+    "traced_provider",
+]
 
 #: Wire protocols a built binding speaks: OpenAI Chat Completions (and every compatible
 #: server), OpenAI Responses, Anthropic Messages, the Gemini API.
@@ -54,8 +72,6 @@ def _drop_none(**kwargs: Any) -> dict[str, Any]:
 
 
 def _legacy(obj: Any) -> bool:
-    from cliver_core._provider_port import is_legacy_provider
-
     return is_legacy_provider(obj)
 
 
@@ -376,8 +392,6 @@ class ModelBinding:
         """``provider:model`` for events and errors."""
         port = self.provider if self.provider is not None else self._built
         if _legacy(port):
-            from cliver_core._provider_port import provider_label
-
             vendor: Any = provider_label(port)
         else:
             vendor = getattr(port, "provider", None)
@@ -434,16 +448,12 @@ class ModelBinding:
 
     def _adapt(self, purpose: str) -> Any:
         if self.purpose in _MEDIA:
-            from cliver_core.provider import unsupported_media
-
             raise unsupported_media(self.purpose, f"ModelBinding {self.name}")
         target = self._target(purpose)
         if not _legacy(target):
             return target
         adapted = self._adapted
         if adapted is None or adapted[0] != purpose or adapted[1] is not target:
-            from cliver_core._provider_port import ProviderEmbedder, ProviderPort, ProviderReranker
-
             port: Any
             if purpose == "embed":
                 port = ProviderEmbedder(target, self.model, self.call_defaults())
@@ -504,8 +514,6 @@ class ModelBinding:
                 "over the OpenAI protocol only (protocol='openai' with an OpenAI-compatible "
                 "base_url), or through provider="
             )
-        from cliver_core.provider.providers import create_provider
-
         return create_provider(
             api_key=self.api_key,
             base_url=self.base_url,
@@ -519,3 +527,20 @@ class ModelBinding:
         close = getattr(built, "aclose", None) or getattr(built, "close", None)
         if close is not None:
             await close()
+
+
+def binding_fields(
+    options: Mapping[str, Any], binding: ModelBinding
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`request_fields` for a call to ``binding``: built from its protocol, or a
+    ``provider=`` port of the caller's own."""
+    return request_fields(options, binding.protocol if binding.provider is None else None)
+
+
+def traced_provider(binding: ModelBinding) -> str:
+    """The provider name of the trace and the request echo (0.3.0a5's ``provider_name()``,
+    the brand: ``"openai"``, ``"deepseek"``, ``"anthropic"``, a user provider's own)."""
+    vendor = getattr(binding._port(), "provider", None)
+    if isinstance(vendor, str) and vendor:
+        return vendor
+    return binding.provider_name or binding.protocol

@@ -22,15 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from agent_adapter import ModelResponse
 from agent_adapter.providers._base import call_parameters
+from cliver_core._messages import CLIverMessage, CLIverResponse, native_converter
 
 if TYPE_CHECKING:
-    from cliver_core._bindings import ModelBinding
-    from cliver_core._messages import CLIverMessage
     from cliver_core._tools import CLIverTool
 
 __all__ = [
-    "binding_fields",
-    "provider_label",
     "request_echo",
     "request_fields",
     "response_native",
@@ -98,23 +95,6 @@ def request_fields(
     return fields, rest
 
 
-def binding_fields(
-    options: Mapping[str, Any], binding: ModelBinding
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """:func:`request_fields` for a call to ``binding``: built from its protocol, or a
-    ``provider=`` port of the caller's own."""
-    return request_fields(options, binding.protocol if binding.provider is None else None)
-
-
-def provider_label(binding: ModelBinding) -> str:
-    """The provider name of the trace and the request echo (0.3.0a5's ``provider_name()``,
-    the brand: ``"openai"``, ``"deepseek"``, ``"anthropic"``, a user provider's own)."""
-    vendor = getattr(binding._port(), "provider", None)
-    if isinstance(vendor, str) and vendor:
-        return vendor
-    return binding.provider_name or binding.protocol
-
-
 def _tool_dump(tool: CLIverTool) -> dict[str, Any]:
     dumped: dict[str, Any] = tool.model_dump(exclude={"execute", "aexecute"})
     return dumped
@@ -134,8 +114,6 @@ def request_echo(
     streamed call's, as there), ``options``, ``system_prompt``, ``messages`` (the system
     message first, each without ``native`` / ``native_protocol`` / ``trace``) and ``tools``
     (without their callables)."""
-    from cliver_core._messages import CLIverMessage
-
     messages = [CLIverMessage(role="system", content=system)] if system else []
     messages.extend(history)
     echo: dict[str, Any] = {"model": model}
@@ -156,8 +134,6 @@ def response_native(response: ModelResponse, protocol: str) -> dict[str, Any] | 
     vendor fields included) from the raw reply; a user provider's ``message.native`` (which
     may be ``None``); else the message as the library's converter writes it (Anthropic
     Messages for an ``anthropic`` binding, else Chat Completions)."""
-    from cliver_core._messages import CLIverResponse
-
     raw = response.raw
     if isinstance(raw, CLIverResponse):
         return raw.message.native
@@ -173,7 +149,6 @@ def response_native(response: ModelResponse, protocol: str) -> dict[str, Any] | 
             dumped: dict[str, Any] = message.model_dump()
             return dumped
     from agent_adapter.context.formats import strip_reserved
-    from cliver_core._format import native_converter
 
     converter = native_converter("anthropic" if protocol == "anthropic" else "openai")
     native: dict[str, Any] = strip_reserved([converter.dump(response.message)])[0]

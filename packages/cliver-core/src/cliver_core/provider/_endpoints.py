@@ -23,17 +23,15 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_adapter import ConfigError, ModelOutputInvalid, Usage
 from agent_adapter._run import record_call
 from agent_adapter.context import RerankResult
-from agent_adapter.providers._base import _closed_at_loop_end
+from agent_adapter.providers._base import closed_at_loop_end
 from agent_adapter.providers._openai_errors import import_openai, openai_error
 from cliver_core._messages import UsageInfo
-
-if TYPE_CHECKING:
-    from cliver_core.provider import EmbeddingsResult, RerankItem
+from cliver_core.provider._results import EmbeddingsResult, RerankItem
 
 __all__ = ["JsonEndpoint", "OpenAIEmbeddings", "RerankEndpoint", "rerank_items"]
 
@@ -91,7 +89,7 @@ class JsonEndpoint:
                     )
                 except self._openai.OpenAIError as e:
                     raise ConfigError(f"{self.provider}: {e}") from e
-                entry = (client, _closed_at_loop_end(_close, client))
+                entry = (client, closed_at_loop_end(_close, client))
                 self._clients[loop] = entry
             return entry[0]
 
@@ -226,8 +224,6 @@ class OpenAIEmbeddings(_EndpointModel):
             path: this call's endpoint path.
             **options: more body fields, over the constructor's.
         """
-        from cliver_core.provider import EmbeddingsResult
-
         texts = list(texts)
         body = {"model": self.model, "input": texts, **self.options, **options}
         start = time.perf_counter()
@@ -258,8 +254,6 @@ class OpenAIEmbeddings(_EndpointModel):
 def rerank_items(data: Mapping[str, Any], documents: Sequence[str]) -> list[RerankItem]:
     """0.3.0a5's reading of a rerank reply: ``results`` (or ``data``) as ``RerankItem`` s, in
     the server's order; a missing document is taken from ``documents`` by its index."""
-    from cliver_core.provider import RerankItem
-
     raw = data.get("results") or data.get("data") or []
     items: list[RerankItem] = []
     for i, item in enumerate(raw if isinstance(raw, list) else []):
