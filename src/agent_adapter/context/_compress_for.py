@@ -34,7 +34,7 @@ from agent_adapter.context.formats._conversion import Conversion
 from agent_adapter.context.formats._memo import load_messages, loaded_prefix, snapshot
 from agent_adapter.context.formats._registry import _CONVERTERS, _detect, convert
 
-__all__ = ["compress_for", "compress_for_sync", "stateful_compress"]
+__all__ = ["compress_conversion", "compress_for", "compress_for_sync", "stateful_compress"]
 
 _T = TypeVar("_T")
 
@@ -524,17 +524,14 @@ async def _compress_list(
                 return messages if isinstance(messages, list) else list(messages), report
     conversion = convert(messages, name, pinned=pinned)
     try:
-        result, report = await _compress(
-            conversion.messages,
+        result, report = await compress_conversion(
+            conversion,
             policy,
-            pinned=conversion.is_pinned if pinned is not None else None,
+            pinned=pinned is not None,
             model_max_tokens=window,
             ctx=ctx,
             force=opts.force,
-            insertable=conversion.starts_native,
-            turn_thinking=conversion.turn_thinking
-            if opts.turn_thinking is None
-            else opts.turn_thinking,
+            turn_thinking=opts.turn_thinking,
             hold_until=opts.hold_until,
         )
     except PairingError as exc:
@@ -542,6 +539,41 @@ async def _compress_list(
     if result is conversion.messages:
         return messages if isinstance(messages, list) else list(messages), report
     return conversion.back(result), report
+
+
+async def compress_conversion(
+    conversion: Conversion[Any],
+    policy: CompressionPolicy,
+    *,
+    pinned: bool = False,
+    model_max_tokens: int | None = None,
+    ctx: Any = None,
+    force: bool = False,
+    turn_thinking: bool | None = None,
+    hold_until: int = 0,
+) -> tuple[list[Message], CompressionReport]:
+    """The engine on a conversion's messages, as ``compress_for`` runs it: added messages
+    only where a native starts (``conversion.starts_native``), the format's thinking rule
+    (``turn_thinking``: ``None`` for the conversion's own), the conversion's pins when
+    ``pinned``. The compressed messages (``conversion.back`` turns them into natives) and
+    the report; for the command line's step-by-step report too.
+
+    Raises:
+        ConfigError: as ``compress``.
+        PairingError: the messages break a pairing rule (``compress_for`` restates it in the
+            caller's terms).
+    """
+    return await _compress(
+        conversion.messages,
+        policy,
+        pinned=conversion.is_pinned if pinned else None,
+        model_max_tokens=model_max_tokens,
+        ctx=ctx,
+        force=force,
+        insertable=conversion.starts_native,
+        turn_thinking=conversion.turn_thinking if turn_thinking is None else turn_thinking,
+        hold_until=hold_until,
+    )
 
 
 def compress_for_sync(

@@ -27,7 +27,7 @@ from agent_adapter.context import (
     Unit,
     split_units,
 )
-from agent_adapter.context._engine import _compress
+from agent_adapter.context._compress_for import compress_conversion
 from agent_adapter.context._provenance import trace
 from agent_adapter.context.formats import Conversion
 
@@ -82,7 +82,7 @@ def compress_recorded(
 
     recorded = observed(policy, record)
     before = conversion.messages
-    after, report = run_to_end(_compress(before, recorded, insertable=conversion.starts_native))
+    after, report = run_to_end(compress_conversion(conversion, recorded))
     lists = [before] + [messages for _, messages in log] + [after]
     first = CUT_LABEL if report.if_still_too_long == "cut" else "(before the steps)"
     labels = [first, *pass_labels([name for name, _ in log], step_names(policy))]
