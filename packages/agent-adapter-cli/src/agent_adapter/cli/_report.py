@@ -103,7 +103,37 @@ def _print_compress_report(
     problems_after: list[str],
     out: Path | None,
 ) -> None:
-    """The human-readable compress report."""
+    """The human-readable compress report: the head, the steps, the tail."""
+    _compress_head(
+        file=file,
+        trace=trace,
+        fmt=fmt,
+        counter=counter,
+        policy=policy,
+        report=report,
+        natives_after=natives_after,
+    ).print(console)
+    _print_steps(console, report)
+    tail = _compress_tail(report)
+    tail.add_row("time", f"{_ms(report.seconds)} ms compressing ({_ms(load_seconds)} ms loading)")
+    tail.add_row("result", report.explain())
+    _add_provider_rows(tail, fmt, problems_before, problems_after)
+    if out is not None:
+        tail.add_row("output", f"{_n(natives_after)} {fmt} messages written to {out}")
+    tail.print(console)
+
+
+def _compress_head(
+    *,
+    file: Path,
+    trace: Trace,
+    fmt: str,
+    counter: str,
+    policy: CompressionPolicy,
+    report: CompressionReport,
+    natives_after: int,
+) -> _Fields:
+    """The compress report's head: the file, the limits, messages and tokens before and after."""
     head = _Fields(min_width=12)
     head.add_row("file", str(file))
     head.add_row("trace", f"{trace.name} ({trace.source}, format {fmt})")
@@ -128,8 +158,11 @@ def _print_compress_report(
     )
     if not report.skipped:
         head.add_row("protected", f"{_n(report.protected_tokens)} tokens no step may touch")
-    head.print(console)
+    return head
 
+
+def _print_steps(console: Console, report: CompressionReport) -> None:
+    """One row a step that ran, or why none ran."""
     if report.steps:
         steps = Table()
         for name in ("step", "tokens before", "after", "saved"):
@@ -153,6 +186,9 @@ def _print_compress_report(
     elif report.skipped:
         console.print(f"No step ran ({NO_STEP_RAN.get(report.skipped, report.skipped)}).")
 
+
+def _compress_tail(report: CompressionReport) -> _Fields:
+    """The compress report's tail up to the timings: the steps that failed, if too long."""
     tail = _Fields(min_width=12)
     if report.failures:
         failed = ", ".join(f"{f.step} ({f.error_type})" for f in report.failures)
@@ -163,8 +199,13 @@ def _print_compress_report(
         tail.add_row("failures", "none")
     if report.if_still_too_long:
         tail.add_row("if too long", report.if_still_too_long)
-    tail.add_row("time", f"{_ms(report.seconds)} ms compressing ({_ms(load_seconds)} ms loading)")
-    tail.add_row("result", report.explain())
+    return tail
+
+
+def _add_provider_rows(
+    tail: _Fields, fmt: str, problems_before: list[str], problems_after: list[str]
+) -> None:
+    """Whether the provider would take the compressed request (and broke rules before)."""
     if problems_after:
         shown = "; ".join(problems_after[:5])
         more = f" (and {len(problems_after) - 5} more)" if len(problems_after) > 5 else ""
@@ -175,9 +216,6 @@ def _print_compress_report(
         )
     if problems_before:
         tail.add_row("", f"(the input already broke {len(problems_before)} provider rule(s))")
-    if out is not None:
-        tail.add_row("output", f"{_n(natives_after)} {fmt} messages written to {out}")
-    tail.print(console)
 
 
 def _report_json(
@@ -241,9 +279,7 @@ def _print_inspect(
     """The human-readable inspect report; ``tokens`` maps ``id(message)`` to its count."""
     total = sum(tokens.values())
     reasons = _protection_reasons(units, protection)
-
-    def unit_tokens(unit: Unit) -> int:
-        return sum(tokens[id(m)] for m in unit.messages)
+    unit_tokens = [sum(tokens[id(m)] for m in unit.messages) for unit in units]
 
     head = _Fields()
     head.add_row("file", str(file))
@@ -256,7 +292,23 @@ def _print_inspect(
         f"{_n(len(messages))} messages, {_n(len(units))} units ({_n(rounds)} tool rounds)",
     )
     head.print(console)
+    console.print(Text("Tokens per role", style="bold"))
+    console.print(_roles_table(messages, tokens, total))
+    console.print(Text("Units (kept, changed or removed together)", style="bold"))
+    console.print(_units_table(units, unit_tokens, reasons))
+    console.print(Text("What is protected and why", style="bold"))
+    console.print(_reasons_table(units, unit_tokens, reasons))
+    protected_tokens = sum(t for unit, t in zip(units, unit_tokens, strict=True) if unit.protected)
+    console.print(
+        f"protected total: {_n(protected_tokens)} tokens in "
+        f"{sum(u.protected for u in units)} units "
+        f"({_pct(protected_tokens, total)} of {_n(total)}); no step changes or removes them, "
+        "so a target below this cannot be reached."
+    )
 
+
+def _roles_table(messages: Sequence[Message], tokens: dict[int, int], total: int) -> Table:
+    """Messages and tokens per role, and their total."""
     roles = Table()
     roles.add_column("role")
     for column in ("messages", "tokens", "%"):
@@ -267,9 +319,13 @@ def _print_inspect(
             role_tokens = sum(tokens[id(m)] for m in of_role)
             roles.add_row(role, _n(len(of_role)), _n(role_tokens), _pct(role_tokens, total))
     roles.add_row("total", _n(len(messages)), _n(total), _pct(total, total), style="bold")
-    console.print(Text("Tokens per role", style="bold"))
-    console.print(roles)
+    return roles
 
+
+def _units_table(
+    units: Sequence[Unit], unit_tokens: Sequence[int], reasons: list[list[str]]
+) -> Table:
+    """One row a unit, the middle ones elided past ``2 * UNITS_SHOWN``."""
     table = Table()
     table.add_column("unit", justify="right")
     table.add_column("messages")
@@ -292,12 +348,16 @@ def _print_inspect(
             span,
             "tool round" if unit.is_tool_round else "message",
             _roles(unit),
-            _n(unit_tokens(unit)),
+            _n(unit_tokens[n]),
             f"yes ({', '.join(reasons[n])})" if unit.protected else "no",
         )
-    console.print(Text("Units (kept, changed or removed together)", style="bold"))
-    console.print(table)
+    return table
 
+
+def _reasons_table(
+    units: Sequence[Unit], unit_tokens: Sequence[int], reasons: list[list[str]]
+) -> Table:
+    """The units, messages and tokens protected for each reason."""
     why = Table()
     why.add_column("reason")
     why.add_column("units")
@@ -310,14 +370,6 @@ def _print_inspect(
                 reason,
                 ", ".join(str(n) for n in hit[:12]) + (" ..." if len(hit) > 12 else ""),
                 _n(sum(len(units[n]) for n in hit)),
-                _n(sum(unit_tokens(units[n]) for n in hit)),
+                _n(sum(unit_tokens[n] for n in hit)),
             )
-    console.print(Text("What is protected and why", style="bold"))
-    console.print(why)
-    protected = [u for u in units if u.protected]
-    protected_tokens = sum(unit_tokens(u) for u in protected)
-    console.print(
-        f"protected total: {_n(protected_tokens)} tokens in {len(protected)} units "
-        f"({_pct(protected_tokens, total)} of {_n(total)}); no step changes or removes them, "
-        "so a target below this cannot be reached."
-    )
+    return why
