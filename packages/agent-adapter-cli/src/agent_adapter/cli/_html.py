@@ -20,6 +20,7 @@ from agent_adapter._messages import Message
 from agent_adapter.cli._html_data import (
     JSON,
     KINDS,
+    Compression,
     compress_recorded,
     matched_by_ids,
     report_data,
@@ -29,7 +30,13 @@ from agent_adapter.cli._html_template import COLOURS, CSS, LABELS, SCRIPT
 from agent_adapter.cli._loaders import Trace
 from agent_adapter.cli._progress import Tick
 from agent_adapter.cli._report import COUNTER_LABELS, REASONS
-from agent_adapter.context import CompressionPolicy, Protection, TokenCounter, split_units
+from agent_adapter.context import (
+    CompressionPolicy,
+    Protection,
+    TokenCounter,
+    Unit,
+    split_units,
+)
 from agent_adapter.context._provenance import trace as trace_lists
 from agent_adapter.context.formats import convert
 
@@ -58,42 +65,24 @@ def build_report(
     """
     conversion = convert(trace.messages, fmt)
     before = conversion.messages
-    cache: dict[int, int] = {}
-    keep: list[Message] = []  # holds the counted messages so their ids stay theirs
-
-    def tokens(m: Message) -> int:
-        found = cache.get(id(m))
-        if found is None:
-            found = cache[id(m)] = count([m])
-            keep.append(m)
-        return found
-
+    tokens = _Tokens(count)
     position = {m.origin: i for i, m in enumerate(before)}
     native = [conversion.native_index(i) for i in range(len(before))]
     protection = Protection(before)
     comp = compress_recorded(conversion, policy, tick) if policy is not None else None
-    data: JSON = {
-        "file": str(file),
-        "name": trace.name,
-        "source": trace.source,
-        "format": fmt,
-        "counter": COUNTER_LABELS.get(counter, counter),
-        "natives": len(trace.messages),
-        "labels": LABELS,
-        "preview_lines": preview_lines,
-    }
+    data = _page_head(file, trace, fmt, counter, preview_lines)
+
+    def native_before(m: Message) -> int | None:
+        return native[position[m.origin]]
+
     if comp is None:
-
-        def unchanged(m: Message) -> tuple[str, list[str], Message | None]:
-            return "kept", [], None
-
         units = units_json(
             before,
             protection,
             tokens=tokens,
             count=count,
-            native_index=lambda m: native[position[m.origin]],
-            status=unchanged,
+            native_index=native_before,
+            status=_unchanged,
             lines=preview_lines,
         )
         data["before"] = _side(units, len(before), count([]))
@@ -101,41 +90,7 @@ def build_report(
         data["report"] = None
         return data
 
-    final = trace_lists(before, comp.after)
-
-    def status_before(m: Message) -> tuple[str, list[str], Message | None]:
-        now = final.slot[position[m.origin]]
-        if now is None:
-            return "dropped", [comp.dropped_by.get(m.origin, "?")], None
-        if now is m:
-            return "kept", [], None
-        return "changed", comp.changed_by.get(m.origin, ["?"]), None
-
-    by_ids = matched_by_ids(before, comp.after, final.slot)
-
-    def input_of(m: Message) -> int | None:
-        j = position.get(m.origin)
-        return j if j is not None else by_ids.get(id(m))
-
-    def status_after(m: Message) -> tuple[str, list[str], Message | None]:
-        j = input_of(m)
-        if j is None:
-            return "added", [comp.added_by.get(m.origin, "?")], None
-        if m is before[j]:
-            return "kept", [], None
-        steps = comp.changed_by.get(before[j].origin) or comp.changed_by.get(m.origin, ["?"])
-        return "changed", steps, before[j]
-
-    def native_after(m: Message) -> int | None:
-        j = input_of(m)
-        return None if j is None else native[j]
-
-    unit_at = [n for n, u in enumerate(split_units(before, protection)) for _ in u.messages]
-
-    def unit_after(m: Message) -> int | None:  # the after side numbers units as the input
-        j = input_of(m)
-        return None if j is None else unit_at[j]
-
+    match = _Match(before, comp, position, native, split_units(before, protection))
     base = count([])
     data["before"] = _side(
         units_json(
@@ -143,8 +98,8 @@ def build_report(
             protection,
             tokens=tokens,
             count=count,
-            native_index=lambda m: native[position[m.origin]],
-            status=status_before,
+            native_index=native_before,
+            status=match.status_before,
             lines=preview_lines,
         ),
         len(before),
@@ -156,16 +111,103 @@ def build_report(
             protection,
             tokens=tokens,
             count=count,
-            native_index=native_after,
-            status=status_after,
+            native_index=match.native_after,
+            status=match.status_after,
             lines=preview_lines,
-            unit_of=unit_after,
+            unit_of=match.unit_after,
         ),
         len(comp.after),
         base,
     )
     data["report"] = report_data(comp)
     return data
+
+
+def _page_head(file: Path, trace: Trace, fmt: str, counter: str, preview_lines: int) -> JSON:
+    """What the page says of the file: its name, source, format, counter and size."""
+    return {
+        "file": str(file),
+        "name": trace.name,
+        "source": trace.source,
+        "format": fmt,
+        "counter": COUNTER_LABELS.get(counter, counter),
+        "natives": len(trace.messages),
+        "labels": LABELS,
+        "preview_lines": preview_lines,
+    }
+
+
+class _Tokens:
+    """``count([m])`` once a message, remembered by ``id(m)``."""
+
+    def __init__(self, count: TokenCounter) -> None:
+        self.count = count
+        self.cache: dict[int, int] = {}
+        self.keep: list[Message] = []  # holds the counted messages so their ids stay theirs
+
+    def __call__(self, m: Message) -> int:
+        found = self.cache.get(id(m))
+        if found is None:
+            found = self.cache[id(m)] = self.count([m])
+            self.keep.append(m)
+        return found
+
+
+def _unchanged(m: Message) -> tuple[str, list[str], Message | None]:
+    """The status of every message when nothing was compressed."""
+    return "kept", [], None
+
+
+class _Match:
+    """Each input message's fate and each output message's input: the two sides' statuses."""
+
+    def __init__(
+        self,
+        before: Sequence[Message],
+        comp: Compression,
+        position: dict[int, int],
+        native: Sequence[int | None],
+        units: Sequence[Unit],
+    ) -> None:
+        self.before = before
+        self.comp = comp
+        self.position = position
+        self.native = native
+        self.slot = trace_lists(before, comp.after).slot
+        self.by_ids = matched_by_ids(before, comp.after, self.slot)
+        self.unit_at = [n for n, u in enumerate(units) for _ in u.messages]
+
+    def status_before(self, m: Message) -> tuple[str, list[str], Message | None]:
+        now = self.slot[self.position[m.origin]]
+        if now is None:
+            return "dropped", [self.comp.dropped_by.get(m.origin, "?")], None
+        if now is m:
+            return "kept", [], None
+        return "changed", self.comp.changed_by.get(m.origin, ["?"]), None
+
+    def input_of(self, m: Message) -> int | None:
+        j = self.position.get(m.origin)
+        return j if j is not None else self.by_ids.get(id(m))
+
+    def status_after(self, m: Message) -> tuple[str, list[str], Message | None]:
+        j = self.input_of(m)
+        if j is None:
+            return "added", [self.comp.added_by.get(m.origin, "?")], None
+        old = self.before[j]
+        if m is old:
+            return "kept", [], None
+        changed_by = self.comp.changed_by
+        steps = changed_by.get(old.origin) or changed_by.get(m.origin, ["?"])
+        return "changed", steps, old
+
+    def native_after(self, m: Message) -> int | None:
+        j = self.input_of(m)
+        return None if j is None else self.native[j]
+
+    def unit_after(self, m: Message) -> int | None:
+        """The unit of the input message ``m`` stands for: the after side numbers as the input."""
+        j = self.input_of(m)
+        return None if j is None else self.unit_at[j]
 
 
 def _side(units: list[JSON], messages: int, base: int) -> JSON:
@@ -448,61 +490,15 @@ def render(data: JSON) -> str:
         f"{_e(data['file'])} \u00b7 {_e(data['source'])}, format {_e(data['format'])} \u00b7 "
         f"{_e(data['counter'])} \u00b7 {_n(data['natives'])} messages in the file"
     )
-    cards = [
-        _card("tokens (input)", before["tokens"], "tokens-before"),
-        _card("units (input)", len(before["units"]), "units-before"),
-        _card("messages (input)", before["messages"], "messages-before"),
-        _card("protected tokens (input)", before["protected_tokens"], "protected-before"),
-    ]
+    ticks = _ticks(before, report) if report is not None and after is not None else None
     body: list[str] = []
-    ticks: dict[str, list[tuple[str, str, int]]] = {"b": [], "a": []}
-    if report is not None and after is not None:
-        cards += [
-            _card("tokens (compressed)", report["tokens_after"], "tokens-after"),
-            _card("units (compressed)", len(after["units"]), "units-after"),
-            _card("tokens saved", report["tokens_saved"], "tokens-saved"),
-            _card("removed / changed / added", _counts(report), "message-counts"),
-        ]
-        limits = _limits(report)
-        ticks["a"] = [(name, f"{name} {_n(value)}", value) for name, value in limits]
-        ticks["b"] = [  # where the newest that many tokens of the input start
-            (name, f"newest {_n(value)} tokens ({name}) \u2192", before["tokens"] - value)
-            for name, value in limits
-            if value < before["tokens"]
-        ]
+    if ticks is not None and report is not None:
         miss = "" if report["reached_target"] else " miss"
         body.append(f'<div class="explain{miss}" id="explain">{_e(report["explain"])}</div>')
-    body.append('<div class="cards">' + "".join(cards) + "</div>")
-    sides = [("b", "Input", before)] + ([("a", "Compressed", after)] if after else [])
-    body.append(_legend([side for _, _, side in sides]))
-    columns = []
-    for key, label, side in sides:
-        c = side["counts"]
-        status = ", ".join(f"{c[s]} {s}" for s in _STATUSES if c[s])
-        columns.append(
-            f'<div class="side"><h3>{label}: {_n(side["tokens"])} tokens, '
-            f"{len(side['units'])} units{' (' + status + ')' if report is not None else ''}"
-            f"</h3>{_strip(key, side['units'], per_row, ticks[key])}</div>"
-        )
-    one = "" if after else " one"
-    body.append(
-        "<h2>The conversation, unit by unit (area = tokens; each row "
-        f"{_n(per_row)} tokens; hover a unit)</h2>"
-        f'<div class="sides{one}">{"".join(columns)}</div>'
-    )
-    if ticks["a"]:
-        body.append(
-            '<p class="note" id="limits-note">The compressed strip must end before its line '
-            "(the limit, counted from its start). On the input the line is drawn where its "
-            "newest that many tokens begin: what lies left of it is how far the input is "
-            "over, wherever the steps took the tokens from.</p>"
-        )
+    body.append('<div class="cards">' + "".join(_cards(before, after, report)) + "</div>")
+    body += _strips(before, after, report, per_row, ticks or {"b": [], "a": []})
     if report is not None:
-        body.append("<h2>Tokens after each step</h2>" + _gauge(report))
-        body.append("<h2>Steps</h2>" + _steps_table(report))
-        if report["failures"]:
-            failed = ", ".join(f"{f['step']} ({f['error_type']})" for f in report["failures"])
-            body.append(f'<p class="note">Steps that raised and were skipped: {_e(failed)}</p>')
+        body += _report_sections(report)
     body.append(
         '<div class="sides">'
         f"<div><h2>Tokens per kind (input)</h2>{_kinds_table(before)}</div>"
@@ -510,16 +506,7 @@ def render(data: JSON) -> str:
     )
     if after is not None:
         body.append(_markers(after))
-    lines = data["preview_lines"]
-    body.append(
-        '<p class="note">'
-        + (
-            f"Text shown: the first {lines} lines of each message and the steps' markers."
-            if lines > 0
-            else "No conversation text is in this page (--preview-lines 0)."
-        )
-        + " Generated by agent-adapter report.</p>"
-    )
+    body.append(_text_note(data["preview_lines"]))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -530,6 +517,97 @@ def render(data: JSON) -> str:
         f'<main>{"".join(body)}</main><div id="tip"></div>'
         f'<script type="application/json" id="report-data">{_json_for_script(data)}</script>'
         f"<script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+def _cards(before: JSON, after: JSON | None, report: JSON | None) -> list[str]:
+    """The figures at the top: the input's, and the compressed list's when there is one."""
+    cards = [
+        _card("tokens (input)", before["tokens"], "tokens-before"),
+        _card("units (input)", len(before["units"]), "units-before"),
+        _card("messages (input)", before["messages"], "messages-before"),
+        _card("protected tokens (input)", before["protected_tokens"], "protected-before"),
+    ]
+    if report is not None and after is not None:
+        cards += [
+            _card("tokens (compressed)", report["tokens_after"], "tokens-after"),
+            _card("units (compressed)", len(after["units"]), "units-after"),
+            _card("tokens saved", report["tokens_saved"], "tokens-saved"),
+            _card("removed / changed / added", _counts(report), "message-counts"),
+        ]
+    return cards
+
+
+def _ticks(before: JSON, report: JSON) -> dict[str, list[tuple[str, str, int]]]:
+    """The limits' lines on each strip (``"b"`` the input, ``"a"`` the compressed list)."""
+    limits = _limits(report)
+    return {
+        "b": [  # where the newest that many tokens of the input start
+            (name, f"newest {_n(value)} tokens ({name}) \u2192", before["tokens"] - value)
+            for name, value in limits
+            if value < before["tokens"]
+        ],
+        "a": [(name, f"{name} {_n(value)}", value) for name, value in limits],
+    }
+
+
+def _strips(
+    before: JSON,
+    after: JSON | None,
+    report: JSON | None,
+    per_row: int,
+    ticks: dict[str, list[tuple[str, str, int]]],
+) -> list[str]:
+    """The legend, the strip of each side and (with limits) the note on how to read them."""
+    sides = [("b", "Input", before)] + ([("a", "Compressed", after)] if after else [])
+    columns = []
+    for key, label, side in sides:
+        c = side["counts"]
+        status = ", ".join(f"{c[s]} {s}" for s in _STATUSES if c[s])
+        columns.append(
+            f'<div class="side"><h3>{label}: {_n(side["tokens"])} tokens, '
+            f"{len(side['units'])} units{' (' + status + ')' if report is not None else ''}"
+            f"</h3>{_strip(key, side['units'], per_row, ticks[key])}</div>"
+        )
+    one = "" if after else " one"
+    out = [
+        _legend([side for _, _, side in sides]),
+        "<h2>The conversation, unit by unit (area = tokens; each row "
+        f"{_n(per_row)} tokens; hover a unit)</h2>"
+        f'<div class="sides{one}">{"".join(columns)}</div>',
+    ]
+    if ticks["a"]:
+        out.append(
+            '<p class="note" id="limits-note">The compressed strip must end before its line '
+            "(the limit, counted from its start). On the input the line is drawn where its "
+            "newest that many tokens begin: what lies left of it is how far the input is "
+            "over, wherever the steps took the tokens from.</p>"
+        )
+    return out
+
+
+def _report_sections(report: JSON) -> list[str]:
+    """The gauge of tokens after each step, the steps' table and the steps that raised."""
+    out = [
+        "<h2>Tokens after each step</h2>" + _gauge(report),
+        "<h2>Steps</h2>" + _steps_table(report),
+    ]
+    if report["failures"]:
+        failed = ", ".join(f"{f['step']} ({f['error_type']})" for f in report["failures"])
+        out.append(f'<p class="note">Steps that raised and were skipped: {_e(failed)}</p>')
+    return out
+
+
+def _text_note(lines: int) -> str:
+    """What conversation text the page holds."""
+    return (
+        '<p class="note">'
+        + (
+            f"Text shown: the first {lines} lines of each message and the steps' markers."
+            if lines > 0
+            else "No conversation text is in this page (--preview-lines 0)."
+        )
+        + " Generated by agent-adapter report.</p>"
     )
 
 
