@@ -47,7 +47,13 @@ from agent_adapter.cli._report import (
     _print_inspect,
     _report_json,
 )
-from agent_adapter.context import Protection, compress_for_sync, split_units
+from agent_adapter.context import (
+    CompressionPolicy,
+    Protection,
+    TokenCounter,
+    compress_for_sync,
+    split_units,
+)
 from agent_adapter.context.formats import convert
 
 app = typer.Typer(
@@ -86,76 +92,86 @@ CounterOpt = Annotated[
 ]
 
 
+ThresholdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--threshold",
+        metavar="TOKENS|PCT",
+        help="Compress above this: tokens (32000, 32k) or a percent (80%) of "
+        "--model-max-tokens. Default: the target.",
+        show_default=False,
+    ),
+]
+TargetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        metavar="TOKENS|PCT",
+        help="Compress down to this: tokens or a percent. Default: 32k (3/4 of the "
+        "threshold when only --threshold is given).",
+        show_default=False,
+    ),
+]
+ModelMaxTokensOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model-max-tokens",
+        metavar="TOKENS",
+        help="The model's context window in tokens (200000 or 200k); needed for percents.",
+        show_default=False,
+    ),
+]
+StepsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--steps",
+        metavar="LIST",
+        help=f"Comma list of steps to run in order, from: {', '.join(STEP_NAMES)}. "
+        "Default: all four in that order.",
+        show_default=False,
+    ),
+]
+StillOpt = Annotated[
+    StillChoice,
+    typer.Option(
+        "--if-still-too-long",
+        help="Over the target after every step: keep it, cut the biggest protected texts, "
+        "or raise (exit code 1).",
+    ),
+]
+CompressOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "-o",
+        "--out",
+        metavar="OUT",
+        help="Write the compressed messages here, in FILE's format: one per line for "
+        ".jsonl, else a JSON list.",
+        show_default=False,
+    ),
+]
+CompressJsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print the report as JSON instead of tables.")
+]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Exit with code 1 when the target is not reached.")
+]
+
+
 @app.command()
 def compress(
     file: FileArg,
     fmt: FormatOpt = "auto",
     index: IndexOpt = 0,
-    threshold: Annotated[
-        str | None,
-        typer.Option(
-            "--threshold",
-            metavar="TOKENS|PCT",
-            help="Compress above this: tokens (32000, 32k) or a percent (80%) of "
-            "--model-max-tokens. Default: the target.",
-            show_default=False,
-        ),
-    ] = None,
-    target: Annotated[
-        str | None,
-        typer.Option(
-            "--target",
-            metavar="TOKENS|PCT",
-            help="Compress down to this: tokens or a percent. Default: 32k (3/4 of the "
-            "threshold when only --threshold is given).",
-            show_default=False,
-        ),
-    ] = None,
-    model_max_tokens: Annotated[
-        str | None,
-        typer.Option(
-            "--model-max-tokens",
-            metavar="TOKENS",
-            help="The model's context window in tokens (200000 or 200k); needed for percents.",
-            show_default=False,
-        ),
-    ] = None,
-    steps: Annotated[
-        str | None,
-        typer.Option(
-            "--steps",
-            metavar="LIST",
-            help=f"Comma list of steps to run in order, from: {', '.join(STEP_NAMES)}. "
-            "Default: all four in that order.",
-            show_default=False,
-        ),
-    ] = None,
+    threshold: ThresholdOpt = None,
+    target: TargetOpt = None,
+    model_max_tokens: ModelMaxTokensOpt = None,
+    steps: StepsOpt = None,
     counter: CounterOpt = "estimate",
-    if_still_too_long: Annotated[
-        StillChoice,
-        typer.Option(
-            "--if-still-too-long",
-            help="Over the target after every step: keep it, cut the biggest protected texts, "
-            "or raise (exit code 1).",
-        ),
-    ] = "keep",
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "-o",
-            "--out",
-            metavar="OUT",
-            help="Write the compressed messages here, in FILE's format: one per line for "
-            ".jsonl, else a JSON list.",
-            show_default=False,
-        ),
-    ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the report as JSON instead of tables.")
-    ] = False,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Exit with code 1 when the target is not reached.")
-    ] = False,
+    if_still_too_long: StillOpt = "keep",
+    out: CompressOutOpt = None,
+    as_json: CompressJsonOpt = False,
+    strict: StrictOpt = False,
 ) -> int:
     """Compress a conversation and report what every step did."""
     token_counter = _token_counter(counter)
@@ -173,6 +189,30 @@ def compress(
             as_json=as_json,
             strict=strict,
         )
+    return _compress_file(
+        file,
+        out,
+        fmt=fmt,
+        index=index,
+        counter=counter,
+        policy=policy,
+        as_json=as_json,
+        strict=strict,
+    )
+
+
+def _compress_file(
+    file: Path,
+    out: Path | None,
+    *,
+    fmt: FormatChoice,
+    index: int,
+    counter: CounterChoice,
+    policy: CompressionPolicy,
+    as_json: bool,
+    strict: bool,
+) -> int:
+    """``compress`` on one file: compress it, write ``out``, print the report; the exit code."""
     if out is not None and out.exists() and out.resolve() == file.resolve():
         raise CliError(f"-o {out} is the input file: write the compressed list elsewhere")
     started = time.perf_counter()
@@ -272,68 +312,73 @@ def inspect(
     return 0
 
 
+ReportOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "-o",
+        "--out",
+        metavar="OUT",
+        help="The HTML file to write. Default: <name>.report.html here.",
+        show_default=False,
+    ),
+]
+CompressTooOpt = Annotated[
+    bool,
+    typer.Option(
+        "--compress",
+        help="Show before and after a compression (implied by any option below; "
+        "alone: compress's defaults).",
+    ),
+]
+AsForThresholdOpt = Annotated[
+    str | None,
+    typer.Option("--threshold", metavar="TOKENS|PCT", help="As for compress.", show_default=False),
+]
+AsForTargetOpt = Annotated[
+    str | None,
+    typer.Option("--target", metavar="TOKENS|PCT", help="As for compress.", show_default=False),
+]
+AsForModelMaxTokensOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model-max-tokens", metavar="TOKENS", help="As for compress.", show_default=False
+    ),
+]
+AsForStepsOpt = Annotated[
+    str | None,
+    typer.Option("--steps", metavar="LIST", help="As for compress.", show_default=False),
+]
+AsForStillOpt = Annotated[
+    StillChoice | None,
+    typer.Option("--if-still-too-long", help="As for compress (default keep).", show_default=False),
+]
+PreviewLinesOpt = Annotated[
+    int,
+    typer.Option(
+        "--preview-lines",
+        min=0,
+        help="Lines of each message's text the page shows on hover; 0 puts no "
+        "conversation text in the page at all.",
+    ),
+]
+ReportJsonOpt = Annotated[bool, typer.Option("--json", help="Print the page's counts as JSON.")]
+
+
 @app.command()
 def report(
     file: FileArg,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "-o",
-            "--out",
-            metavar="OUT",
-            help="The HTML file to write. Default: <name>.report.html here.",
-            show_default=False,
-        ),
-    ] = None,
+    out: ReportOutOpt = None,
     fmt: FormatOpt = "auto",
     index: IndexOpt = 0,
     counter: CounterOpt = "estimate",
-    compress_too: Annotated[
-        bool,
-        typer.Option(
-            "--compress",
-            help="Show before and after a compression (implied by any option below; "
-            "alone: compress's defaults).",
-        ),
-    ] = False,
-    threshold: Annotated[
-        str | None,
-        typer.Option(
-            "--threshold", metavar="TOKENS|PCT", help="As for compress.", show_default=False
-        ),
-    ] = None,
-    target: Annotated[
-        str | None,
-        typer.Option("--target", metavar="TOKENS|PCT", help="As for compress.", show_default=False),
-    ] = None,
-    model_max_tokens: Annotated[
-        str | None,
-        typer.Option(
-            "--model-max-tokens", metavar="TOKENS", help="As for compress.", show_default=False
-        ),
-    ] = None,
-    steps: Annotated[
-        str | None,
-        typer.Option("--steps", metavar="LIST", help="As for compress.", show_default=False),
-    ] = None,
-    if_still_too_long: Annotated[
-        StillChoice | None,
-        typer.Option(
-            "--if-still-too-long", help="As for compress (default keep).", show_default=False
-        ),
-    ] = None,
-    preview_lines: Annotated[
-        int,
-        typer.Option(
-            "--preview-lines",
-            min=0,
-            help="Lines of each message's text the page shows on hover; 0 puts no "
-            "conversation text in the page at all.",
-        ),
-    ] = 3,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the page's counts as JSON.")
-    ] = False,
+    compress_too: CompressTooOpt = False,
+    threshold: AsForThresholdOpt = None,
+    target: AsForTargetOpt = None,
+    model_max_tokens: AsForModelMaxTokensOpt = None,
+    steps: AsForStepsOpt = None,
+    if_still_too_long: AsForStillOpt = None,
+    preview_lines: PreviewLinesOpt = 3,
+    as_json: ReportJsonOpt = False,
 ) -> int:
     """Write one self-contained HTML page showing where the tokens go (and what compression did)."""
     token_counter = _token_counter(counter)
@@ -354,6 +399,32 @@ def report(
             preview_lines=preview_lines,
             as_json=as_json,
         )
+    return _report_file(
+        file,
+        out,
+        fmt=fmt,
+        index=index,
+        counter=counter,
+        count=token_counter,
+        policy=policy,
+        preview_lines=preview_lines,
+        as_json=as_json,
+    )
+
+
+def _report_file(
+    file: Path,
+    out: Path | None,
+    *,
+    fmt: FormatChoice,
+    index: int,
+    counter: CounterChoice,
+    count: TokenCounter,
+    policy: CompressionPolicy | None,
+    preview_lines: int,
+    as_json: bool,
+) -> int:
+    """``report`` on one file: write its page, print what it holds; the exit code."""
     phases = 3 + (len(policy.resolved_steps()) if policy is not None else 0)
     with _file_progress(file, phases, as_json) as tick:
         trace, name = _load(file, fmt, index)
@@ -367,7 +438,7 @@ def report(
             trace=trace,
             fmt=name,
             counter=counter,
-            count=token_counter,
+            count=count,
             policy=policy,
             preview_lines=preview_lines,
             tick=tick,
