@@ -112,6 +112,23 @@ def _claude_code_messages(
     path: Path, records: list[Any]
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     stats: Counter[str] = Counter()
+    messages = _one_per_response(path, _main_lines(records, stats), stats)  # 1-2
+    merged = _alternate(_drop_empty(messages, stats), stats)  # 3-4
+    if not merged:
+        raise ValueError(f"{path}: no user or assistant messages")
+
+    # 6: first message must be user
+    if merged[0]["role"] != "user":
+        merged.insert(0, {"role": "user", "content": "[conversation start]"})
+        stats["user message added at start"] += 1
+
+    # 5: tool_use / tool_result pairing
+    _pair_tool_uses(merged, stats)
+    return merged, stats
+
+
+def _main_lines(records: list[Any], stats: Counter[str]) -> list[dict[str, Any]]:
+    """The user and assistant lines that carry a message, the main chain's when there is one."""
     lines = [
         r
         for r in records
@@ -124,8 +141,13 @@ def _claude_code_messages(
         if len(main_lines) < len(lines):
             stats["sidechain lines skipped"] += len(lines) - len(main_lines)
         lines = main_lines
+    return lines
 
-    # 1-2: one message per API response
+
+def _one_per_response(
+    path: Path, lines: list[dict[str, Any]], stats: Counter[str]
+) -> list[dict[str, Any]]:
+    """1-2: one message per API response (an assistant message's lines share its id)."""
     messages: list[dict[str, Any]] = []
     open_id: Any = None  # message.id of the last assistant message, while still mergeable
     open_index = -1
@@ -151,8 +173,11 @@ def _claude_code_messages(
         messages.append(
             {"role": role, "content": content if isinstance(content, str) else list(content)}
         )
+    return messages
 
-    # 3: whitespace-only text and empty messages
+
+def _drop_empty(messages: list[dict[str, Any]], stats: Counter[str]) -> list[dict[str, Any]]:
+    """3: whitespace-only text blocks and the messages left empty."""
     kept: list[dict[str, Any]] = []
     for message in messages:
         content = message["content"]
@@ -169,8 +194,11 @@ def _claude_code_messages(
                 continue
             message = {"role": message["role"], "content": blocks}
         kept.append(message)
+    return kept
 
-    # 4: alternation
+
+def _alternate(kept: list[dict[str, Any]], stats: Counter[str]) -> list[dict[str, Any]]:
+    """4: alternation: consecutive messages of one role merged."""
     merged: list[dict[str, Any]] = []
     for message in kept:
         if merged and merged[-1]["role"] == message["role"]:
@@ -178,17 +206,7 @@ def _claude_code_messages(
             stats[f"consecutive {message['role']} messages merged"] += 1
         else:
             merged.append(dict(message))
-    if not merged:
-        raise ValueError(f"{path}: no user or assistant messages")
-
-    # 6: first message must be user
-    if merged[0]["role"] != "user":
-        merged.insert(0, {"role": "user", "content": "[conversation start]"})
-        stats["user message added at start"] += 1
-
-    # 5: tool_use / tool_result pairing
-    _pair_tool_uses(merged, stats)
-    return merged, stats
+    return merged
 
 
 def _is_result(block: Any) -> bool:
