@@ -247,44 +247,68 @@ def _swe_agent_messages(
     while i < len(history):
         message = history[i]
         where = f"history[{i}]"
-        role = message["role"]
         content = _openai_content(path, where, message["content"])
-        if role == "tool":
-            ids = message.get("tool_call_ids")
-            if ids is None and isinstance(message.get("tool_call_id"), str):
-                ids = [message["tool_call_id"]]
-            if not isinstance(ids, list) or not ids or not all(isinstance(x, str) for x in ids):
-                raise ValueError(f"{path}: {where}: tool message without tool_call_ids")
-            if len(ids) > 1:
-                stats["tool message split per id"] += 1
-            out.extend({"role": "tool", "tool_call_id": x, "content": content} for x in ids)
+        if message["role"] == "tool":
+            out.extend(_swe_tool_messages(path, where, message, content, stats))
             i += 1
             continue
-        native: dict[str, Any] = {"role": role, "content": content}
-        if isinstance(message.get("name"), str):
-            native["name"] = message["name"]
-        if role == "assistant" and message.get("tool_calls"):
-            native["tool_calls"] = _openai_tool_calls(path, where, message["tool_calls"])
-        elif role == "assistant" and not function_calling and i + 1 < len(history):
-            text = _content_text(content)
-            blocks = _command_blocks(text) if text is not None else []
-            if len(blocks) == 1 and history[i + 1]["role"] == "user" and text is not None:
-                start, end, body = blocks[0]
-                call_id = f"call_{i}"
-                native["content"] = (text[:start] + text[end:]).strip()
-                native["tool_calls"] = [_bash_call(call_id, body.strip())]
-                following = _openai_content(path, f"history[{i + 1}]", history[i + 1]["content"])
-                out.append(native)
-                out.append({"role": "tool", "tool_call_id": call_id, "content": following})
+        native = _swe_native(path, where, message, content)
+        if message["role"] == "assistant" and not function_calling:
+            # function-calling off: no message has tool_calls, so ``native`` has none
+            round_ = _text_command_round(path, history, i, native)
+            if round_ is not None:
+                out.extend(round_)
                 stats["text command -> tool call"] += 1
                 i += 2
                 continue
-        if role == "assistant" and not function_calling and "tool_calls" not in native:
             stats["assistant text left as text"] += 1
         out.append(native)
         i += 1
     _repair_openai(out, stats)
     return out, stats
+
+
+def _swe_tool_messages(
+    path: Path, where: str, message: dict[str, Any], content: Any, stats: Counter[str]
+) -> list[dict[str, Any]]:
+    """A SWE-agent tool message: one OpenAI tool message per id it answers."""
+    ids = message.get("tool_call_ids")
+    if ids is None and isinstance(message.get("tool_call_id"), str):
+        ids = [message["tool_call_id"]]
+    if not isinstance(ids, list) or not ids or not all(isinstance(x, str) for x in ids):
+        raise ValueError(f"{path}: {where}: tool message without tool_call_ids")
+    if len(ids) > 1:
+        stats["tool message split per id"] += 1
+    return [{"role": "tool", "tool_call_id": x, "content": content} for x in ids]
+
+
+def _swe_native(path: Path, where: str, message: dict[str, Any], content: Any) -> dict[str, Any]:
+    """A SWE-agent message other than a tool one, as an OpenAI message."""
+    native: dict[str, Any] = {"role": message["role"], "content": content}
+    if isinstance(message.get("name"), str):
+        native["name"] = message["name"]
+    if message["role"] == "assistant" and message.get("tool_calls"):
+        native["tool_calls"] = _openai_tool_calls(path, where, message["tool_calls"])
+    return native
+
+
+def _text_command_round(
+    path: Path, history: list[dict[str, Any]], i: int, native: dict[str, Any]
+) -> list[dict[str, Any]] | None:
+    """``history[i]``'s one command block as a bash call and the next user message as its
+    result (``native`` edited), or None when it has not exactly one or no user message follows."""
+    if i + 1 >= len(history):
+        return None
+    text = _content_text(native["content"])
+    blocks = _command_blocks(text) if text is not None else []
+    if len(blocks) != 1 or history[i + 1]["role"] != "user" or text is None:
+        return None
+    start, end, body = blocks[0]
+    call_id = f"call_{i}"
+    native["content"] = (text[:start] + text[end:]).strip()
+    native["tool_calls"] = [_bash_call(call_id, body.strip())]
+    following = _openai_content(path, f"history[{i + 1}]", history[i + 1]["content"])
+    return [native, {"role": "tool", "tool_call_id": call_id, "content": following}]
 
 
 def _openai_tool_calls(path: Path, where: str, calls: Any) -> list[dict[str, Any]]:
