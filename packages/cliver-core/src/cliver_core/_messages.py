@@ -276,66 +276,75 @@ class CLIverResponse(BaseModel):
 def _native_fields(native: dict[str, Any], protocol: str) -> dict[str, Any]:
     """0.3.0a5's fields of a native message (``CLIverMessage._from_native_openai`` /
     ``_from_native_anthropic``): role, content, tool calls and the answered call."""
-    import json
-
     if protocol == "openai":
-        calls = []
-        for raw in native.get("tool_calls") or ():
-            function = raw.get("function") or {}
-            try:
-                args = json.loads(function.get("arguments") or "{}")
-            except ValueError:
-                args = {}
-            calls.append(
-                ToolCall(
-                    id=raw.get("id") or "",
-                    name=function.get("name") or "",
-                    args=args if isinstance(args, dict) else {},
-                )
-            )
-        content = native.get("content")
-        return {
-            "role": native.get("role") or "assistant",
-            "content": None if calls and not content else content,
-            "tool_calls": calls or None,
-            "tool_call_id": native.get("tool_call_id"),
-        }
+        return _openai_fields(native)
+    return _anthropic_fields(native)
+
+
+def _openai_fields(native: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_native_fields` of an OpenAI Chat Completions message."""
+    calls = [_openai_call(raw) for raw in native.get("tool_calls") or ()]
+    content = native.get("content")
+    return {
+        "role": native.get("role") or "assistant",
+        "content": None if calls and not content else content,
+        "tool_calls": calls or None,
+        "tool_call_id": native.get("tool_call_id"),
+    }
+
+
+def _openai_call(raw: dict[str, Any]) -> ToolCall:
+    """An OpenAI tool call; arguments that are not a JSON object read as ``{}``."""
+    function = raw.get("function") or {}
+    try:
+        args = json.loads(function.get("arguments") or "{}")
+    except ValueError:
+        args = {}
+    return ToolCall(
+        id=raw.get("id") or "",
+        name=function.get("name") or "",
+        args=args if isinstance(args, dict) else {},
+    )
+
+
+def _anthropic_fields(native: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_native_fields` of an Anthropic message: a tool result's when it holds one."""
     blocks = native.get("content")
     if isinstance(blocks, str):
         return {"role": native.get("role") or "user", "content": blocks}
-    texts: list[str] = []
-    uses: list[ToolCall] = []
-    results: list[dict[str, Any]] = []
+    by_kind: dict[Any, list[dict[str, Any]]] = {"text": [], "tool_use": [], "tool_result": []}
     for block in blocks or ():
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            texts.append(block.get("text") or "")
-        elif kind == "tool_use":
-            uses.append(
-                ToolCall(
-                    id=block.get("id") or "",
-                    name=block.get("name") or "",
-                    args=dict(block.get("input") or {}),
-                )
-            )
-        elif kind == "tool_result":
-            results.append(block)
-    if results:
-        first = results[0]
-        result = first.get("content")
-        if isinstance(result, list):
-            result = "".join(b.get("text") or "" for b in result if isinstance(b, dict))
-        return {
-            "role": "tool",
-            "content": result or None,
-            "tool_call_id": first.get("tool_use_id"),
-        }
+        if isinstance(block, dict) and block.get("type") in by_kind:
+            by_kind[block.get("type")].append(block)
+    texts = [block.get("text") or "" for block in by_kind["text"]]
+    uses = [_anthropic_use(block) for block in by_kind["tool_use"]]
+    if by_kind["tool_result"]:
+        return _anthropic_result(by_kind["tool_result"][0])
     return {
         "role": native.get("role") or "assistant",
         "content": "\n".join(texts) if texts else None,
         "tool_calls": uses or None,
+    }
+
+
+def _anthropic_use(block: dict[str, Any]) -> ToolCall:
+    """An Anthropic ``tool_use`` block as a tool call."""
+    return ToolCall(
+        id=block.get("id") or "",
+        name=block.get("name") or "",
+        args=dict(block.get("input") or {}),
+    )
+
+
+def _anthropic_result(first: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a message holding a tool result: its first result's (text blocks joined)."""
+    result = first.get("content")
+    if isinstance(result, list):
+        result = "".join(b.get("text") or "" for b in result if isinstance(b, dict))
+    return {
+        "role": "tool",
+        "content": result or None,
+        "tool_call_id": first.get("tool_use_id"),
     }
 
 
