@@ -30,37 +30,50 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 
 def _check(value: Any, schema: Mapping[str, Any], path: str) -> list[str]:
-    problems: list[str] = []
+    """What is wrong with ``value`` under ``schema`` (empty when nothing), ``path`` first."""
     if "anyOf" in schema:
         options = [_check(value, s, path) for s in schema["anyOf"] if isinstance(s, Mapping)]
-        if options and all(options):
-            problems.append(f"{path}: matches none of anyOf")
-        return problems
-    kind = schema.get("type")
-    kinds = kind if isinstance(kind, list) else [kind] if isinstance(kind, str) else []
-    if kinds:
-        ok = any(
-            isinstance(value, _TYPES.get(k, (object,)))
-            and not (k in ("integer", "number") and isinstance(value, bool))
-            for k in kinds
-        )
-        if not ok:
-            return [f"{path}: expected {'/'.join(kinds)}, got {type(value).__name__}"]
+        return [f"{path}: matches none of anyOf"] if options and all(options) else []
+    wrong_type = _type_problem(value, schema, path)
+    if wrong_type is not None:
+        return [wrong_type]
+    problems: list[str] = []
     if "enum" in schema and value not in schema["enum"]:
         problems.append(f"{path}: {value!r} is not one of {schema['enum']}")
     if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        for key in schema.get("required") or ():
-            if key not in value:
-                problems.append(f"{path}.{key}: required")
-        for key, item in value.items():
-            if key in props and isinstance(props[key], Mapping):
-                problems.extend(_check(item, props[key], f"{path}.{key}"))
-            elif schema.get("additionalProperties") is False:
-                problems.append(f"{path}.{key}: not allowed (additionalProperties is false)")
+        problems.extend(_object_problems(value, schema, path))
     if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
         for i, item in enumerate(value):
             problems.extend(_check(item, schema["items"], f"{path}[{i}]"))
+    return problems
+
+
+def _type_problem(value: Any, schema: Mapping[str, Any], path: str) -> str | None:
+    """``value`` not of the schema's ``type`` (one or a list; a bool is no number)."""
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if isinstance(kind, str) else []
+    if not kinds:
+        return None
+    ok = any(
+        isinstance(value, _TYPES.get(k, (object,)))
+        and not (k in ("integer", "number") and isinstance(value, bool))
+        for k in kinds
+    )
+    return None if ok else f"{path}: expected {'/'.join(kinds)}, got {type(value).__name__}"
+
+
+def _object_problems(value: dict[str, Any], schema: Mapping[str, Any], path: str) -> list[str]:
+    """An object's missing required keys, then its properties' problems and extra keys."""
+    problems: list[str] = []
+    props = schema.get("properties") or {}
+    for key in schema.get("required") or ():
+        if key not in value:
+            problems.append(f"{path}.{key}: required")
+    for key, item in value.items():
+        if key in props and isinstance(props[key], Mapping):
+            problems.extend(_check(item, props[key], f"{path}.{key}"))
+        elif schema.get("additionalProperties") is False:
+            problems.append(f"{path}.{key}: not allowed (additionalProperties is false)")
     return problems
 
 
