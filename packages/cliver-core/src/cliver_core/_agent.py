@@ -70,6 +70,33 @@ def _no_mcp(what: str) -> CapabilityNotSupported:
     )
 
 
+def _check_run_args(user_input: Any, max_iterations: Any) -> None:
+    """A run's ``user_input`` is a str and ``max_iterations`` an int >= 0 (not a bool)."""
+    if not isinstance(user_input, str):
+        raise ConfigError(f"user_input must be a str, got {type(user_input).__name__}")
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int):
+        raise ConfigError(f"max_iterations must be an int >= 0, got {max_iterations!r}")
+    if max_iterations < 0:
+        raise ConfigError(f"max_iterations must be an int >= 0, got {max_iterations!r}")
+
+
+def _leading_system_texts(history: list[Any]) -> list[str]:
+    """The texts of ``history``'s leading system messages, taken off it.
+
+    They join the one system prompt (0.3.0a5 sends them as given, after its own): string
+    content as it is, a list of blocks by its text (block settings such as cache_control do
+    not carry over: the system prompt is one text, which the library's own cache breakpoint
+    covers).
+    """
+    texts: list[str] = []
+    while history and isinstance(history[0], CLIverMessage) and history[0].role == "system":
+        lead = history.pop(0)
+        text = lead.content if isinstance(lead.content, str) else to_messages([lead])[0].text
+        if text:
+            texts.append(text)
+    return texts
+
+
 class AgentCore(EmbeddedModelsMixin):
     """Call the model, run the tools it asks for, repeat; compact the history if told to.
 
@@ -254,12 +281,7 @@ class AgentCore(EmbeddedModelsMixin):
         run_timeout: Any,
         output: OutputSpec | None = None,
     ) -> RunSpec:
-        if not isinstance(user_input, str):
-            raise ConfigError(f"user_input must be a str, got {type(user_input).__name__}")
-        if isinstance(max_iterations, bool) or not isinstance(max_iterations, int):
-            raise ConfigError(f"max_iterations must be an int >= 0, got {max_iterations!r}")
-        if max_iterations < 0:
-            raise ConfigError(f"max_iterations must be an int >= 0, got {max_iterations!r}")
+        _check_run_args(user_input, max_iterations)
         compactor = self.context_compactor if context_compactor is _UNSET else context_compactor
         if compactor is not None and not callable(compactor):
             raise ConfigError("context_compactor must be callable or None")
@@ -272,15 +294,7 @@ class AgentCore(EmbeddedModelsMixin):
         offer = await self._offer(user_input, extra_tools, tool_filter, skill_dispatch)
         history = [_message(m, i) for i, m in enumerate(conversation or ())]
         parts = [p for p in (self._builtin_system_prompt, system_prompt, offer.catalog) if p]
-        # the conversation's leading system messages join the one system prompt (0.3.0a5
-        # sends them as given, after its own): string content as it is, a list of blocks by
-        # its text (block settings such as cache_control do not carry over: the system
-        # prompt is one text, which the library's own cache breakpoint covers)
-        while history and isinstance(history[0], CLIverMessage) and history[0].role == "system":
-            lead = history.pop(0)
-            text = lead.content if isinstance(lead.content, str) else to_messages([lead])[0].text
-            if text:
-                parts.append(text)
+        parts += _leading_system_texts(history)
         if history and self.validate_conversation:
             validate_history(
                 [*history, CLIverMessage(role="user", content="")], "conversation", ConfigError
