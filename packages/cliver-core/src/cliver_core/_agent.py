@@ -476,42 +476,8 @@ class AgentCore(EmbeddedModelsMixin):
             SkillNotFoundError: no skill has that name.
             SkillError: no skill manager, or none of the allowed tools is available.
         """
-        if isinstance(skill, str):
-            if self.skill_manager is None:
-                raise SkillError(
-                    "no SkillManager configured — pass skill_manager=... to AgentCore to "
-                    "enable run_skill()"
-                )
-            found = self.skill_manager.get_skill(skill)
-            if found is None:
-                names = ", ".join(self.skill_manager.get_skill_names()) or "(none)"
-                raise SkillNotFoundError(f"skill '{skill}' not found. Available skills: {names}")
-            skill = found
-        if not isinstance(skill, Skill):
-            raise SkillError(f"run_skill: skill must be a Skill or a name, got {type(skill)}")
-        allowed = frozenset(skill.allowed_tools or ())
-        tool_filter = None
-        if allowed:
-            offer = await self._offer(user_input, extra_tools, None, False)
-            names_now = {t.name for t in offer.tools}
-            if not allowed & names_now:
-                raise SkillError(
-                    f"skill '{skill.name}' allows only tools {sorted(allowed)}, none of which "
-                    f"are available (available: {sorted(names_now)}). Register the tools or "
-                    "connect the MCP servers the skill needs."
-                )
-            dropped = sorted(allowed - names_now)
-            if dropped:
-                self.logger.warning(
-                    "skill '%s' allows tools that are not currently available (dropped for "
-                    "this run): %s",
-                    skill.name,
-                    ", ".join(dropped),
-                )
-
-            def tool_filter(t: CLIverTool) -> bool:
-                return t.name in allowed
-
+        skill = self._skill(skill)
+        tool_filter = await self._skill_tool_filter(skill, user_input, extra_tools)
         if execution_policy is None and self.execution_policy is not None:
             execution_policy = dataclasses.replace(self.execution_policy, cwd=skill.base_dir)
         combined = "\n\n".join(p for p in (system_prompt, format_skill_body(skill)) if p)
@@ -532,6 +498,53 @@ class AgentCore(EmbeddedModelsMixin):
             run_timeout=run_timeout,
         )
         return await Run(spec).chat()
+
+    def _skill(self, skill: Skill | str) -> Skill:
+        """``run_skill``'s skill: a :class:`Skill`, or ``skill_manager``'s of that name."""
+        if isinstance(skill, str):
+            if self.skill_manager is None:
+                raise SkillError(
+                    "no SkillManager configured — pass skill_manager=... to AgentCore to "
+                    "enable run_skill()"
+                )
+            found = self.skill_manager.get_skill(skill)
+            if found is None:
+                names = ", ".join(self.skill_manager.get_skill_names()) or "(none)"
+                raise SkillNotFoundError(f"skill '{skill}' not found. Available skills: {names}")
+            skill = found
+        if not isinstance(skill, Skill):
+            raise SkillError(f"run_skill: skill must be a Skill or a name, got {type(skill)}")
+        return skill
+
+    async def _skill_tool_filter(
+        self, skill: Skill, user_input: str, extra_tools: Sequence[Any] | None
+    ) -> Callable[[CLIverTool], bool] | None:
+        """The skill's ``allowed-tools`` as a tool filter (None when it lists none); an error
+        when none of them is available, a warning for those that are not."""
+        allowed = frozenset(skill.allowed_tools or ())
+        if not allowed:
+            return None
+        offer = await self._offer(user_input, extra_tools, None, False)
+        names_now = {t.name for t in offer.tools}
+        if not allowed & names_now:
+            raise SkillError(
+                f"skill '{skill.name}' allows only tools {sorted(allowed)}, none of which "
+                f"are available (available: {sorted(names_now)}). Register the tools or "
+                "connect the MCP servers the skill needs."
+            )
+        dropped = sorted(allowed - names_now)
+        if dropped:
+            self.logger.warning(
+                "skill '%s' allows tools that are not currently available (dropped for "
+                "this run): %s",
+                skill.name,
+                ", ".join(dropped),
+            )
+
+        def tool_filter(t: CLIverTool) -> bool:
+            return t.name in allowed
+
+        return tool_filter
 
     async def chat_structured(
         self,
