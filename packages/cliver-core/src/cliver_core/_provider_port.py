@@ -34,11 +34,12 @@ its HTTP status; a ``CapabilityNotSupported`` or ``ConfigError`` passes unchange
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -322,52 +323,17 @@ class ProviderPort:
         """
         cliver = self.cliver_request(request)
         start = await call_started(self, request)
-        text: list[str] = []
-        calls: dict[int, dict[str, str]] = {}
-        native: dict[str, Any] | None = None
-        info: Any = None
+        got = _Streamed()
         chunks: Any = None
         try:
             chunks = self.target.stream(cliver)
             if inspect.isawaitable(chunks):
                 chunks = await chunks
             async for chunk in chunks:
-                if not isinstance(chunk, CLIverMessageChunk):
-                    raise ModelOutputInvalid(
-                        f"{self.provider}.stream() yielded {type(chunk).__name__}, not a "
-                        "CLIverMessageChunk",
-                        provider=self.provider,
-                        model=self.model,
-                    )
-                if chunk.usage is not None:
-                    info = chunk.usage
-                if chunk.native is not None:
-                    native = chunk.native
-                    continue
-                if chunk.content:
-                    text.append(chunk.content)
-                    yield TextDelta(text=chunk.content)
-                other = {k: v for k, v in chunk.vendor_ext.items() if k not in _THINKING}
-                sink = VENDOR_EXT.get()
-                if other and sink is not None:
-                    sink.append(other)
-                for key in _THINKING:
-                    thought = chunk.vendor_ext.get(key)
-                    if thought:
-                        yield ThinkingDelta(text=thought)
-                for piece in chunk.tool_call_chunks or ():
-                    call = calls.setdefault(piece.index, {"id": "", "name": "", "args": ""})
-                    call["id"] = piece.id or call["id"]
-                    call["name"] = piece.name or call["name"]
-                    call["args"] += piece.args_delta or ""
-                    yield ToolCallDelta(
-                        index=piece.index,
-                        id=piece.id,
-                        name=piece.name,
-                        arguments=piece.args_delta or "",
-                    )
-            message = self._streamed(native, text, calls)
-            usage = _usage(info)
+                for event in self._chunk_events(chunk, got):
+                    yield event
+            message = self._streamed(got.native, got.text, got.calls)
+            usage = _usage(got.info)
         except BaseException as e:
             error = _translate(e, self.provider, self.model)
             if error is None:
@@ -380,9 +346,57 @@ class ProviderPort:
             close = getattr(chunks, "aclose", None)
             if close is not None:
                 await close()
-        response = await call_finished(self, request, _reply(message, usage, native), start)
+        response = await call_finished(self, request, _reply(message, usage, got.native), start)
         yield UsageEvent(usage=response.usage)
         yield StreamEnd(response=response)
+
+    def _chunk_events(self, chunk: Any, got: _Streamed) -> Iterator[StreamEvent]:
+        """One stream chunk's deltas, as the consumer takes them; ``got`` gathers the chunk."""
+        if not isinstance(chunk, CLIverMessageChunk):
+            raise ModelOutputInvalid(
+                f"{self.provider}.stream() yielded {type(chunk).__name__}, not a "
+                "CLIverMessageChunk",
+                provider=self.provider,
+                model=self.model,
+            )
+        if chunk.usage is not None:
+            got.info = chunk.usage
+        if chunk.native is not None:
+            got.native = chunk.native
+            return
+        if chunk.content:
+            got.text.append(chunk.content)
+            yield TextDelta(text=chunk.content)
+        other = {k: v for k, v in chunk.vendor_ext.items() if k not in _THINKING}
+        sink = VENDOR_EXT.get()
+        if other and sink is not None:
+            sink.append(other)
+        for key in _THINKING:
+            thought = chunk.vendor_ext.get(key)
+            if thought:
+                yield ThinkingDelta(text=thought)
+        for piece in chunk.tool_call_chunks or ():
+            call = got.calls.setdefault(piece.index, {"id": "", "name": "", "args": ""})
+            call["id"] = piece.id or call["id"]
+            call["name"] = piece.name or call["name"]
+            call["args"] += piece.args_delta or ""
+            yield ToolCallDelta(
+                index=piece.index,
+                id=piece.id,
+                name=piece.name,
+                arguments=piece.args_delta or "",
+            )
+
+
+@dataclasses.dataclass
+class _Streamed:
+    """What a stream delivered so far: its text, its tool calls by index, the native message
+    a provider may send at the end, and the last usage."""
+
+    text: list[str] = dataclasses.field(default_factory=list)
+    calls: dict[int, dict[str, str]] = dataclasses.field(default_factory=dict)
+    native: dict[str, Any] | None = None
+    info: Any = None
 
 
 class ProviderEmbedder:
