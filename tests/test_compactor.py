@@ -241,3 +241,40 @@ def test_a_compactor_checks_its_arguments() -> None:
         Compactor(policy, states={})  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"no context window|percent"):
         Compactor(CompressionPolicy(threshold_percent=80, target_percent=60))
+
+
+def test_a_compaction_left_over_the_target_holds_the_next_calls(data_dir: Path) -> None:
+    """Found trying it as a user: at 6k -> 4k a compaction of the pytest run freed more than
+    the gap (8,509 -> 5,920) but stopped over the target, and the next call (6,689) compacted
+    again. A compaction that leaves the request over the target holds the next calls until
+    it has grown by the gap: never two compactions in a row."""
+    natives = load_trace(data_dir / RUN).messages
+    threshold, target = 6_000, 4_000
+    compactor = Compactor(CompressionPolicy(threshold_tokens=threshold, target_tokens=target))
+    last: Any = None  # the report of the last call that compacted, and its size after
+    for cut in _calls(natives):
+        _, report = compactor.compress_sync(natives[:cut])
+        if report.steps and report.skipped == "":
+            if last is not None and last.tokens_after > target:
+                assert report.tokens_before >= last.tokens_after + (threshold - target)
+            last = report
+
+
+@pytest.mark.parametrize("window", ["8000", -5, 0, 1.5, True, float("nan")])
+def test_a_bad_window_is_a_config_error_naming_it(window: Any) -> None:
+    from agent_adapter import ConfigError
+
+    policy = CompressionPolicy(threshold_tokens=3_000, target_tokens=2_000)
+    with pytest.raises(ConfigError, match="Compactor: model_max_tokens must be an int > 0"):
+        Compactor(policy, model_max_tokens=window)
+    with pytest.raises(ConfigError, match="model_max_tokens must be an int > 0"):
+        compress_for_sync([{"role": "user", "content": "hi"}], policy, model_max_tokens=window)
+
+
+def test_an_unknown_format_is_a_config_error_at_construction() -> None:
+    from agent_adapter import ConfigError
+
+    policy = CompressionPolicy(threshold_tokens=3_000, target_tokens=2_000)
+    for bad in ("nope", 123, None):
+        with pytest.raises(ConfigError, match=r"Compactor: (unknown format|format must be)"):
+            Compactor(policy, format=bad)  # type: ignore[arg-type]

@@ -29,11 +29,12 @@ from typing import Any
 from agent_adapter._errors import ConfigError
 from agent_adapter._sync import run_sync
 from agent_adapter.context._compress_for import stateful_compress
-from agent_adapter.context._policy import CompressionPolicy
+from agent_adapter.context._policy import CompressionPolicy, check_window
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
 from agent_adapter.context._stores._commit import use_sync_face
 from agent_adapter.context.formats._base import Converter
+from agent_adapter.context.formats._registry import registered_names
 
 __all__ = ["Compactor"]
 
@@ -115,6 +116,16 @@ class Compactor:
             )
         if pinned is not None and not callable(pinned):
             raise ConfigError("Compactor: pinned must be callable: pinned(native) -> bool")
+        check_window(model_max_tokens, "Compactor")
+        if isinstance(format, str) and format not in ("auto", "agent_adapter", *registered_names()):
+            raise ConfigError(
+                f"Compactor: unknown format {format!r}; known: "
+                f"{['auto', 'agent_adapter', *registered_names()]}"
+            )
+        if not isinstance(format, str | Converter):
+            raise ConfigError(
+                f"Compactor: format must be a format's name or a Converter, got {format!r}"
+            )
         policy.limits(model_max_tokens)  # a percent policy without a window fails here
         self.policy = policy
         self.conversation = conversation

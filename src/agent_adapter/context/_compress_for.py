@@ -338,15 +338,16 @@ def _remember_compressed(
 
 
 def _hold(report: CompressionReport, window: int | None) -> int:
-    """The hold a compaction leaves (see ``StateEntry.hold_until``): none when it freed at
-    least the gap between threshold and target; else the request may grow by that gap
-    before the next compaction (never past the window, when known). Judged by what the
-    request shrank (``tokens_before - tokens_after``, in the policy's counter: for
-    ``CompressingModel`` calibrated to what the provider reported), not by what the steps
-    meant to do."""
-    gap = report.threshold_tokens - report.target_tokens
-    if report.tokens_before - report.tokens_after >= gap:
+    """The hold a compaction leaves (see ``StateEntry.hold_until``): none when it reached
+    the target (the threshold is then at least the gap away); else the request may grow by
+    the gap between threshold and target before the next compaction (never past the window,
+    when known), whether it freed the gap or not: a compaction that stopped just under the
+    threshold, or over it, never makes the next call compact again. Judged by what the
+    request is after it (``tokens_after``, in the policy's counter: for ``CompressingModel``
+    calibrated to what the provider reported), not by what the steps meant to do."""
+    if report.tokens_after <= report.target_tokens:
         return 0
+    gap = report.threshold_tokens - report.target_tokens
     hold = report.tokens_after + max(gap, 1)
     return hold if window is None else min(hold, window)
 

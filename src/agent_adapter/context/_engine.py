@@ -12,7 +12,7 @@ from agent_adapter._messages import Message
 from agent_adapter.context._invariants import GuardStats, _guard
 from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import validate_messages
-from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
+from agent_adapter.context._policy import CompressionLimits, CompressionPolicy, check_window
 from agent_adapter.context._provenance import same_objects, trace
 from agent_adapter.context._report import (
     CompressionReport,
@@ -384,6 +384,7 @@ def _prepare(
         raise ConfigError(f"policy must be a CompressionPolicy, got {type(policy).__name__}")
     if pinned is not None and not callable(pinned):
         raise ConfigError("pinned must be callable: pinned(message) -> bool")
+    check_window(model_max_tokens)
     started = time.perf_counter()
     current = validate_messages(messages)
     limits = policy.limits(model_max_tokens)

@@ -194,6 +194,17 @@ def _turns(name: str, v: Any) -> None:
         raise ConfigError(f"CompressionPolicy.{name} must be an int >= 0, got {v!r}")
 
 
+def check_window(value: Any, who: str = "") -> None:
+    """A context window given to a call or an object: ``None`` or an int > 0.
+
+    Raises:
+        ConfigError: it is neither (naming ``who``, the object it was given to).
+    """
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+        prefix = f"{who}: " if who else ""
+        raise ConfigError(f"{prefix}model_max_tokens must be an int > 0, got {value!r}")
+
+
 def _tokens(name: str, v: Any) -> None:
     """A count of tokens: an int > 0, or ``None``."""
     if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):

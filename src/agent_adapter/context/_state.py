@@ -101,12 +101,12 @@ class StateEntry:
             immutable native or a state read from a shared store): a native the caller
             edited in place since (``msg["content"] = ...``, a block appended to its
             content) no longer matches, so the history is compressed fresh.
-        hold_until: after a compaction that could not free the policy's gap (threshold -
-            target: the protected part alone is over the target), the request size up to
-            which later calls send the request as it is, over the threshold or not (unless
-            over the window): the next compaction waits until the history has grown by the
-            gap, so a target out of reach never makes every call compress again. ``0``: no
-            hold (the threshold decides).
+        hold_until: after a compaction that left the request over the target (it could
+            not free enough: the protected part is too big, or the steps' settings keep
+            more), the request size up to which later calls send the request as it is, over
+            the threshold or not (unless over the window): the next compaction waits until
+            the request has grown by the gap (threshold - target), so no compaction is ever
+            followed by another on the next call. ``0``: no hold (the threshold decides).
     """
 
     format: str
@@ -269,10 +269,13 @@ class CompactionStates:
     the same opening: a support bot whose users all start with "hi"). A key holds up to
     ``branches`` states, each found by what it remembers (a history continues the branch
     whose remembered history, or request, it holds first, checked in full), so conversations
-    that share a key never take each other's state and never evict each other's: each keeps
-    its own branch (and so its prompt cache). A history that continues no branch is
-    compressed fresh and takes a new branch: an empty slot, else the least recently used
-    one (an edited or rewound history takes a branch too; the old one ages out).
+    that share a key never take each other's state nor evict each other's: each keeps its own
+    branch (and so its prompt cache). One limit: two conversations identical up to and
+    through a compaction share that branch; the first to go on replaces it, and the other
+    compresses fresh once (a cache miss, never a mixed request). A history that continues
+    no branch is compressed fresh and takes a new branch: an empty slot, else the least
+    recently used one (an edited or rewound history takes a branch too; the old one ages
+    out).
 
     **Shared** (``store=SQLiteStore(path)`` for the processes of one machine,
     ``store=RedisStore(url)`` for any worker): the states of this process stay in memory in

@@ -22,6 +22,7 @@ from agent_adapter._errors import ConfigError
 from agent_adapter._run import RunContext
 from agent_adapter._tools import FunctionTool
 from agent_adapter.context import CompactionStates, CompressionPolicy, CompressionReport
+from agent_adapter.context._policy import check_window
 from agent_adapter.context.formats import compress_for, compress_for_sync
 from agent_adapter.integrations._telemetry import record_span
 
@@ -132,7 +133,8 @@ class Compressor:
         _check_states(self.framework, self.states)
         if self.states is None:  # the integration's own: its conversations, no one else's
             object.__setattr__(self, "states", CompactionStates())
-        # a percent policy without a window fails here, not at the first model call
+        # a bad window, or a percent policy without one, fails here, not at the first call
+        check_window(self.model_max_tokens, self.framework)
         self.policy.limits(self.model_max_tokens)
 
     def _done(
