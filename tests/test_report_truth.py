@@ -350,7 +350,7 @@ def test_the_langgraph_hook_counts_the_prompt_it_is_given(data_dir: Path) -> Non
         tokens = meter.total(convert(sent, "openai").messages)
         # what was counted is what was sent (the wire's dicts differ from LangChain's by a few
         # tokens of field names), and it is within the threshold, or held (the last compaction
-        # could not free the gap: the next one waits for that much growth) within one gap more
+        # stopped over the target: the next one waits for a gap of growth) within one gap more
         assert abs(report.tokens_after - tokens) <= 10
         gap = limits.threshold_tokens - limits.target_tokens
         assert tokens <= limits.threshold_tokens or report.skipped == "held"

@@ -53,9 +53,10 @@ class Compactor:
     history that does not extend what was compressed (edited, rewound, another conversation)
     is compressed fresh; nothing is ever guessed from a text's opening words.
 
-    **A loop that never spins.** A compaction frees at least ``threshold - target`` (the
-    gap), or, when it cannot (what no step may touch is over the target), the next calls
-    send the request as it is (``report.skipped == "held"``) until it has grown by the gap,
+    **A loop that never spins.** A compaction goes down to the target, or at least
+    ``threshold - target`` (the gap) below the request when what no step may touch is over
+    the target; when it stops over the target all the same, the next calls send the
+    request as it is (``report.skipped == "held"``) until it has grown by the gap,
     or is over the window (``model_max_tokens``, the policy's or this object's): never a
     compaction on every call that frees a few tokens. The judgement is by what the request
     shrank, as the report counts it.

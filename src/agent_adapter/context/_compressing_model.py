@@ -137,7 +137,7 @@ class CompressingModel:
       process), keyed by the request context's ``thread_id`` (else its ``run_id``, else the
       history's opening; conversations sharing a key keep branches of their own). After a
       compaction, later requests of the conversation are sent as the request sent then plus
-      the new messages until over the threshold; a compaction that cannot free the gap to
+      the new messages until over the threshold; a compaction that leaves the request over
       the target (the protected part alone is over it) holds further ones until the request
       has grown by the gap, judged by the calibrated counts (what the provider reported).
 

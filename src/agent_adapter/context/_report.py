@@ -144,8 +144,8 @@ class CompressionReport:
             tokens_before``), ``"sent_again"`` (the history is the one compressed before
             for the same conversation: the request sent then is sent again, with no step
             run) or ``"held"`` (over the threshold, but the conversation's last compaction
-            could not free the gap between threshold and target: no compaction runs until
-            the request has grown by that gap, or is over the window; see
+            left the request over the target: no compaction runs until the request has
+            grown by the gap between threshold and target, or is over the window; see
             :class:`~agent_adapter.context.Compactor`).
         steps: per-step reports, in order of running (with ``"nothing_to_compress"``, the
             steps that ran, none of whose work is in the result).
@@ -257,8 +257,8 @@ class CompressionReport:
             return (
                 f"{_n(self.tokens_before)} tokens is over the threshold "
                 f"{_n(self.threshold_tokens)}, but the last compaction of this conversation "
-                "could not free the gap to the target (what no step may touch is too big), "
-                "so nothing was changed until the history grows by that gap."
+                "left it over the target (what no step may touch, or the steps' settings, "
+                "kept more), so nothing was changed until it grows by the gap to the target."
             )
         if self.skipped == "sent_again":
             over = (

@@ -28,7 +28,7 @@ NO_STEP_RAN: dict[str, str] = {
     "under_target": "already at or under the target",
     "nothing_to_compress": "every message is protected, or nothing that may go made it smaller",
     "sent_again": "the request compressed before for this history was sent again",
-    "held": "the last compaction could not free the gap: held until the history grows by it",
+    "held": "the last compaction stopped over the target: held until the request grows by the gap",
 }
 
 COUNTER_LABELS: dict[str, str] = {
