@@ -106,32 +106,54 @@ def _source(block: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
+def _text(block: Mapping[str, Any]) -> Part | None:
+    if not isinstance(block.get("text"), str):
+        return None
+    return TextPart(block["text"], {k: v for k, v in block.items() if k not in ("type", "text")})
+
+
+def _thinking(block: Mapping[str, Any]) -> Part | None:
+    signature = block.get("signature")
+    if not isinstance(block.get("thinking"), str) or not isinstance(signature, str | None):
+        return None
+    extras = {k: v for k, v in block.items() if k not in ("type", "thinking", "signature")}
+    return ThinkingPart(block["thinking"], signature, extras=extras)
+
+
+def _redacted_thinking(block: Mapping[str, Any]) -> Part | None:
+    if not isinstance(block.get("data"), str):
+        return None
+    extras = {k: v for k, v in block.items() if k not in ("type", "data")}
+    return ThinkingPart(block["data"], redacted=True, extras=extras)
+
+
+def _media(block: Mapping[str, Any]) -> Part | None:
+    """An ``image`` or ``document`` block with a ``base64`` or ``url`` source."""
+    src = _source(block)
+    if src is None:
+        return None
+    extras = {k: v for k, v in block.items() if k not in ("type", "source")}
+    cls = ImagePart if block.get("type") == "image" else FilePart
+    return cls(
+        url=src.get("url"), data=src.get("data"), media_type=src.get("media_type"), extras=extras
+    )
+
+
+#: The part mapper of each block type (``None`` from it, or a type not here: opaque).
+_PARTS: dict[str, Callable[[Mapping[str, Any]], Part | None]] = {
+    "text": _text,
+    "thinking": _thinking,
+    "redacted_thinking": _redacted_thinking,
+    "image": _media,
+    "document": _media,
+}
+
+
 def _block_part(block: Mapping[str, Any]) -> Part:
     kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
-        return TextPart(
-            block["text"], {k: v for k, v in block.items() if k not in ("type", "text")}
-        )
-    if kind == "thinking" and isinstance(block.get("thinking"), str):
-        signature = block.get("signature")
-        if isinstance(signature, str | None):
-            extras = {k: v for k, v in block.items() if k not in ("type", "thinking", "signature")}
-            return ThinkingPart(block["thinking"], signature, extras=extras)
-    if kind == "redacted_thinking" and isinstance(block.get("data"), str):
-        extras = {k: v for k, v in block.items() if k not in ("type", "data")}
-        return ThinkingPart(block["data"], redacted=True, extras=extras)
-    if kind in ("image", "document"):
-        src = _source(block)
-        if src is not None:
-            extras = {k: v for k, v in block.items() if k not in ("type", "source")}
-            cls = ImagePart if kind == "image" else FilePart
-            return cls(
-                url=src.get("url"),
-                data=src.get("data"),
-                media_type=src.get("media_type"),
-                extras=extras,
-            )
-    return OpaquePart("anthropic", block)
+    mapper = _PARTS.get(kind) if isinstance(kind, str) else None
+    part = mapper(block) if mapper is not None else None
+    return part if part is not None else OpaquePart("anthropic", block)
 
 
 def _blocks(raw: Any, where: str) -> list[Mapping[str, Any]]:
