@@ -198,7 +198,16 @@ class GeminiConverter(Converter[Any]):
 
     def _load(self, native: Any, index: int, calls: Calls) -> list[Message]:
         where = f"messages[{index}]"
-        cf, role, parts = _checked(native, where)
+        if not isinstance(native, Mapping) and not is_model(native):
+            raise ConfigError(f"{where} is {type(native).__name__}, not a Gemini content")
+        cf = _fields(native)
+        role = cf.get("role", "user")
+        if role not in _ROLES:
+            raise ConfigError(f"{where}.role {role!r} must be 'user' or 'model'")
+        parts = cf.get("parts", [])
+        if not isinstance(parts, list | tuple):
+            raise ConfigError(f"{where}.parts must be a list of parts")
+        _check_parts(parts, where)
         extras = {k: plain(v) for k, v in cf.items() if k not in ("role", "parts")}
         own, results = _carrier(native, where)
         if role == "model":
@@ -592,17 +601,8 @@ class GeminiConverter(Converter[Any]):
         return part
 
 
-def _checked(native: Any, where: str) -> tuple[Mapping[str, Any], Any, Sequence[Any]]:
-    """A content's fields, role and parts, each part checked (text must be a str)."""
-    if not isinstance(native, Mapping) and not is_model(native):
-        raise ConfigError(f"{where} is {type(native).__name__}, not a Gemini content")
-    cf = _fields(native)
-    role = cf.get("role", "user")
-    if role not in _ROLES:
-        raise ConfigError(f"{where}.role {role!r} must be 'user' or 'model'")
-    parts = cf.get("parts", [])
-    if not isinstance(parts, list | tuple):
-        raise ConfigError(f"{where}.parts must be a list of parts")
+def _check_parts(parts: Sequence[Any], where: str) -> None:
+    """Raises a ConfigError for a part that is no part, or whose text is not a str."""
     for k, part in enumerate(parts):
         if not isinstance(part, Mapping) and not is_model(part):
             raise ConfigError(f"{where}.parts[{k}] must be a part, not {type(part).__name__}")
@@ -612,7 +612,6 @@ def _checked(native: Any, where: str) -> tuple[Mapping[str, Any], Any, Sequence[
                 f"{where}.parts[{k}].{key_of(part, 'text')} must be a str, "
                 f"not {type(text).__name__}"
             )
-    return cf, role, parts
 
 
 def _run_back(run: list[Any], original: Message, message: Message | None, blocks: Any) -> list[Any]:
