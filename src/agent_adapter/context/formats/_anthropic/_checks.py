@@ -94,7 +94,8 @@ def check_anthropic(
 
     The rules are listed in the module docstring.
 
-    The pairing rules (the first three and ``duplicate_call_id``) are
+    The pairing rules (``tool_use_unanswered``, ``tool_use_pending_at_end``,
+    ``tool_result_without_use`` and ``duplicate_call_id``) are
     :mod:`agent_adapter.context._pairing`'s, fed block by block as
     :func:`~agent_adapter.context.formats.convert` loads them (a user message is its
     ``tool_result`` blocks and the runs of other blocks between them), so this check and
@@ -106,6 +107,7 @@ def check_anthropic(
     pairing = Pairing()
     prev_role: str | None = None
     seen_uses: dict[str, int] = {}
+    rules = _STRICT_RULES if strict_alternation else _MESSAGE_RULES
     for i, m in enumerate(base):
         out.extend(reserved(messages[i], i))
         if (
@@ -117,15 +119,10 @@ def check_anthropic(
             prev_role = None
             continue
         role, content = m["role"], m["content"]
-        if i == 0 and role != "user":
-            out.append(Violation(i, "first_not_user", "the first message must use the user role"))
-        if strict_alternation and role == prev_role:
-            out.append(Violation(i, "roles_not_alternating", f"two {role} messages in a row"))
+        for rule in rules:
+            if (v := rule(i, n, role, content, prev_role)) is not None:
+                out.append(v)
         prev_role = role
-        if not content and not (i == n - 1 and role == "assistant"):
-            out.append(Violation(i, "empty_content", "empty content"))
-        if isinstance(content, str) and content and not content.strip():
-            out.append(Violation(i, "empty_text", "whitespace-only text"))
         blocks = content if isinstance(content, list) else []
         out.extend(_block_rules(i, role, blocks, seen_uses))
         _feed(pairing, i, role, blocks)
@@ -133,6 +130,49 @@ def check_anthropic(
     out.extend(pairing_violations(pairing, _RULES, call="tool_use", result="tool_result"))
     out.extend(_thinking_first(base, thinking))
     return by_index(out)
+
+
+def _first_not_user(
+    i: int, n: int, role: str, content: str | list[Any], prev_role: str | None
+) -> Violation | None:
+    if i == 0 and role != "user":
+        return Violation(i, "first_not_user", "the first message must use the user role")
+    return None
+
+
+def _roles_not_alternating(
+    i: int, n: int, role: str, content: str | list[Any], prev_role: str | None
+) -> Violation | None:
+    if role == prev_role:
+        return Violation(i, "roles_not_alternating", f"two {role} messages in a row")
+    return None
+
+
+def _empty_content(
+    i: int, n: int, role: str, content: str | list[Any], prev_role: str | None
+) -> Violation | None:
+    if not content and not (i == n - 1 and role == "assistant"):
+        return Violation(i, "empty_content", "empty content")
+    return None
+
+
+def _whitespace_text(
+    i: int, n: int, role: str, content: str | list[Any], prev_role: str | None
+) -> Violation | None:
+    if isinstance(content, str) and content and not content.strip():
+        return Violation(i, "empty_text", "whitespace-only text")
+    return None
+
+
+_MessageRule = Callable[[int, int, str, str | list[Any], str | None], Violation | None]
+#: The rules of one message dict (of ``n``) and the role before it, in the order reported.
+_MESSAGE_RULES: tuple[_MessageRule, ...] = (_first_not_user, _empty_content, _whitespace_text)
+_STRICT_RULES: tuple[_MessageRule, ...] = (
+    _first_not_user,
+    _roles_not_alternating,
+    _empty_content,
+    _whitespace_text,
+)
 
 
 def _use_id(
