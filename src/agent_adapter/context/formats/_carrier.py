@@ -163,6 +163,46 @@ def _pairs(value: Any, where: str) -> list[tuple[int, Any]]:
 # applying a carrier
 
 
+def _carried_content(
+    loaded: Message, carrier: Mapping[str, Any], at: str
+) -> str | tuple[Part, ...]:
+    """The content a carrier restores: its ``whole`` content, the loaded text (``"str"``),
+    or the loaded parts with its inserts and patches."""
+    kind = carrier.get("content")
+    if "whole" in carrier:
+        whole = carrier["whole"]
+        if isinstance(whole, str):
+            return whole
+        if isinstance(whole, list | tuple):
+            return tuple(decode_part(p, f"{at}.whole") for p in whole)
+        raise ConfigError(f"{at}.whole must be a str or a list of parts")
+    if kind == "str":
+        return loaded.text
+    if isinstance(loaded.content, str) and kind != "parts":
+        return loaded.content
+    parts = list(loaded.parts)
+    for i, raw in _pairs(carrier.get("insert", ()), f"{at}.insert"):
+        parts.insert(i, decode_part(raw, f"{at}.insert"))
+    for i, patch in _pairs(carrier.get("parts", ()), f"{at}.parts"):
+        if 0 <= i < len(parts):
+            parts[i] = _patched(parts[i], patch, f"{at}.parts")
+    return tuple(parts)
+
+
+def _carried_calls(loaded: Message, carrier: Mapping[str, Any], at: str) -> list[ToolCall]:
+    """The tool calls a carrier restores: its ``calls``, else the loaded ones, patched."""
+    calls = list(loaded.tool_calls)
+    if "calls" in carrier:
+        raw_calls = carrier["calls"]
+        if not isinstance(raw_calls, list | tuple):
+            raise ConfigError(f"{at}.calls must be a list of tool calls")
+        calls = [_decode_call(raw, f"{at}.calls") for raw in raw_calls]
+    for i, patch in _pairs(carrier.get("tool_calls", ()), f"{at}.tool_calls"):
+        if 0 <= i < len(calls):
+            calls[i] = _patched(calls[i], patch, f"{at}.tool_calls")
+    return calls
+
+
 def apply_carrier(loaded: Message, carrier: Any, where: str = "") -> Message:
     """``loaded`` (a native loaded without its carrier) with the carrier's fields restored.
 
@@ -177,37 +217,8 @@ def apply_carrier(loaded: Message, carrier: Any, where: str = "") -> Message:
     at = f"{where}.{RESERVED_KEY}" if where else RESERVED_KEY
     if not isinstance(carrier, Mapping):
         raise ConfigError(f"{at} must be a dict")
-    content: str | tuple[Part, ...]
-    kind = carrier.get("content")
-    if "whole" in carrier:
-        whole = carrier["whole"]
-        if isinstance(whole, str):
-            content = whole
-        elif isinstance(whole, list | tuple):
-            content = tuple(decode_part(p, f"{at}.whole") for p in whole)
-        else:
-            raise ConfigError(f"{at}.whole must be a str or a list of parts")
-    elif kind == "str":
-        content = loaded.text
-    elif isinstance(loaded.content, str) and kind != "parts":
-        content = loaded.content
-    else:
-        parts = list(loaded.parts)
-        for i, raw in _pairs(carrier.get("insert", ()), f"{at}.insert"):
-            parts.insert(i, decode_part(raw, f"{at}.insert"))
-        for i, patch in _pairs(carrier.get("parts", ()), f"{at}.parts"):
-            if 0 <= i < len(parts):
-                parts[i] = _patched(parts[i], patch, f"{at}.parts")
-        content = tuple(parts)
-    calls = list(loaded.tool_calls)
-    if "calls" in carrier:
-        raw_calls = carrier["calls"]
-        if not isinstance(raw_calls, list | tuple):
-            raise ConfigError(f"{at}.calls must be a list of tool calls")
-        calls = [_decode_call(raw, f"{at}.calls") for raw in raw_calls]
-    for i, patch in _pairs(carrier.get("tool_calls", ()), f"{at}.tool_calls"):
-        if 0 <= i < len(calls):
-            calls[i] = _patched(calls[i], patch, f"{at}.tool_calls")
+    content = _carried_content(loaded, carrier, at)
+    calls = _carried_calls(loaded, carrier, at)
     changes = carrier.get("message", {})
     if not isinstance(changes, Mapping) or not set(changes) <= set(_MESSAGE_FIELDS):
         raise ConfigError(f"{at}.message must map fields of {_MESSAGE_FIELDS}")

@@ -117,16 +117,7 @@ class Conversion(Generic[T]):
                 "order (a native holds its messages in one place)"
             )
         slot, added = traced.slot, traced.added  # popped as dumped
-        for j, m in enumerate(slot):
-            # a change of more than text cannot be written onto the native: the message is
-            # written as itself, in its place (its extras carry its native fields)
-            if (
-                m is not None
-                and m is not self.messages[j]
-                and not text_only_change(self.messages[j], m)
-            ):
-                slot[j] = None
-                added.setdefault(j, []).append(m)
+        self._demote(slot, added)
         conv = self._converter
         out: list[T] = []
         members, groups, messages = self._members, self._groups, self.messages
@@ -135,27 +126,53 @@ class Conversion(Generic[T]):
                 continue
             if start in added:
                 out.extend(conv.dump_all(added.pop(start)))
-            if stop == start + 1:  # one message: the most common native by far
-                if slot[start] is messages[start]:
-                    out.append(native)
-                    if groups:
-                        out.extend(self._natives[j] for j in groups.get(i, ()))
-                elif slot[start] is not None:
-                    out.extend(conv.rebuild(native, messages[start:stop], slot[start:stop]))
-                continue
-            originals = messages[start:stop]
-            now = slot[start:stop]
-            if all(a is b for a, b in zip(now, originals, strict=True)):
+            if stop != start + 1:
+                self._back_span(out, i, native, start, stop, slot, added)
+            elif slot[start] is messages[start]:  # one message: the most common native by far
                 out.append(native)
-                out.extend(self._natives[j] for j in groups.get(i, ()))
-            elif any(m is not None for m in now):
-                out.extend(conv.rebuild(native, originals, now))
-            for g in range(start + 1, stop):  # added inside a native's span go after it
-                if g in added:
-                    out.extend(conv.dump_all(added.pop(g)))
+                if groups:
+                    out.extend(self._natives[j] for j in groups.get(i, ()))
+            elif slot[start] is not None:
+                out.extend(conv.rebuild(native, messages[start:stop], slot[start:stop]))
         out.extend(conv.dump_all(added.pop(len(self.messages), ())))
         pos = {id(n): i for i, n in enumerate(self._natives)}  # input natives by identity
         return self._same_objects(conv.finish(out, new=lambda n: id(n) not in pos), pos)
+
+    def _demote(self, slot: list[Message | None], added: dict[int, list[Message]]) -> None:
+        """Moves each message of ``slot`` changed in more than its text to ``added``: such a
+        change cannot be written onto the native, so the message is written as itself, in its
+        place (its extras carry its native fields)."""
+        for j, m in enumerate(slot):
+            if (
+                m is not None
+                and m is not self.messages[j]
+                and not text_only_change(self.messages[j], m)
+            ):
+                slot[j] = None
+                added.setdefault(j, []).append(m)
+
+    def _back_span(
+        self,
+        out: list[T],
+        i: int,
+        native: T,
+        start: int,
+        stop: int,
+        slot: list[Message | None],
+        added: dict[int, list[Message]],
+    ) -> None:
+        """Appends to ``out`` what native ``i`` of messages ``start:stop`` (not one) became,
+        and the messages added inside its span after it."""
+        originals = self.messages[start:stop]
+        now = slot[start:stop]
+        if all(a is b for a, b in zip(now, originals, strict=True)):
+            out.append(native)
+            out.extend(self._natives[j] for j in self._groups.get(i, ()))
+        elif any(m is not None for m in now):
+            out.extend(self._converter.rebuild(native, originals, now))
+        for g in range(start + 1, stop):  # added inside a native's span go after it
+            if g in added:
+                out.extend(self._converter.dump_all(added.pop(g)))
 
     def _same_objects(self, out: list[T], pos: dict[int, int]) -> list[T]:
         """``out`` with every rebuilt or merged native that equals an input native replaced by

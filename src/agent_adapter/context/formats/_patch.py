@@ -117,40 +117,14 @@ def patch_text_blocks(blocks: list[Any], text: str, kind: TextBlocks = CHAT_TEXT
     texts = [kind.text_of(blocks[i]) for i in spots]
     if _SEP.join(texts) == text:
         return list(blocks)
-    head, p = 0, 0  # whole blocks at the start of the new text
-    while head < len(texts):
-        t = texts[head]
-        end = p + len(t)
-        if not text.startswith(t, p) or (end < len(text) and text[end] != _SEP):
-            break
-        head, p = head + 1, min(len(text), end + 1)
-    tail, q = 0, len(text)  # whole blocks at its end, not overlapping the head
-    while head + tail < len(texts):
-        t = texts[len(texts) - 1 - tail]
-        start = q - len(t)
-        if start < p or not text.endswith(t, 0, q) or (start > 0 and text[start - 1] != _SEP):
-            break
-        tail, q = tail + 1, max(p, start - 1)
+    head, p = _whole_head(texts, text)
+    tail, q = _whole_tail(texts, text, head, p)
     middle = text[p:q] if p < q else ""
     inner = spots[head : len(spots) - tail]
-    new: dict[int, Any] = {}  # position -> replacement block, or None to drop
     if inner:
-        keyed = [i for i in inner if kind.keyed(blocks[i])]
-        anchor = keyed[-1] if keyed else inner[0]
-        for i in inner:
-            if i == anchor and middle:
-                new[i] = kind.with_text(blocks[i], middle)
-            elif i in keyed:
-                new[i] = kind.with_text(blocks[i], kind.stub)
-            else:
-                new[i] = None
-    elif middle:  # nothing between: the remainder joins the nearest whole block
-        if tail:
-            i = spots[len(spots) - tail]
-            new[i] = kind.with_text(blocks[i], middle + _SEP + texts[len(texts) - tail])
-        else:
-            i = spots[head - 1]
-            new[i] = kind.with_text(blocks[i], texts[head - 1] + _SEP + middle)
+        new = _spread(blocks, inner, middle, kind)
+    else:
+        new = _joined(blocks, spots, texts, head, tail, middle, kind)
     out: list[Any] = []
     for i, block in enumerate(blocks):
         if i in new:
@@ -159,6 +133,70 @@ def patch_text_blocks(blocks: list[Any], text: str, kind: TextBlocks = CHAT_TEXT
         else:
             out.append(block)
     return out
+
+
+def _whole_head(texts: Sequence[str], text: str) -> tuple[int, int]:
+    """How many of ``texts`` start ``text`` whole (each followed by a separator or the end),
+    and where the rest of ``text`` starts."""
+    head, p = 0, 0
+    while head < len(texts):
+        t = texts[head]
+        end = p + len(t)
+        if not text.startswith(t, p) or (end < len(text) and text[end] != _SEP):
+            break
+        head, p = head + 1, min(len(text), end + 1)
+    return head, p
+
+
+def _whole_tail(texts: Sequence[str], text: str, head: int, p: int) -> tuple[int, int]:
+    """How many of ``texts`` end ``text`` whole, not overlapping the ``head`` blocks before
+    ``p``, and where they start (the separator before them left out)."""
+    tail, q = 0, len(text)
+    while head + tail < len(texts):
+        t = texts[len(texts) - 1 - tail]
+        start = q - len(t)
+        if start < p or not text.endswith(t, 0, q) or (start > 0 and text[start - 1] != _SEP):
+            break
+        tail, q = tail + 1, max(p, start - 1)
+    return tail, q
+
+
+def _spread(
+    blocks: Sequence[Any], inner: Sequence[int], middle: str, kind: TextBlocks
+) -> dict[int, Any]:
+    """The replacements (``None``: drop) of the text blocks between the whole ones: the
+    ``middle`` text in the last keyed one (else the first), other keyed ones stubbed."""
+    new: dict[int, Any] = {}
+    keyed = [i for i in inner if kind.keyed(blocks[i])]
+    anchor = keyed[-1] if keyed else inner[0]
+    for i in inner:
+        if i == anchor and middle:
+            new[i] = kind.with_text(blocks[i], middle)
+        elif i in keyed:
+            new[i] = kind.with_text(blocks[i], kind.stub)
+        else:
+            new[i] = None
+    return new
+
+
+def _joined(
+    blocks: Sequence[Any],
+    spots: Sequence[int],
+    texts: Sequence[str],
+    head: int,
+    tail: int,
+    middle: str,
+    kind: TextBlocks,
+) -> dict[int, Any]:
+    """With no text block between the whole ones, the replacement of the nearest whole
+    block that the ``middle`` text joins (none when it is empty)."""
+    if not middle:
+        return {}
+    if tail:
+        i = spots[len(spots) - tail]
+        return {i: kind.with_text(blocks[i], middle + _SEP + texts[len(texts) - tail])}
+    i = spots[head - 1]
+    return {i: kind.with_text(blocks[i], texts[head - 1] + _SEP + middle)}
 
 
 Rebuild = Callable[[Any, Sequence[Message], Sequence[Message | None]], list[Any]]

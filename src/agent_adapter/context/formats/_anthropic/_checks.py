@@ -4,11 +4,66 @@ Sources: Anthropic API reference, *Messages* (https://docs.anthropic.com/en/api/
 tool use guide (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use)
 and the extended thinking guide
 (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking).
+
+Rules (``rule`` names):
+
+* ``first_not_user``: the first message uses the ``user`` role.
+* ``roles_not_alternating`` (only with ``strict_alternation``): consecutive messages
+  with the same role. The Messages API accepts them ("Consecutive user or assistant turns
+  in your request will be combined into a single turn", Messages API reference), so by
+  default this is no violation; gateways such as Bedrock's Converse API reject them
+  (a 400 ``ValidationException``), which ``strict_alternation=True`` checks for.
+* ``empty_content``: "all messages must have non-empty content except for the optional
+  final assistant message".
+* ``empty_text``: "text content blocks must contain non-whitespace text".
+* ``block_wrong_role``: ``tool_use`` / ``thinking`` / ``server_tool_use`` blocks in a user
+  message, ``tool_result`` in an assistant message.
+* ``tool_use_unanswered``: every ``tool_use`` is answered by a ``tool_result`` in the very
+  next (user) message ("tool_use ids were found without tool_result blocks immediately
+  after").
+* ``tool_use_pending_at_end``: the same for the list's last call turn (a tool loop between
+  the reply and running the tools).
+* ``tool_result_without_use``: a ``tool_result`` answers a ``tool_use`` of the previous
+  assistant message, once ("unexpected tool_use_id found in tool_result blocks").
+* ``duplicate_call_id``: one assistant message uses a ``tool_use`` id twice.
+* ``tool_use_id_duplicate``: a ``tool_use`` id an earlier message already used (API error
+  "tool_use ids must be unique": ids are unique in the whole request).
+* ``call_id_missing``: a ``tool_use`` without a str ``id``.
+* ``tool_result_not_first``: in a user message, ``tool_result`` blocks come before any
+  other block (tool use guide, *Handling tool use and tool result content blocks*:
+  "tool_result blocks must come FIRST in the content array", "any text must come AFTER
+  all tool results"), named by the first misplaced block
+  (``messages[2].content[1]``). ``convert()`` and ``compress()`` reject such a message
+  with the same words.
+* ``thinking_signature``: a ``thinking`` block keeps a non-empty ``signature`` and a
+  ``redacted_thinking`` block its ``data`` (extended thinking guide: blocks go back
+  complete and unmodified).
+* ``thinking_not_first``: with thinking on for the current turn, the turn's opening
+  assistant message (the first one after the last user message that is not only tool
+  results) starts with a ``thinking`` or ``redacted_thinking`` block. Extended thinking
+  guide, *Extended thinking with tool use* / *Preserving thinking blocks*: during tool use
+  the final assistant turn must start with its thinking block; the API answers "Expected
+  `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final
+  `assistant` message must start with a thinking block (preceding the lastmost set of
+  `tool_use` and `tool_result` blocks)". A merged, reordered or cut turn breaks it.
+  Whether thinking is on is the request's ``thinking`` parameter, which the list does not
+  hold: pass ``thinking=True`` (or ``False``) when you know it. Unknown (``None``), it is
+  on when an assistant message of the current turn holds a thinking block: the thinking
+  guide (*Thinking in tool and multi-turn workflows*) keeps "one thinking configuration
+  per assistant turn: a tool-use loop is one assistant turn, so change the configuration
+  only between turns". Thinking blocks of earlier turns say nothing about the current
+  one, since the configuration may change between turns (Claude Code toggles it per
+  prompt: recorded Claude Code sessions go on from turns without thinking after turns
+  with it). So a list that lost the current turn's thinking altogether is only caught
+  with ``thinking=True``, or by comparing it with the list it was made from:
+  :func:`~agent_adapter.context.formats._anthropic.check_thinking_unchanged`
+  (``turn_thinking_dropped``).
+* ``not_a_message``, ``reserved_key``: see :mod:`agent_adapter.context.formats._check`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_adapter.context._pairing import Pairing, PairingRule
@@ -37,60 +92,10 @@ def check_anthropic(
     """Anthropic Messages rules (API reference, *Messages*; tool use and extended thinking
     guides).
 
-    * ``first_not_user``: the first message uses the ``user`` role.
-    * ``roles_not_alternating`` (only with ``strict_alternation``): consecutive messages
-      with the same role. The Messages API accepts them ("Consecutive user or assistant turns
-      in your request will be combined into a single turn", Messages API reference), so by
-      default this is no violation; gateways such as Bedrock's Converse API reject them
-      (a 400 ``ValidationException``), which ``strict_alternation=True`` checks for.
-    * ``empty_content``: "all messages must have non-empty content except for the optional
-      final assistant message".
-    * ``empty_text``: "text content blocks must contain non-whitespace text".
-    * ``block_wrong_role``: ``tool_use`` / ``thinking`` / ``server_tool_use`` blocks in a user
-      message, ``tool_result`` in an assistant message.
-    * ``tool_use_unanswered``: every ``tool_use`` is answered by a ``tool_result`` in the very
-      next (user) message ("tool_use ids were found without tool_result blocks immediately
-      after").
-    * ``tool_use_pending_at_end``: the same for the list's last call turn (a tool loop between
-      the reply and running the tools).
-    * ``tool_result_without_use``: a ``tool_result`` answers a ``tool_use`` of the previous
-      assistant message, once ("unexpected tool_use_id found in tool_result blocks").
-    * ``duplicate_call_id``: one assistant message uses a ``tool_use`` id twice.
-    * ``tool_use_id_duplicate``: a ``tool_use`` id an earlier message already used (API error
-      "tool_use ids must be unique": ids are unique in the whole request).
-    * ``call_id_missing``: a ``tool_use`` without a str ``id``.
-    * ``tool_result_not_first``: in a user message, ``tool_result`` blocks come before any
-      other block (tool use guide, *Handling tool use and tool result content blocks*:
-      "tool_result blocks must come FIRST in the content array", "any text must come AFTER
-      all tool results"), named by the first misplaced block
-      (``messages[2].content[1]``). ``convert()`` and ``compress()`` reject such a message
-      with the same words.
-    * ``thinking_signature``: a ``thinking`` block keeps a non-empty ``signature`` and a
-      ``redacted_thinking`` block its ``data`` (extended thinking guide: blocks go back
-      complete and unmodified).
-    * ``thinking_not_first``: with thinking on for the current turn, the turn's opening
-      assistant message (the first one after the last user message that is not only tool
-      results) starts with a ``thinking`` or ``redacted_thinking`` block. Extended thinking
-      guide, *Extended thinking with tool use* / *Preserving thinking blocks*: during tool use
-      the final assistant turn must start with its thinking block; the API answers "Expected
-      `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final
-      `assistant` message must start with a thinking block (preceding the lastmost set of
-      `tool_use` and `tool_result` blocks)". A merged, reordered or cut turn breaks it.
-      Whether thinking is on is the request's ``thinking`` parameter, which the list does not
-      hold: pass ``thinking=True`` (or ``False``) when you know it. Unknown (``None``), it is
-      on when an assistant message of the current turn holds a thinking block: the thinking
-      guide (*Thinking in tool and multi-turn workflows*) keeps "one thinking configuration
-      per assistant turn: a tool-use loop is one assistant turn, so change the configuration
-      only between turns". Thinking blocks of earlier turns say nothing about the current
-      one, since the configuration may change between turns (Claude Code toggles it per
-      prompt: recorded Claude Code sessions go on from turns without thinking after turns
-      with it). So a list that lost the current turn's thinking altogether is only caught
-      with ``thinking=True``, or by comparing it with the list it was made from:
-      :func:`~agent_adapter.context.formats._anthropic.check_thinking_unchanged`
-      (``turn_thinking_dropped``).
-    * ``not_a_message``, ``reserved_key``: see :mod:`agent_adapter.context.formats._check`.
+    The rules are listed in the module docstring.
 
-    The pairing rules (the first three and ``duplicate_call_id``) are
+    The pairing rules (``tool_use_unanswered``, ``tool_use_pending_at_end``,
+    ``tool_result_without_use`` and ``duplicate_call_id``) are
     :mod:`agent_adapter.context._pairing`'s, fed block by block as
     :func:`~agent_adapter.context.formats.convert` loads them (a user message is its
     ``tool_result`` blocks and the runs of other blocks between them), so this check and
@@ -102,6 +107,7 @@ def check_anthropic(
     pairing = Pairing()
     prev_role: str | None = None
     seen_uses: dict[str, int] = {}
+    rules = _STRICT_RULES if strict_alternation else _MESSAGE_RULES
     for i, m in enumerate(base):
         out.extend(reserved(messages[i], i))
         if (
@@ -113,15 +119,10 @@ def check_anthropic(
             prev_role = None
             continue
         role, content = m["role"], m["content"]
-        if i == 0 and role != "user":
-            out.append(Violation(i, "first_not_user", "the first message must use the user role"))
-        if strict_alternation and role == prev_role:
-            out.append(Violation(i, "roles_not_alternating", f"two {role} messages in a row"))
+        for rule in rules:
+            if (v := rule(i, n, role, content, prev_role)) is not None:
+                out.append(v)
         prev_role = role
-        if not content and not (i == n - 1 and role == "assistant"):
-            out.append(Violation(i, "empty_content", "empty content"))
-        if isinstance(content, str) and content and not content.strip():
-            out.append(Violation(i, "empty_text", "whitespace-only text"))
         blocks = content if isinstance(content, list) else []
         out.extend(_block_rules(i, role, blocks, seen_uses))
         _feed(pairing, i, role, blocks)
@@ -131,54 +132,146 @@ def check_anthropic(
     return by_index(out)
 
 
-def _block_rules(
-    i: int, role: str, blocks: list[Any], seen_uses: dict[str, int]
-) -> list[Violation]:
-    """The rules of one message's blocks (``seen_uses``: tool_use id -> its message)."""
-    out: list[Violation] = []
+def _first_not_user(
+    i: int, n: int, role: str, content: str | list[Any], prev_role: str | None
+) -> Violation | None:
+    if i == 0 and role != "user":
+        return Violation(i, "first_not_user", "the first message must use the user role")
+    return None
+
+
+def _roles_not_alternating(
+    i: int, n: int, role: str, content: str | list[Any], prev_role: str | None
+) -> Violation | None:
+    if role == prev_role:
+        return Violation(i, "roles_not_alternating", f"two {role} messages in a row")
+    return None
+
+
+def _empty_content(
+    i: int, n: int, role: str, content: str | list[Any], prev_role: str | None
+) -> Violation | None:
+    if not content and not (i == n - 1 and role == "assistant"):
+        return Violation(i, "empty_content", "empty content")
+    return None
+
+
+def _whitespace_text(
+    i: int, n: int, role: str, content: str | list[Any], prev_role: str | None
+) -> Violation | None:
+    if isinstance(content, str) and content and not content.strip():
+        return Violation(i, "empty_text", "whitespace-only text")
+    return None
+
+
+_MessageRule = Callable[[int, int, str, str | list[Any], str | None], Violation | None]
+#: The rules of one message dict (of ``n``) and the role before it, in the order reported.
+_MESSAGE_RULES: tuple[_MessageRule, ...] = (_first_not_user, _empty_content, _whitespace_text)
+_STRICT_RULES: tuple[_MessageRule, ...] = (
+    _first_not_user,
+    _roles_not_alternating,
+    _empty_content,
+    _whitespace_text,
+)
+
+
+def _use_id(
+    i: int, role: str, k: int, b: Mapping[str, Any], seen_uses: dict[str, int]
+) -> Violation | None:
+    use_id = b.get("id")
+    if not (isinstance(use_id, str) and use_id):
+        return Violation(i, "call_id_missing", f"content[{k}] tool_use has no id")
+    if seen_uses.setdefault(use_id, i) != i:
+        return Violation(
+            i,
+            "tool_use_id_duplicate",
+            f"tool_use id {use_id!r} is already used by message [{seen_uses[use_id]}]",
+        )
+    return None
+
+
+def _empty_text(
+    i: int, role: str, k: int, b: Mapping[str, Any], seen_uses: dict[str, int]
+) -> Violation | None:
+    if isinstance(b.get("text"), str) and b["text"].strip():
+        return None
+    return Violation(i, "empty_text", f"content[{k}] has no non-whitespace text")
+
+
+def _signed(
+    i: int, role: str, k: int, b: Mapping[str, Any], seen_uses: dict[str, int]
+) -> Violation | None:
+    if isinstance(b.get("signature"), str) and b["signature"]:
+        return None
+    return Violation(i, "thinking_signature", f"content[{k}] has no signature")
+
+
+def _redacted_data(
+    i: int, role: str, k: int, b: Mapping[str, Any], seen_uses: dict[str, int]
+) -> Violation | None:
+    if isinstance(b.get("data"), str) and b["data"]:
+        return None
+    return Violation(i, "thinking_signature", f"content[{k}] has no data")
+
+
+def _wrong_role(
+    i: int, role: str, k: int, b: Mapping[str, Any], seen_uses: dict[str, int]
+) -> Violation | None:
+    kind = b["type"]
+    if (role == "user" and kind in _ASSISTANT_ONLY) or (
+        role == "assistant" and kind == "tool_result"
+    ):
+        return Violation(i, "block_wrong_role", f"a {kind} block in a {role} message")
+    return None
+
+
+_BlockRule = Callable[[int, str, int, Mapping[str, Any], dict[str, int]], Violation | None]
+#: The rules of each block type, in the order they are reported (any other type: its role).
+_BLOCK_RULES: dict[str, tuple[_BlockRule, ...]] = {
+    "tool_use": (_use_id, _wrong_role),
+    "text": (_empty_text, _wrong_role),
+    "thinking": (_wrong_role, _signed),
+    "redacted_thinking": (_wrong_role, _redacted_data),
+}
+_ROLE_ONLY: tuple[_BlockRule, ...] = (_wrong_role,)
+
+
+def _results_not_first(i: int, role: str, blocks: list[Any]) -> Violation | None:
+    """``tool_result_not_first``: the first tool_result of a user message after a block of
+    another type (named by the type of the first such block)."""
     seen_other: str | None = None  # the type of the first block that is no tool_result
     not_first: int | None = None  # the first tool_result after such a block
     for k, b in enumerate(blocks):
         kind = b.get("type") if isinstance(b, Mapping) else None
         if not isinstance(kind, str):
-            out.append(Violation(i, "not_a_message", f"content[{k}] is not a block"))
             continue
-        if kind == "tool_use":
-            use_id = b.get("id")
-            if not (isinstance(use_id, str) and use_id):
-                out.append(Violation(i, "call_id_missing", f"content[{k}] tool_use has no id"))
-            elif seen_uses.setdefault(use_id, i) != i:
-                out.append(
-                    Violation(
-                        i,
-                        "tool_use_id_duplicate",
-                        f"tool_use id {use_id!r} is already used by message [{seen_uses[use_id]}]",
-                    )
-                )
-        if kind == "text" and (not isinstance(b.get("text"), str) or not b["text"].strip()):
-            out.append(Violation(i, "empty_text", f"content[{k}] has no non-whitespace text"))
-        if (role == "user" and kind in _ASSISTANT_ONLY) or (
-            role == "assistant" and kind == "tool_result"
-        ):
-            out.append(Violation(i, "block_wrong_role", f"a {kind} block in a {role} message"))
-        if kind == "thinking" and not (isinstance(b.get("signature"), str) and b["signature"]):
-            out.append(Violation(i, "thinking_signature", f"content[{k}] has no signature"))
-        if kind == "redacted_thinking" and not (isinstance(b.get("data"), str) and b["data"]):
-            out.append(Violation(i, "thinking_signature", f"content[{k}] has no data"))
         if kind != "tool_result":
             seen_other = seen_other or kind
         elif seen_other is not None and not_first is None:
             not_first = k
-    if role == "user" and not_first is not None:
-        out.append(
-            Violation(
-                i,
-                "tool_result_not_first",
-                f"messages[{i}].content[{not_first}]: a tool_result block after a {seen_other} "
-                "block; tool_result blocks must come first in a user message's content",
-            )
-        )
-    return out
+    if role != "user" or not_first is None:
+        return None
+    return Violation(
+        i,
+        "tool_result_not_first",
+        f"messages[{i}].content[{not_first}]: a tool_result block after a {seen_other} "
+        "block; tool_result blocks must come first in a user message's content",
+    )
+
+
+def _block_rules(
+    i: int, role: str, blocks: list[Any], seen_uses: dict[str, int]
+) -> list[Violation]:
+    """The rules of one message's blocks (``seen_uses``: tool_use id -> its message)."""
+    out: list[Violation | None] = []
+    for k, b in enumerate(blocks):
+        kind = b.get("type") if isinstance(b, Mapping) else None
+        if not isinstance(kind, str):
+            out.append(Violation(i, "not_a_message", f"content[{k}] is not a block"))
+            continue
+        out.extend(rule(i, role, k, b, seen_uses) for rule in _BLOCK_RULES.get(kind, _ROLE_ONLY))
+    out.append(_results_not_first(i, role, blocks))
+    return [v for v in out if v is not None]
 
 
 def _feed(pairing: Pairing, i: int, role: str, blocks: list[Any]) -> None:

@@ -106,32 +106,54 @@ def _source(block: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
+def _text(block: Mapping[str, Any]) -> Part | None:
+    if not isinstance(block.get("text"), str):
+        return None
+    return TextPart(block["text"], {k: v for k, v in block.items() if k not in ("type", "text")})
+
+
+def _thinking(block: Mapping[str, Any]) -> Part | None:
+    signature = block.get("signature")
+    if not isinstance(block.get("thinking"), str) or not isinstance(signature, str | None):
+        return None
+    extras = {k: v for k, v in block.items() if k not in ("type", "thinking", "signature")}
+    return ThinkingPart(block["thinking"], signature, extras=extras)
+
+
+def _redacted_thinking(block: Mapping[str, Any]) -> Part | None:
+    if not isinstance(block.get("data"), str):
+        return None
+    extras = {k: v for k, v in block.items() if k not in ("type", "data")}
+    return ThinkingPart(block["data"], redacted=True, extras=extras)
+
+
+def _media(block: Mapping[str, Any]) -> Part | None:
+    """An ``image`` or ``document`` block with a ``base64`` or ``url`` source."""
+    src = _source(block)
+    if src is None:
+        return None
+    extras = {k: v for k, v in block.items() if k not in ("type", "source")}
+    cls = ImagePart if block.get("type") == "image" else FilePart
+    return cls(
+        url=src.get("url"), data=src.get("data"), media_type=src.get("media_type"), extras=extras
+    )
+
+
+#: The part mapper of each block type (``None`` from it, or a type not here: opaque).
+_PARTS: dict[str, Callable[[Mapping[str, Any]], Part | None]] = {
+    "text": _text,
+    "thinking": _thinking,
+    "redacted_thinking": _redacted_thinking,
+    "image": _media,
+    "document": _media,
+}
+
+
 def _block_part(block: Mapping[str, Any]) -> Part:
     kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
-        return TextPart(
-            block["text"], {k: v for k, v in block.items() if k not in ("type", "text")}
-        )
-    if kind == "thinking" and isinstance(block.get("thinking"), str):
-        signature = block.get("signature")
-        if isinstance(signature, str | None):
-            extras = {k: v for k, v in block.items() if k not in ("type", "thinking", "signature")}
-            return ThinkingPart(block["thinking"], signature, extras=extras)
-    if kind == "redacted_thinking" and isinstance(block.get("data"), str):
-        extras = {k: v for k, v in block.items() if k not in ("type", "data")}
-        return ThinkingPart(block["data"], redacted=True, extras=extras)
-    if kind in ("image", "document"):
-        src = _source(block)
-        if src is not None:
-            extras = {k: v for k, v in block.items() if k not in ("type", "source")}
-            cls = ImagePart if kind == "image" else FilePart
-            return cls(
-                url=src.get("url"),
-                data=src.get("data"),
-                media_type=src.get("media_type"),
-                extras=extras,
-            )
-    return OpaquePart("anthropic", block)
+    mapper = _PARTS.get(kind) if isinstance(kind, str) else None
+    part = mapper(block) if mapper is not None else None
+    return part if part is not None else OpaquePart("anthropic", block)
 
 
 def _blocks(raw: Any, where: str) -> list[Mapping[str, Any]]:
@@ -167,21 +189,35 @@ def _load(native: Any, where: str) -> list[Message]:
         return [Message(role, raw, extras=extras)]
     blocks = _blocks(raw, f"{where}.content")
     if role == "assistant":
-        parts: list[Part] = []
-        calls: list[ToolCall] = []
-        for k, block in enumerate(blocks):
-            if block["type"] == "tool_use":
-                id_, name = block.get("id"), block.get("name")
-                if not isinstance(id_, str) or not isinstance(name, str):
-                    raise ConfigError(f"{where}.content[{k}] tool_use needs str id and name")
-                meta = {
-                    k2: v for k2, v in block.items() if k2 not in ("type", "id", "name", "input")
-                }
-                arguments = to_json(block.get("input", {}), f"{where}.content[{k}].input")
-                calls.append(ToolCall(id_, name, arguments, meta))
-            else:
-                parts.append(_block_part(block))
-        return [Message("assistant", tuple(parts), tool_calls=tuple(calls), extras=extras)]
+        return [_load_assistant(blocks, where, extras)]
+    return _load_user(blocks, where, extras)
+
+
+def _load_assistant(blocks: list[Mapping[str, Any]], where: str, extras: dict[str, Any]) -> Message:
+    """An assistant message: its ``tool_use`` blocks as calls, the others as parts."""
+    parts: list[Part] = []
+    calls: list[ToolCall] = []
+    for k, block in enumerate(blocks):
+        if block["type"] == "tool_use":
+            calls.append(_tool_use(block, f"{where}.content[{k}]"))
+        else:
+            parts.append(_block_part(block))
+    return Message("assistant", tuple(parts), tool_calls=tuple(calls), extras=extras)
+
+
+def _tool_use(block: Mapping[str, Any], at: str) -> ToolCall:
+    id_, name = block.get("id"), block.get("name")
+    if not isinstance(id_, str) or not isinstance(name, str):
+        raise ConfigError(f"{at} tool_use needs str id and name")
+    meta = {k: v for k, v in block.items() if k not in ("type", "id", "name", "input")}
+    return ToolCall(id_, name, to_json(block.get("input", {}), f"{at}.input"), meta)
+
+
+def _load_user(
+    blocks: list[Mapping[str, Any]], where: str, extras: dict[str, Any]
+) -> list[Message]:
+    """A user message: one ``tool`` message a ``tool_result`` block (they come first), then
+    the other blocks as one user message."""
     out: list[Message] = []
     pending: list[Part] = []
     for k, block in enumerate(blocks):
@@ -190,20 +226,24 @@ def _load(native: Any, where: str) -> list[Message]:
             continue
         if pending:
             raise ConfigError(_results_first(where, k, blocks))
-        call_id = block.get("tool_use_id")
-        if not isinstance(call_id, str) or not call_id:
-            raise ConfigError(f"{where}.content[{k}].tool_use_id must be a non-empty str")
-        body = block.get("content", "")
-        content: str | tuple[Part, ...]
-        if isinstance(body, str):
-            content = body
-        else:
-            content = tuple(_block_part(b) for b in _blocks(body, f"{where}.content[{k}].content"))
-        meta = {k2: v for k2, v in block.items() if k2 not in ("type", "tool_use_id", "content")}
-        out.append(Message("tool", content, tool_call_id=call_id, extras=meta))
+        out.append(_tool_result(block, f"{where}.content[{k}]"))
     if pending or not out:
         out.append(Message("user", tuple(pending), extras=extras))
     return out
+
+
+def _tool_result(block: Mapping[str, Any], at: str) -> Message:
+    call_id = block.get("tool_use_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise ConfigError(f"{at}.tool_use_id must be a non-empty str")
+    body = block.get("content", "")
+    content: str | tuple[Part, ...]
+    if isinstance(body, str):
+        content = body
+    else:
+        content = tuple(_block_part(b) for b in _blocks(body, f"{at}.content"))
+    meta = {k: v for k, v in block.items() if k not in ("type", "tool_use_id", "content")}
+    return Message("tool", content, tool_call_id=call_id, extras=meta)
 
 
 def _results_first(where: str, k: int, blocks: Sequence[Mapping[str, Any]]) -> str:
@@ -342,6 +382,91 @@ def _render(message: Message, with_parts: bool) -> tuple[dict[str, Any], list[in
     return {"role": "user", "content": [result]}, rendered
 
 
+def _rebuild_carried(
+    native: dict[str, Any], original: Message, message: Message | None
+) -> list[dict[str, Any]]:
+    """A native with a carrier: written again; the ids the native was sent with (dump_all
+    may have renamed reused ones) stay, the carrier keeps the message's own."""
+    if message is None:
+        return []
+    if message.text == original.text:
+        return [native]
+    view = _with_native_ids(message, native)
+    dumped = dump_lossless(message, _renderer(view), _load_one)
+    return [over_native(native, dumped)]
+
+
+def _rebuild_single(
+    native: dict[str, Any], raw: Any, original: Message, message: Message | None
+) -> list[dict[str, Any]]:
+    """A native of one message (string content, or an assistant message): its new text."""
+    if message is None:
+        return []
+    if message.text == original.text:
+        return [native]
+    if isinstance(raw, str):
+        return [{**native, "content": message.text}]
+    blocks0 = raw if isinstance(raw, list) else []
+    return [{**native, "content": patch_text_blocks(blocks0, message.text, CHAT_TEXT)}]
+
+
+def _rebuild_user(
+    native: dict[str, Any],
+    raw: Any,
+    originals: Sequence[Message],
+    now: Sequence[Message | None],
+) -> list[dict[str, Any]]:
+    """A user message: tool_result blocks and runs of other blocks, as load() split them."""
+    blocks: list[Any] = []
+    k = 0  # index of the message the current block belongs to
+    run: list[Any] = []
+    for block in raw or []:
+        if block.get("type") != "tool_result":
+            run.append(block)
+            continue
+        if run:
+            blocks.extend(_rebuilt_run(run, originals[k], now[k]))
+            run = []
+            k += 1
+        blocks.extend(_rebuilt_result(block, originals[k], now[k]))
+        k += 1
+    if run:
+        blocks.extend(_rebuilt_run(run, originals[k], now[k]))
+    if len(blocks) == len(raw or []) and all(
+        a is b for a, b in zip(blocks, raw or [], strict=True)
+    ):
+        return [native]
+    return [{**native, "content": blocks}] if blocks else []
+
+
+def _unchanged(original: Message, message: Message | None) -> bool:
+    return message is not None and (message is original or message.text == original.text)
+
+
+def _rebuilt_run(run: list[Any], original: Message, message: Message | None) -> list[Any]:
+    """The blocks of a run of other blocks (one user message)."""
+    if _unchanged(original, message):
+        return run
+    if message is not None:
+        return patch_text_blocks(run, message.text, CHAT_TEXT)
+    return []
+
+
+def _rebuilt_result(block: Any, original: Message, message: Message | None) -> list[Any]:
+    """A tool_result block (one tool message), as it was or with its new text."""
+    if _unchanged(original, message):
+        return [block]
+    if message is None:
+        return []
+    body = block.get("content", "")
+    new_body: Any = (
+        message.text
+        if isinstance(body, str)
+        else patch_text_blocks(list(body), message.text, CHAT_TEXT)
+    )
+    return [{**block, "content": new_body}]
+
+
 def _load_carried(native: Any, where: str) -> list[Message]:
     """The messages of one native that is no merge, its carrier applied."""
     base, carrier = split_carrier(native)
@@ -425,82 +550,31 @@ class AnthropicConverter(Converter[dict[str, Any]]):
     ) -> list[dict[str, Any]]:
         parts = split_merged(native, "messages[?]")
         if parts is not None:
-            # each source rebuilt with its own messages, then merged again
-            out: list[dict[str, Any]] = []
-            start = 0
-            for part in parts:
-                stop = start + len(_load_carried(part, "messages[?]"))
-                out.extend(self.rebuild(part, originals[start:stop], now[start:stop]))
-                start = stop
-            if len(out) == len(parts) and all(a is b for a, b in zip(out, parts, strict=True)):
-                return [native]
-            return self.finish(out)
+            return self._rebuild_merged(native, parts, originals, now)
         if RESERVED_KEY in native and len(originals) == 1:
-            message = now[0]
-            if message is None:
-                return []
-            if message.text == originals[0].text:
-                return [native]
-            # written again; the ids the native was sent with (dump_all may have renamed
-            # reused ones) stay, the carrier keeps the message's own
-            view = _with_native_ids(message, native)
-            dumped = dump_lossless(message, _renderer(view), _load_one)
-            return [over_native(native, dumped)]
+            return _rebuild_carried(native, originals[0], now[0])
         raw = native.get("content")
         if isinstance(raw, str) or native.get("role") == "assistant":
-            message = now[0]
-            if message is None:
-                return []
-            if message.text == originals[0].text:
-                return [native]
-            if isinstance(raw, str):
-                return [{**native, "content": message.text}]
-            blocks0 = raw if isinstance(raw, list) else []
-            return [{**native, "content": patch_text_blocks(blocks0, message.text, CHAT_TEXT)}]
-        # a user message: tool_result blocks and runs of other blocks, as load() split them
-        blocks: list[Any] = []
-        k = 0  # index of the message the current block belongs to
-        run: list[Any] = []
+            return _rebuild_single(native, raw, originals[0], now[0])
+        return _rebuild_user(native, raw, originals, now)
 
-        def same(k: int) -> bool:
-            msg = now[k]
-            return msg is not None and (msg is originals[k] or msg.text == originals[k].text)
-
-        def flush() -> None:
-            if not run:
-                return
-            msg = now[k]
-            if same(k):
-                blocks.extend(run)
-            elif msg is not None:
-                blocks.extend(patch_text_blocks(run, msg.text, CHAT_TEXT))
-            run.clear()
-
-        for block in raw or []:
-            if block.get("type") != "tool_result":
-                run.append(block)
-                continue
-            if run:
-                flush()
-                k += 1
-            msg = now[k]
-            if same(k):
-                blocks.append(block)
-            elif msg is not None:
-                body = block.get("content", "")
-                new_body: Any = (
-                    msg.text
-                    if isinstance(body, str)
-                    else patch_text_blocks(list(body), msg.text, CHAT_TEXT)
-                )
-                blocks.append({**block, "content": new_body})
-            k += 1
-        flush()
-        if len(blocks) == len(raw or []) and all(
-            a is b for a, b in zip(blocks, raw or [], strict=True)
-        ):
+    def _rebuild_merged(
+        self,
+        native: dict[str, Any],
+        parts: Sequence[dict[str, Any]],
+        originals: Sequence[Message],
+        now: Sequence[Message | None],
+    ) -> list[dict[str, Any]]:
+        """A merge: each source rebuilt with its own messages, then merged again."""
+        out: list[dict[str, Any]] = []
+        start = 0
+        for part in parts:
+            stop = start + len(_load_carried(part, "messages[?]"))
+            out.extend(self.rebuild(part, originals[start:stop], now[start:stop]))
+            start = stop
+        if len(out) == len(parts) and all(a is b for a, b in zip(out, parts, strict=True)):
             return [native]
-        return [{**native, "content": blocks}] if blocks else []
+        return self.finish(out)
 
     def dump(self, message: Message) -> dict[str, Any]:
         return dump_lossless(message, _render, _load_one)

@@ -80,24 +80,51 @@ def check_thinking_unchanged(before: Sequence[Any], after: Sequence[Any]) -> lis
       has none (a kept ``functionCall`` of the current turn must carry its
       ``thought_signature``, which compression never changes).
     """
+    return [*_changed(before, after), *_turn_dropped(before, after)]
+
+
+def _changed(before: Sequence[Any], after: Sequence[Any]) -> list[Violation]:
+    """``thinking_changed``: each message of ``after`` with a thinking block in no message of
+    ``before``, or whose thinking blocks are not those of the messages it comes from."""
     out: list[Violation] = []
     known = [b for m in before for b in _thinking_blocks(m)]
     by_obj = {id(m): k for k, m in enumerate(before)}
     by_use = {u: k for k, m in enumerate(before) for u in _uses(m)}
     by_block = {id(b): k for k, m in enumerate(before) for b in _content_blocks(m)}
-    after_blocks = [b for m in after for b in _thinking_blocks(m)]
     for j, m in enumerate(after):
         blocks = _thinking_blocks(m)
-        for b in blocks:
-            if not any(b is x or b == x for x in known):
-                out.append(Violation(j, "thinking_changed", "a thinking block not in the input"))
-        sources = {by_obj[id(m)]} if id(m) in by_obj else set()
-        sources.update(by_use[u] for u in _uses(m) if u in by_use)
-        sources.update(by_block[id(b)] for b in _content_blocks(m) if id(b) in by_block)
-        expected = [b for k in sorted(sources) for b in _thinking_blocks(before[k])]
+        out.extend(
+            Violation(j, "thinking_changed", "a thinking block not in the input")
+            for b in blocks
+            if not _among(b, known)
+        )
+        sources = _sources(m, by_obj, by_use, by_block)
+        expected = [b for k in sources for b in _thinking_blocks(before[k])]
         if sources and expected != blocks:
-            where = ", ".join(f"before[{k}]" for k in sorted(sources))
+            where = ", ".join(f"before[{k}]" for k in sources)
             out.append(Violation(j, "thinking_changed", f"thinking blocks differ from {where}"))
+    return out
+
+
+def _sources(
+    m: Any, by_obj: dict[int, int], by_use: dict[str, int], by_block: dict[int, int]
+) -> list[int]:
+    """The indexes in ``before`` of the messages ``m`` comes from, in order: the same object,
+    or sharing a ``tool_use`` id or a block object with it."""
+    sources = {by_obj[id(m)]} if id(m) in by_obj else set()
+    sources.update(by_use[u] for u in _uses(m) if u in by_use)
+    sources.update(by_block[id(b)] for b in _content_blocks(m) if id(b) in by_block)
+    return sorted(sources)
+
+
+def _among(block: Any, blocks: Sequence[Any]) -> bool:
+    """True when ``block`` is one of ``blocks`` or equal to one."""
+    return any(block is x or block == x for x in blocks)
+
+
+def _turn_dropped(before: Sequence[Any], after: Sequence[Any]) -> list[Violation]:
+    """``turn_thinking_dropped``: each thinking block of the current turn's first assistant
+    message in ``before`` that is missing from ``after``."""
     last_user = max((k for k, m in enumerate(before) if _is_real_user(m)), default=-1)
     opener = next(
         (
@@ -107,14 +134,15 @@ def check_thinking_unchanged(before: Sequence[Any], after: Sequence[Any]) -> lis
         ),
         None,
     )
-    if last_user >= 0 and opener is not None:
-        for b in _thinking_blocks(before[opener]):
-            if not any(b is x or b == x for x in after_blocks):
-                out.append(
-                    Violation(
-                        opener,
-                        "turn_thinking_dropped",
-                        "a thinking block of the current turn's first assistant message is missing",
-                    )
-                )
-    return out
+    if last_user < 0 or opener is None:
+        return []
+    after_blocks = [b for m in after for b in _thinking_blocks(m)]
+    return [
+        Violation(
+            opener,
+            "turn_thinking_dropped",
+            "a thinking block of the current turn's first assistant message is missing",
+        )
+        for b in _thinking_blocks(before[opener])
+        if not _among(b, after_blocks)
+    ]

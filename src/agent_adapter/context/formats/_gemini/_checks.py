@@ -6,12 +6,77 @@ https://ai.google.dev/gemini-api/docs/thought-signatures) and the ``400 INVALID_
 messages the API returns when a rule is broken (quoted in each rule's description). Contents
 may be dicts (snake_case or camelCase keys) or ``google.genai.types.Content`` objects; nothing
 here imports google.genai.
+
+Rules (``rule`` names):
+
+* ``role``: a turn's role is ``"user"`` or ``"model"`` (``"function"`` is accepted as the
+  legacy role of a function response turn). Source: the ``Content`` reference ("Must be
+  either 'user' or 'model'").
+* ``empty_turn``: a turn has at least one part. Source: the API error "contents.parts must
+  not be empty".
+* ``first_turn``: the first turn is a user turn that is not a function response. Source:
+  the function-calling guide (a conversation starts with the user's prompt) and the API
+  error "Please ensure that function call turn comes immediately after a user turn or
+  after a function response turn" for a history opening on a model call.
+* ``call_position``: a model turn with function calls comes right after a user turn or a
+  function response turn. Source: the same error message.
+* ``response_position``: a turn with function responses comes right after the model turn
+  whose calls it answers. Source: the API error "Please ensure that function response
+  turn comes immediately after a function call turn".
+* ``response_count``: that turn answers every call of the model turn, one response each.
+  A response answers the call whose ``id`` is its own ``id``; one without an id, or whose
+  id names no call of the turn, answers the first unanswered call *without* id that has
+  its ``name`` (a call with an id is only answered by that id). Source: the API reference,
+  ``FunctionCall.id`` ("If populated, the client to execute the functionCall and return
+  the response with the matching id"), ``FunctionResponse.id`` ("Populated by the client
+  to match the corresponding function call id") and ``FunctionResponse.name``
+  ("Required. The name of the function to call. Matches [FunctionDeclaration.name] and
+  [FunctionCall.name]"); the API error "Please ensure that the number of function
+  response parts is equal to the number of function call parts of the function call
+  turn"; the function-calling guide (parallel calls: send every result back in the next
+  turn). :class:`~agent_adapter.context.formats._gemini.GeminiConverter` matches
+  responses to calls by the same rule, so ``compress()`` agrees.
+* ``response_not_first``: a user turn's function responses come before its other parts.
+  Not an API error message: ``compress()`` reads a turn's parts in order (as
+  :func:`~agent_adapter.context.formats.convert` loads them), so a text before a response
+  stands between the call and its response and the list is rejected there too; the
+  function-calling guide sends a function response turn as the responses alone.
+* ``calls_pending_at_end``: the list ends in a turn holding some of the last round's
+  responses (the API wants them all in that turn, see ``response_count``; as in every
+  format the last round may still wait for the rest, so ``compress()`` accepts it).
+* ``unanswered_call``: a model turn with calls that is not the last turn is followed by
+  its function responses. Source: the function-calling guide (the application sends the
+  function's result back before the conversation goes on). The last turn's calls may wait
+  for their responses (a tool loop between the reply and running the tools).
+* ``duplicate_call_id``: one model turn uses a call id twice.
+* ``reserved_key``: no content or part holds the reserved carrier key ``"_agent_adapter"``
+  (:meth:`GeminiConverter.dump <agent_adapter.context.formats._gemini.GeminiConverter.dump>`
+  adds it to keep a round trip lossless). Source: the ``Content`` / ``Part`` schemas have
+  no such field; the SDK rejects it ("Extra inputs are not permitted") and the REST API
+  answers "Invalid JSON payload received. Unknown name". Build sendable dicts with
+  ``GeminiConverter.dump_all(..., carry=False)``.
+* ``thought_signature`` (only with ``before``): see :func:`check_thought_signatures`.
+
+* ``responses_split``: function responses in a turn right after a turn of function
+  responses only (a round's responses split over two turns). Source: the API errors
+  "Please ensure that function response turn comes immediately after a function call
+  turn" and "... the number of function response parts is equal to the number of
+  function call parts of the function call turn". Like Anthropic's
+  ``roles_not_alternating`` this is a rule of the provider only: the converted messages
+  of a split round still pair, so ``compress()`` accepts them.
+
+The pairing (``response_position``, ``response_count``, ``unanswered_call``,
+``duplicate_call_id``) is :mod:`agent_adapter.context._pairing`'s, fed as
+:func:`~agent_adapter.context.formats.convert` loads the contents (a model turn is one
+call turn; a user turn its function responses and the runs of other parts between them),
+so this check and ``compress()``'s input validation agree. A last turn holding some of
+its round's responses is a round still waiting for the rest, as in every format.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,70 +175,7 @@ def check_gemini(
 ) -> list[Violation]:
     """Every rule ``contents`` breaks, as ``Violation(index, rule, message)``; ``[]`` if none.
 
-    Rules (``rule`` names):
-
-    * ``role``: a turn's role is ``"user"`` or ``"model"`` (``"function"`` is accepted as the
-      legacy role of a function response turn). Source: the ``Content`` reference ("Must be
-      either 'user' or 'model'").
-    * ``empty_turn``: a turn has at least one part. Source: the API error "contents.parts must
-      not be empty".
-    * ``first_turn``: the first turn is a user turn that is not a function response. Source:
-      the function-calling guide (a conversation starts with the user's prompt) and the API
-      error "Please ensure that function call turn comes immediately after a user turn or
-      after a function response turn" for a history opening on a model call.
-    * ``call_position``: a model turn with function calls comes right after a user turn or a
-      function response turn. Source: the same error message.
-    * ``response_position``: a turn with function responses comes right after the model turn
-      whose calls it answers. Source: the API error "Please ensure that function response
-      turn comes immediately after a function call turn".
-    * ``response_count``: that turn answers every call of the model turn, one response each.
-      A response answers the call whose ``id`` is its own ``id``; one without an id, or whose
-      id names no call of the turn, answers the first unanswered call *without* id that has
-      its ``name`` (a call with an id is only answered by that id). Source: the API reference,
-      ``FunctionCall.id`` ("If populated, the client to execute the functionCall and return
-      the response with the matching id"), ``FunctionResponse.id`` ("Populated by the client
-      to match the corresponding function call id") and ``FunctionResponse.name``
-      ("Required. The name of the function to call. Matches [FunctionDeclaration.name] and
-      [FunctionCall.name]"); the API error "Please ensure that the number of function
-      response parts is equal to the number of function call parts of the function call
-      turn"; the function-calling guide (parallel calls: send every result back in the next
-      turn). :class:`~agent_adapter.context.formats._gemini.GeminiConverter` matches
-      responses to calls by the same rule, so ``compress()`` agrees.
-    * ``response_not_first``: a user turn's function responses come before its other parts.
-      Not an API error message: ``compress()`` reads a turn's parts in order (as
-      :func:`~agent_adapter.context.formats.convert` loads them), so a text before a response
-      stands between the call and its response and the list is rejected there too; the
-      function-calling guide sends a function response turn as the responses alone.
-    * ``calls_pending_at_end``: the list ends in a turn holding some of the last round's
-      responses (the API wants them all in that turn, see ``response_count``; as in every
-      format the last round may still wait for the rest, so ``compress()`` accepts it).
-    * ``unanswered_call``: a model turn with calls that is not the last turn is followed by
-      its function responses. Source: the function-calling guide (the application sends the
-      function's result back before the conversation goes on). The last turn's calls may wait
-      for their responses (a tool loop between the reply and running the tools).
-    * ``duplicate_call_id``: one model turn uses a call id twice.
-    * ``reserved_key``: no content or part holds the reserved carrier key ``"_agent_adapter"``
-      (:meth:`GeminiConverter.dump <agent_adapter.context.formats._gemini.GeminiConverter.dump>`
-      adds it to keep a round trip lossless). Source: the ``Content`` / ``Part`` schemas have
-      no such field; the SDK rejects it ("Extra inputs are not permitted") and the REST API
-      answers "Invalid JSON payload received. Unknown name". Build sendable dicts with
-      ``GeminiConverter.dump_all(..., carry=False)``.
-    * ``thought_signature`` (only with ``before``): see :func:`check_thought_signatures`.
-
-    * ``responses_split``: function responses in a turn right after a turn of function
-      responses only (a round's responses split over two turns). Source: the API errors
-      "Please ensure that function response turn comes immediately after a function call
-      turn" and "... the number of function response parts is equal to the number of
-      function call parts of the function call turn". Like Anthropic's
-      ``roles_not_alternating`` this is a rule of the provider only: the converted messages
-      of a split round still pair, so ``compress()`` accepts them.
-
-    The pairing (``response_position``, ``response_count``, ``unanswered_call``,
-    ``duplicate_call_id``) is :mod:`agent_adapter.context._pairing`'s, fed as
-    :func:`~agent_adapter.context.formats.convert` loads the contents (a model turn is one
-    call turn; a user turn its function responses and the runs of other parts between them),
-    so this check and ``compress()``'s input validation agree. A last turn holding some of
-    its round's responses is a round still waiting for the rest, as in every format.
+    The rules are listed in the module docstring.
 
     Args:
         contents: the list to check.
@@ -228,57 +230,97 @@ def _only_responses(turn: _Turn) -> bool:
     return turn.role != "model" and bool(turn.order) and all(turn.order)
 
 
+def _role(turns: Sequence[_Turn], i: int) -> Violation | None:
+    role = turns[i].role
+    if role in ("user", "model", "function"):
+        return None
+    return Violation(i, "role", f"role {role!r} is not 'user' or 'model'")
+
+
+def _reserved(turns: Sequence[_Turn], i: int) -> Violation | None:
+    if not turns[i].reserved:
+        return None
+    return Violation(i, "reserved_key", f"holds {RESERVED_KEY!r}, an unknown field")
+
+
+def _empty_turn(turns: Sequence[_Turn], i: int) -> Violation | None:
+    if turns[i].n_parts != 0:
+        return None
+    return Violation(i, "empty_turn", "a turn needs at least one part")
+
+
+def _first_turn(turns: Sequence[_Turn], i: int) -> Violation | None:
+    turn = turns[i]
+    is_model = turn.role == "model"
+    if i != 0 or not (is_model or turn.responses):
+        return None
+    what = "a model turn" if is_model else "a function response turn"
+    return Violation(i, "first_turn", f"the history opens on {what}, not a user turn")
+
+
+def _call_position(turns: Sequence[_Turn], i: int) -> Violation | None:
+    turn = turns[i]
+    if not (turn.role == "model" and turn.calls and i > 0 and turns[i - 1].role == "model"):
+        return None
+    return Violation(
+        i,
+        "call_position",
+        "a function call turn follows a model turn, not a user or function response turn",
+    )
+
+
+def _response_not_first(turns: Sequence[_Turn], i: int) -> Violation | None:
+    order = turns[i].order
+    late = next((k for k, r in enumerate(order) if r and not all(order[:k])), None)
+    if late is None or turns[i].role == "model":
+        return None
+    return Violation(
+        i,
+        "response_not_first",
+        f"parts[{late}]: a function_response after another part of its turn; send a "
+        "turn's function responses first (compress() reads the parts in order, so the "
+        "other part stands between the call and its response)",
+    )
+
+
+def _responses_split(turns: Sequence[_Turn], i: int) -> Violation | None:
+    turn = turns[i]
+    if not (turn.responses and turn.role != "model" and i > 0 and _only_responses(turns[i - 1])):
+        return None
+    return Violation(
+        i,
+        "responses_split",
+        "function responses right after another turn of function responses: a "
+        "round's responses go in the one turn right after its function call turn",
+    )
+
+
+def _response_position(turns: Sequence[_Turn], i: int) -> Violation | None:
+    if not (turns[i].responses and turns[i].role == "model"):
+        return None
+    return Violation(
+        i,
+        "response_position",
+        "function responses sit in a model turn; they belong in a user turn",
+    )
+
+
+#: The rules of one turn and its predecessor but the pairing, in the order they are reported.
+_TURN_RULES: tuple[Callable[[Sequence[_Turn], int], Violation | None], ...] = (
+    _role,
+    _reserved,
+    _empty_turn,
+    _first_turn,
+    _call_position,
+    _response_not_first,
+    _responses_split,
+    _response_position,
+)
+
+
 def _turn_rules(turns: Sequence[_Turn], i: int) -> list[Violation]:
     """The rules of turn ``i`` and its predecessor but the pairing."""
-    out: list[Violation] = []
-    turn, prev = turns[i], turns[i - 1] if i > 0 else None
-    if turn.role not in ("user", "model", "function"):
-        out.append(Violation(i, "role", f"role {turn.role!r} is not 'user' or 'model'"))
-    if turn.reserved:
-        out.append(Violation(i, "reserved_key", f"holds {RESERVED_KEY!r}, an unknown field"))
-    if turn.n_parts == 0:
-        out.append(Violation(i, "empty_turn", "a turn needs at least one part"))
-    is_model = turn.role == "model"
-    if i == 0 and (is_model or turn.responses):
-        what = "a model turn" if is_model else "a function response turn"
-        out.append(Violation(i, "first_turn", f"the history opens on {what}, not a user turn"))
-    if is_model and turn.calls and prev is not None and prev.role == "model":
-        out.append(
-            Violation(
-                i,
-                "call_position",
-                "a function call turn follows a model turn, not a user or function response turn",
-            )
-        )
-    late = next((k for k, r in enumerate(turn.order) if r and not all(turn.order[:k])), None)
-    if late is not None and not is_model:
-        out.append(
-            Violation(
-                i,
-                "response_not_first",
-                f"parts[{late}]: a function_response after another part of its turn; send a "
-                "turn's function responses first (compress() reads the parts in order, so the "
-                "other part stands between the call and its response)",
-            )
-        )
-    if turn.responses and not is_model and prev is not None and _only_responses(prev):
-        out.append(
-            Violation(
-                i,
-                "responses_split",
-                "function responses right after another turn of function responses: a "
-                "round's responses go in the one turn right after its function call turn",
-            )
-        )
-    if turn.responses and is_model:
-        out.append(
-            Violation(
-                i,
-                "response_position",
-                "function responses sit in a model turn; they belong in a user turn",
-            )
-        )
-    return out
+    return [v for rule in _TURN_RULES if (v := rule(turns, i)) is not None]
 
 
 def _answering(turns: Sequence[_Turn], i: int) -> int | None:

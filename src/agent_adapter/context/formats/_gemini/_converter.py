@@ -207,15 +207,7 @@ class GeminiConverter(Converter[Any]):
         parts = cf.get("parts", [])
         if not isinstance(parts, list | tuple):
             raise ConfigError(f"{where}.parts must be a list of parts")
-        for k, part in enumerate(parts):
-            if not isinstance(part, Mapping) and not is_model(part):
-                raise ConfigError(f"{where}.parts[{k}] must be a part, not {type(part).__name__}")
-            text = _fields(part).get("text")
-            if text is not None and not isinstance(text, str):
-                raise ConfigError(
-                    f"{where}.parts[{k}].{key_of(part, 'text')} must be a str, "
-                    f"not {type(text).__name__}"
-                )
+        _check_parts(parts, where)
         extras = {k: plain(v) for k, v in cf.items() if k not in ("role", "parts")}
         own, results = _carrier(native, where)
         if role == "model":
@@ -224,18 +216,31 @@ class GeminiConverter(Converter[Any]):
                 message = apply_carrier(message, own, where)
             calls.turn(message.tool_calls)
             return [message]
+        out = self._load_user(parts, index, calls, extras, results, where)
+        if own is not None and sum(m.role != "tool" for m in out) == 1:
+            out = [apply_carrier(m, own, where) if m.role != "tool" else m for m in out]
+        return out
+
+    def _load_user(
+        self,
+        parts: Sequence[Any],
+        index: int,
+        calls: Calls,
+        extras: dict[str, Any],
+        results: Mapping[int, Any],
+        where: str,
+    ) -> list[Message]:
+        """A user turn: a tool message a ``function_response`` part, one user message a run
+        of other parts (at least one message)."""
         out: list[Message] = []
         run: list[Part] = []
-        n_user = 0
         k_resp = 0
         for k, part in enumerate(parts):
-            pf = _fields(part)
-            if "function_response" not in pf:
+            if "function_response" not in _fields(part):
                 run.append(load_part(part))
                 continue
             if run:
                 out.append(Message("user", content_of(run), extras=extras))
-                n_user += 1
                 run = []
             tool = self._tool(part, index, k_resp, calls, f"{where}.parts[{k}]")
             if k in results:
@@ -244,9 +249,6 @@ class GeminiConverter(Converter[Any]):
             out.append(tool)
         if run or not out:
             out.append(Message("user", content_of(run), extras=extras))
-            n_user += 1
-        if own is not None and n_user == 1:
-            out = [apply_carrier(m, own, where) if m.role != "tool" else m for m in out]
         return out
 
     def _model(
@@ -260,36 +262,39 @@ class GeminiConverter(Converter[Any]):
                 content.append(load_part(part))
                 continue
             at = f"{where}.parts[{k}].{key_of(part, 'function_call')}"
-            raw = pf["function_call"]
-            if not isinstance(raw, Mapping) and not is_model(raw):
-                raise ConfigError(f"{at} must be an object, not {type(raw).__name__}")
-            fc = _fields(raw)
-            name = fc.get("name")
-            if not isinstance(name, str) or not name:
-                raise ConfigError(f"{at}.name must be a str")
-            args = fc.get("args", {})
-            if not isinstance(args, Mapping):
-                raise ConfigError(f"{at}.args must be an object")
-            arguments = json_text(dict(args), f"{at}.args")
-            call_extras: dict[str, Any] = {}
-            call_id = fc.get("id")
-            if not isinstance(call_id, str) or not call_id:
-                call_id = f"gemini_call_{index}_{len(tool_calls)}"
-                call_extras["gemini_no_id"] = True
-                if index >= 0:
-                    self._made_up[call_id] = f"function_call {name!r}"
-            call_extras.update(
-                {f: plain(v) for f, v in fc.items() if f not in ("id", "name", "args")}
-            )
-            if "thought_signature" in pf:
-                call_extras["thought_signature"] = b64_text(pf["thought_signature"])
-            rest = part_extras(pf, ("function_call", "thought_signature"))
-            if rest:
-                call_extras["gemini_part"] = rest
-            tool_calls.append(ToolCall(call_id, name, arguments, call_extras))
+            tool_calls.append(self._call(pf, index, len(tool_calls), at))
         return Message(
             "assistant", content_of(content), tool_calls=tuple(tool_calls), extras=extras
         )
+
+    def _call(self, pf: Mapping[str, Any], index: int, n: int, at: str) -> ToolCall:
+        """The tool call of one ``function_call`` part (``pf``: its fields; ``n``: the
+        turn's calls before it; ``at`` names its ``function_call``)."""
+        raw = pf["function_call"]
+        if not isinstance(raw, Mapping) and not is_model(raw):
+            raise ConfigError(f"{at} must be an object, not {type(raw).__name__}")
+        fc = _fields(raw)
+        name = fc.get("name")
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"{at}.name must be a str")
+        args = fc.get("args", {})
+        if not isinstance(args, Mapping):
+            raise ConfigError(f"{at}.args must be an object")
+        arguments = json_text(dict(args), f"{at}.args")
+        call_extras: dict[str, Any] = {}
+        call_id = fc.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            call_id = f"gemini_call_{index}_{n}"
+            call_extras["gemini_no_id"] = True
+            if index >= 0:
+                self._made_up[call_id] = f"function_call {name!r}"
+        call_extras.update({f: plain(v) for f, v in fc.items() if f not in ("id", "name", "args")})
+        if "thought_signature" in pf:
+            call_extras["thought_signature"] = b64_text(pf["thought_signature"])
+        rest = part_extras(pf, ("function_call", "thought_signature"))
+        if rest:
+            call_extras["gemini_part"] = rest
+        return ToolCall(call_id, name, arguments, call_extras)
 
     def _tool(self, part: Any, index: int, k: int, calls: Calls, where: str) -> Message:
         """The tool message of one ``function_response`` part (``where`` names the part)."""
@@ -358,60 +363,79 @@ class GeminiConverter(Converter[Any]):
                 return [native]
             new = with_parts(native, patch_text_blocks(parts, message.text, blocks))
             return [self._carry(new, message) if carried else new]
+        out, new_results, user = self._rebuild_parts(parts, results, blocks, originals, now)
+        if not out:
+            return []
+        new = with_parts(native, out)
+        if not carried:
+            return [new]
+        carrier = self._user_carrier(new, own, user, originals)
+        if new_results:
+            carrier["results"] = new_results
+        return [with_carrier(new, carrier)]
+
+    def _rebuild_parts(
+        self,
+        parts: Sequence[Any],
+        results: Mapping[int, Any],
+        blocks: Any,
+        originals: Sequence[Message],
+        now: Sequence[Message | None],
+    ) -> tuple[list[Any], dict[str, Any], Message | None]:
+        """A user turn's parts back: each ``function_response`` part (a tool message) and
+        each run of other parts (a user message) as it was or with its new text; with the
+        carriers of the response parts (by their new index) and the turn's user message as
+        it is now."""
         out: list[Any] = []
         new_results: dict[str, Any] = {}
-        user: Message | None = None  # the user message of the turn, as it is now
-        k = 0
+        user: Message | None = None
+        k = 0  # index of the message the current part belongs to
         run: list[Any] = []
-
-        def flush() -> None:
-            nonlocal user
-            msg = now[k]
-            user = msg
-            if msg is originals[k]:
-                out.extend(run)
-            elif msg is not None:
-                out.extend(patch_text_blocks(run, msg.text, blocks))
-            run.clear()
-
         for i, part in enumerate(parts):
             pf = _fields(part)
             if "function_response" not in pf:
                 run.append(part)
                 continue
             if run:
-                flush()
+                user = now[k]
+                out.extend(_run_back(run, originals[k], user, blocks))
+                run = []
                 k += 1
-            msg = now[k]
-            if msg is originals[k]:
+            if now[k] is originals[k]:
                 out.append(part)
                 if i in results:
                     new_results[str(len(out) - 1)] = results[i]
-            elif msg is not None:
+            elif (msg := now[k]) is not None:
                 out.append(self._patch_response(part, pf, msg))
                 patch = self._part_carrier(out[-1], msg) if i in results else None
                 if patch:
                     new_results[str(len(out) - 1)] = patch
             k += 1
         if run or k == 0:
-            flush()
-        if not out:
-            return []
-        new = with_parts(native, out)
-        if not carried:
-            return [new]
+            user = now[k]
+            out.extend(_run_back(run, originals[k], user, blocks))
+        return out, new_results, user
+
+    def _user_carrier(
+        self,
+        new: dict[str, Any],
+        own: dict[str, Any] | None,
+        user: Message | None,
+        originals: Sequence[Message],
+    ) -> dict[str, Any]:
+        """The carrier of a rebuilt user turn ``new`` for its user message (``own``: the one
+        it had)."""
         carrier: dict[str, Any] = {}
-        if own is not None and user is not None:
-            if any(user is o for o in originals):
-                carrier.update(own)
-            else:
-                bare = {key: v for key, v in new.items() if key != RESERVED_KEY}
-                plain_msgs = [m for m in self.load(bare, _PROBE) if m.role != "tool"]
-                if len(plain_msgs) == 1:
-                    carrier.update(carrier_for(user, plain_msgs[0]))
-        if new_results:
-            carrier["results"] = new_results
-        return [with_carrier(new, carrier)]
+        if own is None or user is None:
+            return carrier
+        if any(user is o for o in originals):
+            carrier.update(own)
+            return carrier
+        bare = {key: v for key, v in new.items() if key != RESERVED_KEY}
+        plain_msgs = [m for m in self.load(bare, _PROBE) if m.role != "tool"]
+        if len(plain_msgs) == 1:
+            carrier.update(carrier_for(user, plain_msgs[0]))
+        return carrier
 
     def _patch_response(self, part: Any, pf: Mapping[str, Any], message: Message) -> Any:
         fr_native = pf["function_response"]
@@ -575,3 +599,25 @@ class GeminiConverter(Converter[Any]):
         if isinstance(more, Mapping):
             part.update({k: v for k, v in known_fields(more).items() if k not in part})
         return part
+
+
+def _check_parts(parts: Sequence[Any], where: str) -> None:
+    """Raises a ConfigError for a part that is no part, or whose text is not a str."""
+    for k, part in enumerate(parts):
+        if not isinstance(part, Mapping) and not is_model(part):
+            raise ConfigError(f"{where}.parts[{k}] must be a part, not {type(part).__name__}")
+        text = _fields(part).get("text")
+        if text is not None and not isinstance(text, str):
+            raise ConfigError(
+                f"{where}.parts[{k}].{key_of(part, 'text')} must be a str, "
+                f"not {type(text).__name__}"
+            )
+
+
+def _run_back(run: list[Any], original: Message, message: Message | None, blocks: Any) -> list[Any]:
+    """A run of a user turn's other parts (one user message) as it was or with its new text."""
+    if message is original:
+        return run
+    if message is not None:
+        return patch_text_blocks(run, message.text, blocks)
+    return []

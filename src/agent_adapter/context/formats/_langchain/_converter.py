@@ -43,7 +43,7 @@ keeps them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, assert_never
 
 from agent_adapter._errors import ConfigError, MissingDependency
@@ -108,53 +108,93 @@ def _rest(block: Mapping[str, Any], *skip: str) -> dict[str, Any]:
     return {k: v for k, v in block.items() if k not in skip}
 
 
+def _text(block: Mapping[str, Any]) -> Part | None:
+    if not isinstance(block.get("text"), str):
+        return None
+    return TextPart(block["text"], _rest(block, "type", "text"))
+
+
+def _thinking(block: Mapping[str, Any]) -> Part | None:
+    if not isinstance(block.get("thinking"), str):
+        return None
+    sig = block.get("signature")
+    return ThinkingPart(
+        block["thinking"],
+        sig if isinstance(sig, str) else None,
+        extras=_rest(block, "type", "thinking", "signature"),
+    )
+
+
+def _reasoning(block: Mapping[str, Any]) -> Part | None:
+    """A ``reasoning`` block: its signature (if any) in its ``extras``."""
+    if not isinstance(block.get("reasoning"), str):
+        return None
+    rest = _rest(block, "type", "reasoning")
+    more = rest.get("extras")
+    sig = more.get("signature") if isinstance(more, Mapping) else None
+    if isinstance(sig, str) and isinstance(more, Mapping):
+        left = _rest(more, "signature")
+        if left:
+            rest["extras"] = left
+        else:
+            del rest["extras"]
+    else:
+        sig = None
+    return ThinkingPart(block["reasoning"], sig, extras={"langchain_type": "reasoning", **rest})
+
+
+def _redacted_thinking(block: Mapping[str, Any]) -> Part | None:
+    if not isinstance(block.get("data"), str):
+        return None
+    return ThinkingPart(block["data"], redacted=True, extras=_rest(block, "type", "data"))
+
+
+def _image_url(block: Mapping[str, Any]) -> Part | None:
+    image = block.get("image_url")
+    url = image.get("url") if isinstance(image, Mapping) else image
+    detail = image.get("detail") if isinstance(image, Mapping) else None
+    if isinstance(url, str) and (detail is None or isinstance(detail, str)):
+        return ImagePart(url=url, detail=detail, extras=_rest(block, "type", "image_url"))
+    return None
+
+
+def _media(block: Mapping[str, Any]) -> Part | None:
+    """An ``image`` or ``file`` block of LangChain's standard shape (no ``source_type``)."""
+    if "source_type" in block or "source" in block:
+        return None
+    url, data = block.get("url"), block.get("base64")
+    mime = block.get("mime_type")
+    if not (isinstance(url, str) or isinstance(data, str)) or not (
+        mime is None or isinstance(mime, str)
+    ):
+        return None
+    rest = _rest(block, "type", "url", "base64", "mime_type")
+    if block.get("type") == "image":
+        return ImagePart(url=url, data=data, media_type=mime, extras=rest)
+    return FilePart(url=url, data=data, media_type=mime, extras=rest)
+
+
+#: The part mapper of each block type (``None`` from it, or a type not here: opaque).
+_PARTS: dict[str, Callable[[Mapping[str, Any]], Part | None]] = {
+    "text": _text,
+    "thinking": _thinking,
+    "reasoning": _reasoning,
+    "redacted_thinking": _redacted_thinking,
+    "image_url": _image_url,
+    "image": _media,
+    "file": _media,
+}
+
+
 def _block_part(block: Any) -> Part:
     if isinstance(block, str):
         return TextPart(block)
     if not isinstance(block, Mapping):
         return OpaquePart("langchain", block)
     kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
-        return TextPart(block["text"], _rest(block, "type", "text"))
-    if kind == "thinking" and isinstance(block.get("thinking"), str):
-        sig = block.get("signature")
-        return ThinkingPart(
-            block["thinking"],
-            sig if isinstance(sig, str) else None,
-            extras=_rest(block, "type", "thinking", "signature"),
-        )
-    if kind == "reasoning" and isinstance(block.get("reasoning"), str):
-        rest = _rest(block, "type", "reasoning")
-        more = rest.get("extras")
-        sig = more.get("signature") if isinstance(more, Mapping) else None
-        if isinstance(sig, str) and isinstance(more, Mapping):
-            left = _rest(more, "signature")
-            if left:
-                rest["extras"] = left
-            else:
-                del rest["extras"]
-        else:
-            sig = None
-        return ThinkingPart(block["reasoning"], sig, extras={"langchain_type": "reasoning", **rest})
-    if kind == "redacted_thinking" and isinstance(block.get("data"), str):
-        return ThinkingPart(block["data"], redacted=True, extras=_rest(block, "type", "data"))
-    if kind == "image_url":
-        image = block.get("image_url")
-        url = image.get("url") if isinstance(image, Mapping) else image
-        detail = image.get("detail") if isinstance(image, Mapping) else None
-        if isinstance(url, str) and (detail is None or isinstance(detail, str)):
-            return ImagePart(url=url, detail=detail, extras=_rest(block, "type", "image_url"))
-    if kind in ("image", "file") and "source_type" not in block and "source" not in block:
-        url, data = block.get("url"), block.get("base64")
-        mime = block.get("mime_type")
-        if (isinstance(url, str) or isinstance(data, str)) and (
-            mime is None or isinstance(mime, str)
-        ):
-            rest = _rest(block, "type", "url", "base64", "mime_type")
-            if kind == "image":
-                return ImagePart(url=url, data=data, media_type=mime, extras=rest)
-            return FilePart(url=url, data=data, media_type=mime, extras=rest)
-    return OpaquePart("langchain", block)
+    mapper = _PARTS.get(kind) if isinstance(kind, str) else None
+    part = mapper(block) if mapper is not None else None
+    return part if part is not None else OpaquePart("langchain", block)
 
 
 def _dump_thinking(part: ThinkingPart) -> dict[str, Any]:
@@ -229,6 +269,49 @@ _TEXT = TextBlocks(
 )
 
 
+def _lc_fields(native: Any, chat_role: str | None) -> dict[str, Any]:
+    """The LangChain fields of ``native`` that a Message has no slot for (set ones only)."""
+    lc: dict[str, Any] = {}
+    for field in _LC_FIELDS:
+        value = getattr(native, field, None)
+        if value is not None and value != [] and value != {}:
+            lc[field] = value
+    if chat_role is not None:
+        lc["role"] = chat_role
+    return lc
+
+
+def _is_call_block(block: Any, ids: set[str]) -> bool:
+    """A content block repeating one of the calls ``ids`` (``tool_calls`` holds them)."""
+    return (
+        isinstance(block, Mapping)
+        and isinstance(block.get("type"), str)
+        and block.get("type") in _CALL_BLOCKS
+        and isinstance(block.get("id"), str)
+        and block.get("id") in ids
+    )
+
+
+def _content(native: Any, calls: Sequence[ToolCall], where: str) -> str | tuple[Part, ...]:
+    raw = getattr(native, "content", "")
+    if isinstance(raw, str):
+        return raw
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}.content must be a str or a list")
+    ids = {c.id for c in calls}
+    return tuple(_block_part(b) for b in raw if not _is_call_block(b, ids))
+
+
+def _tool_call_id(native: Any, where: str, extras: dict[str, Any]) -> str:
+    """A ToolMessage's call id (an error status goes to ``extras``)."""
+    call_id = getattr(native, "tool_call_id", None)
+    if not isinstance(call_id, str) or not call_id:
+        raise ConfigError(f"{where}.tool_call_id must be a non-empty str")
+    if getattr(native, "status", "success") == "error":
+        extras["is_error"] = True
+    return call_id
+
+
 def _lc() -> Any:
     try:
         from langchain_core import messages
@@ -266,13 +349,7 @@ class LangChainConverter(Converter[Any]):
                 f"{where} is a {type(native).__name__}; only System/Human/AI/Tool/ChatMessage "
                 "(with a user, assistant or system role) can be compressed"
             )
-        lc: dict[str, Any] = {}
-        for field in _LC_FIELDS:
-            value = getattr(native, field, None)
-            if value is not None and value != [] and value != {}:
-                lc[field] = value
-        if chat_role is not None:
-            lc["role"] = chat_role
+        lc = _lc_fields(native, chat_role)
         kwargs = getattr(native, "additional_kwargs", None) or {}
         if not isinstance(kwargs, Mapping):
             raise ConfigError(f"{where}.additional_kwargs must be a dict")
@@ -280,43 +357,14 @@ class LangChainConverter(Converter[Any]):
         carried = kwargs.pop(RESERVED_KEY, None)
         signatures = kwargs.pop(GEMINI_SIGNATURES_KEY, None)
         signatures = dict(signatures) if isinstance(signatures, Mapping) else {}
-        calls: list[ToolCall] = []
-        raw_calls = getattr(native, "tool_calls", None) or ()
-        if not isinstance(raw_calls, list | tuple):
-            raise ConfigError(f"{where}.tool_calls must be a list")
-        for k, call in enumerate(raw_calls):
-            calls.append(self._call(call, index, k, signatures, f"{where}.tool_calls[{k}]"))
+        calls = self._calls(native, index, signatures, where)
         if signatures:
             kwargs[GEMINI_SIGNATURES_KEY] = signatures
         if kwargs:
             lc["additional_kwargs"] = kwargs
-        raw = getattr(native, "content", "")
-        content: str | tuple[Part, ...]
-        if isinstance(raw, str):
-            content = raw
-        elif isinstance(raw, list):
-            ids = {c.id for c in calls}
-            content = tuple(
-                _block_part(b)
-                for b in raw
-                if not (
-                    isinstance(b, Mapping)
-                    and isinstance(b.get("type"), str)
-                    and b.get("type") in _CALL_BLOCKS
-                    and isinstance(b.get("id"), str)
-                    and b.get("id") in ids
-                )
-            )
-        else:
-            raise ConfigError(f"{where}.content must be a str or a list")
+        content = _content(native, calls, where)
         extras: dict[str, Any] = {"langchain": lc} if lc else {}
-        call_id: str | None = None
-        if role == "tool":
-            call_id = getattr(native, "tool_call_id", None)
-            if not isinstance(call_id, str) or not call_id:
-                raise ConfigError(f"{where}.tool_call_id must be a non-empty str")
-            if getattr(native, "status", "success") == "error":
-                extras["is_error"] = True
+        call_id = _tool_call_id(native, where, extras) if role == "tool" else None
         name = getattr(native, "name", None)
         message = Message(
             role,
@@ -327,6 +375,18 @@ class LangChainConverter(Converter[Any]):
             extras=extras,
         )
         return [apply_carrier(message, carried, where) if carried is not None else message]
+
+    def _calls(
+        self, native: Any, index: int, signatures: dict[str, Any], where: str
+    ) -> list[ToolCall]:
+        """The tool calls of ``native`` (their signatures popped from ``signatures``)."""
+        raw_calls = getattr(native, "tool_calls", None) or ()
+        if not isinstance(raw_calls, list | tuple):
+            raise ConfigError(f"{where}.tool_calls must be a list")
+        return [
+            self._call(call, index, k, signatures, f"{where}.tool_calls[{k}]")
+            for k, call in enumerate(raw_calls)
+        ]
 
     def _call(
         self, call: Any, index: int, k: int, signatures: dict[str, Any], where: str
@@ -391,14 +451,7 @@ class LangChainConverter(Converter[Any]):
             if isinstance(message.content, str)
             else [_dump_block(p) for p in message.content]
         )
-        kwargs: dict[str, Any] = dict(lc.get("additional_kwargs") or {})
-        signatures = dict(kwargs.get(GEMINI_SIGNATURES_KEY) or {})
-        for call in message.tool_calls:
-            sig = call.extras.get("thought_signature")
-            if isinstance(sig, str):
-                signatures[call.id] = sig
-        if signatures:
-            kwargs[GEMINI_SIGNATURES_KEY] = signatures
+        kwargs = _kwargs(lc, message)
         kwargs.update(more)
         fields: dict[str, Any] = {"content": content, "additional_kwargs": kwargs}
         for key in ("id", "response_metadata"):
@@ -407,23 +460,7 @@ class LangChainConverter(Converter[Any]):
         if message.name is not None:
             fields["name"] = message.name
         if message.role == "assistant":
-            calls = []
-            for call in message.tool_calls:
-                args = parse_json(call.arguments) if call.arguments else {}
-                calls.append(
-                    {
-                        "name": call.name,
-                        "args": args if isinstance(args, dict) else {},
-                        "id": None if call.extras.get("langchain_no_id") else call.id,
-                        "type": "tool_call",
-                    }
-                )
-            for key in ("usage_metadata", "invalid_tool_calls"):
-                if key in lc:
-                    fields[key] = lc[key]
-            if "role" in lc:
-                return lcm.ChatMessage(role=lc["role"], **fields)
-            return lcm.AIMessage(tool_calls=calls, **fields)
+            return _build_assistant(lcm, message, lc, fields)
         if message.role == "tool":
             if "artifact" in lc:
                 fields["artifact"] = lc["artifact"]
@@ -434,3 +471,40 @@ class LangChainConverter(Converter[Any]):
         if message.role == "system":
             return lcm.SystemMessage(**fields)
         return lcm.HumanMessage(**fields)
+
+
+def _kwargs(lc: Mapping[str, Any], message: Message) -> dict[str, Any]:
+    """The ``additional_kwargs`` of a new native: the loaded ones, with the calls' thought
+    signatures."""
+    kwargs: dict[str, Any] = dict(lc.get("additional_kwargs") or {})
+    signatures = dict(kwargs.get(GEMINI_SIGNATURES_KEY) or {})
+    for call in message.tool_calls:
+        sig = call.extras.get("thought_signature")
+        if isinstance(sig, str):
+            signatures[call.id] = sig
+    if signatures:
+        kwargs[GEMINI_SIGNATURES_KEY] = signatures
+    return kwargs
+
+
+def _build_assistant(
+    lcm: Any, message: Message, lc: Mapping[str, Any], fields: dict[str, Any]
+) -> Any:
+    """A new AIMessage (a ChatMessage when it was one) with its tool calls."""
+    calls = []
+    for call in message.tool_calls:
+        args = parse_json(call.arguments) if call.arguments else {}
+        calls.append(
+            {
+                "name": call.name,
+                "args": args if isinstance(args, dict) else {},
+                "id": None if call.extras.get("langchain_no_id") else call.id,
+                "type": "tool_call",
+            }
+        )
+    for key in ("usage_metadata", "invalid_tool_calls"):
+        if key in lc:
+            fields[key] = lc[key]
+    if "role" in lc:
+        return lcm.ChatMessage(role=lc["role"], **fields)
+    return lcm.AIMessage(tool_calls=calls, **fields)

@@ -11,7 +11,7 @@ One dict is one message, and one dict holds any message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, assert_never
 
 from agent_adapter._errors import ConfigError
@@ -61,51 +61,70 @@ _CHAT_TYPED_PARTS = frozenset(
 _CHAT_EXTRA_KEYS = frozenset({"refusal", "audio", "function_call"})
 
 
+def _text_part(raw: Mapping[str, Any], where: str) -> Part | None:
+    text = raw.get("text")
+    if not isinstance(text, str):
+        raise ConfigError(f"{where}.text must be a str")
+    return TextPart(text, {k: v for k, v in raw.items() if k not in ("type", "text")})
+
+
+def _image_part(raw: Mapping[str, Any], where: str) -> Part | None:
+    """An ``image_url`` part (a ``data:`` URL as data); ``None`` for one of another shape."""
+    image = raw.get("image_url")
+    if isinstance(image, str):
+        image = {"url": image}
+    if not (
+        isinstance(image, Mapping)
+        and isinstance(image.get("url"), str)
+        and set(image) <= {"url", "detail"}
+        and isinstance(image.get("detail"), str | None)
+    ):
+        return None
+    extras = {k: v for k, v in raw.items() if k not in ("type", "image_url")}
+    media_type, data = split_data_url(image["url"])
+    if data is not None:
+        return ImagePart(
+            data=data, media_type=media_type, detail=image.get("detail"), extras=extras
+        )
+    return ImagePart(url=image["url"], detail=image.get("detail"), extras=extras)
+
+
+def _file_part(raw: Mapping[str, Any], where: str) -> Part | None:
+    f = raw.get("file")
+    if not (
+        isinstance(f, Mapping)
+        and set(f) <= {"file_data", "file_id", "filename"}
+        and all(isinstance(v, str) for v in f.values())
+    ):
+        return None
+    extras = {k: v for k, v in raw.items() if k not in ("type", "file")}
+    media_type, data = split_data_url(f.get("file_data") or "")
+    return FilePart(
+        data=data if data is not None else f.get("file_data"),
+        media_type=media_type,
+        file_id=f.get("file_id"),
+        filename=f.get("filename"),
+        extras=extras,
+    )
+
+
+#: The loader of each content part type (``None`` from it, or a type not here: opaque).
+_PARTS: dict[str, Callable[[Mapping[str, Any], str], Part | None]] = {
+    "text": _text_part,
+    "image_url": _image_part,
+    "file": _file_part,
+}
+
+
 def _part(raw: Any, where: str) -> Part:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where} must be a content part dict, got {type(raw).__name__}")
     kind = raw.get("type")
     if not isinstance(kind, str):  # every content part names its type (API reference)
         raise ConfigError(f"{where}.type must be a str (a content part names its type)")
-    if kind == "text":
-        text = raw.get("text")
-        if not isinstance(text, str):
-            raise ConfigError(f"{where}.text must be a str")
-        return TextPart(text, {k: v for k, v in raw.items() if k not in ("type", "text")})
-    if kind == "image_url":
-        image = raw.get("image_url")
-        if isinstance(image, str):
-            image = {"url": image}
-        if (
-            isinstance(image, Mapping)
-            and isinstance(image.get("url"), str)
-            and set(image) <= {"url", "detail"}
-            and isinstance(image.get("detail"), str | None)
-        ):
-            extras = {k: v for k, v in raw.items() if k not in ("type", "image_url")}
-            media_type, data = split_data_url(image["url"])
-            if data is not None:
-                return ImagePart(
-                    data=data, media_type=media_type, detail=image.get("detail"), extras=extras
-                )
-            return ImagePart(url=image["url"], detail=image.get("detail"), extras=extras)
-    if kind == "file":
-        f = raw.get("file")
-        if (
-            isinstance(f, Mapping)
-            and set(f) <= {"file_data", "file_id", "filename"}
-            and all(isinstance(v, str) for v in f.values())
-        ):
-            extras = {k: v for k, v in raw.items() if k not in ("type", "file")}
-            media_type, data = split_data_url(f.get("file_data") or "")
-            return FilePart(
-                data=data if data is not None else f.get("file_data"),
-                media_type=media_type,
-                file_id=f.get("file_id"),
-                filename=f.get("filename"),
-                extras=extras,
-            )
-    return OpaquePart("openai", raw)
+    loader = _PARTS.get(kind)
+    part = loader(raw, where) if loader is not None else None
+    return part if part is not None else OpaquePart("openai", raw)
 
 
 def _tool_call(raw: Any, where: str) -> ToolCall:
@@ -129,6 +148,22 @@ def _tool_call(raw: Any, where: str) -> ToolCall:
     return ToolCall(id_, body["name"], args, {"type": kind} if kind != "function" else {})
 
 
+def _parts(raw: Any, where: str) -> tuple[Part, ...]:
+    """The parts of a chat message's list content."""
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}.content must be a str, a list of parts or None")
+    return tuple(_part(p, f"{where}.content[{k}]") for k, p in enumerate(raw))
+
+
+def _tool_calls(calls: Any, role: str, where: str) -> tuple[ToolCall, ...]:
+    """The tool calls of a chat message's (non-empty) ``tool_calls``."""
+    if not isinstance(calls, list | tuple):
+        raise ConfigError(f"{where}.tool_calls must be a list")
+    if role != "assistant":
+        raise ConfigError(f"{where}.tool_calls is only allowed on assistant messages")
+    return tuple(_tool_call(c, f"{where}.tool_calls[{k}]") for k, c in enumerate(calls))
+
+
 def load_chat(native: Any, where: str) -> Message:
     """The message of one Chat Completions dict (carrier left out).
 
@@ -142,19 +177,9 @@ def load_chat(native: Any, where: str) -> Message:
     if not _named(role) or role not in _CHAT_ROLES:
         raise ConfigError(f"{where}.role {role!r} is not an OpenAI chat role {sorted(_CHAT_ROLES)}")
     raw = native.get("content")
-    content: str | tuple[Part, ...]
-    if raw is None or isinstance(raw, str):
-        content = raw or ""
-    elif isinstance(raw, list):
-        content = tuple(_part(p, f"{where}.content[{k}]") for k, p in enumerate(raw))
-    else:
-        raise ConfigError(f"{where}.content must be a str, a list of parts or None")
-    calls = native.get("tool_calls") or ()
-    if not isinstance(calls, list | tuple):
-        raise ConfigError(f"{where}.tool_calls must be a list")
-    if calls and role != "assistant":
-        raise ConfigError(f"{where}.tool_calls is only allowed on assistant messages")
-    tool_calls = tuple(_tool_call(c, f"{where}.tool_calls[{k}]") for k, c in enumerate(calls))
+    content = (raw or "") if raw is None or isinstance(raw, str) else _parts(raw, where)
+    calls = native.get("tool_calls")
+    tool_calls = _tool_calls(calls, role, where) if calls else ()
     call_id = native.get("tool_call_id")
     if role == "tool" and (not isinstance(call_id, str) or not call_id):
         raise ConfigError(f"{where}.tool_call_id must be a non-empty str on a tool message")

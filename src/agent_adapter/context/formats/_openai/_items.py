@@ -8,7 +8,7 @@ reasoning, MCP and computer-use guides.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_adapter._errors import ConfigError
@@ -198,43 +198,64 @@ def text_type(role: str) -> str:
     return "output_text" if role == "assistant" else "input_text"
 
 
+def _load_text(raw: Mapping[str, Any], role: str) -> Part | None:
+    """A text part; the role's text type and empty ``annotations`` left out of extras."""
+    if not isinstance(raw.get("text"), str):
+        return None
+    extras = {k: v for k, v in raw.items() if k != "text"}
+    if raw["type"] == text_type(role):
+        del extras["type"]
+    if raw["type"] == "output_text" and extras.get("annotations") == []:
+        del extras["annotations"]
+    return TextPart(raw["text"], extras)
+
+
+def _load_image(raw: Mapping[str, Any], role: str) -> Part | None:
+    if not all(isinstance(raw.get(k), str | None) for k in ("image_url", "detail")):
+        return None
+    url = raw.get("image_url")
+    extras = {k: v for k, v in raw.items() if k not in ("type", "image_url", "detail")}
+    media_type, data = split_data_url(url) if url is not None else (None, None)
+    if data is not None:
+        return ImagePart(data=data, media_type=media_type, detail=raw.get("detail"), extras=extras)
+    return ImagePart(url=url, detail=raw.get("detail"), extras=extras)
+
+
+_FILE_KEYS = ("file_url", "file_data", "file_id", "filename")
+
+
+def _load_file(raw: Mapping[str, Any], role: str) -> Part | None:
+    if not all(isinstance(raw.get(k), str | None) for k in _FILE_KEYS):
+        return None
+    file_data = raw.get("file_data")
+    media_type, data = split_data_url(file_data) if file_data is not None else (None, None)
+    return FilePart(
+        url=raw.get("file_url"),
+        data=data if data is not None else file_data,
+        media_type=media_type,
+        file_id=raw.get("file_id"),
+        filename=raw.get("filename"),
+        extras={k: v for k, v in raw.items() if k not in ("type", *_FILE_KEYS)},
+    )
+
+
+#: The loader of each content part type (``None`` from it, or a type not here: opaque).
+_PART_LOADERS: dict[str, Callable[[Mapping[str, Any], str], Part | None]] = {
+    **dict.fromkeys(TEXT_TYPES, _load_text),
+    "input_image": _load_image,
+    "input_file": _load_file,
+}
+
+
 def _load_part(raw: Any, role: str) -> Part:
     """One content part. Defaults the renderer writes back are left out of extras (the role's
     text type, empty ``annotations``), so text from any format looks alike."""
     if not isinstance(raw, Mapping):
         return OpaquePart("openai", raw)
     kind_ = raw.get("type")
-    if kind_ in TEXT_TYPES and isinstance(raw.get("text"), str):
-        extras = {k: v for k, v in raw.items() if k != "text"}
-        if kind_ == text_type(role):
-            del extras["type"]
-        if kind_ == "output_text" and extras.get("annotations") == []:
-            del extras["annotations"]
-        return TextPart(raw["text"], extras)
-    if kind_ == "input_image" and all(
-        isinstance(raw.get(k), str | None) for k in ("image_url", "detail")
-    ):
-        url = raw.get("image_url")
-        extras = {k: v for k, v in raw.items() if k not in ("type", "image_url", "detail")}
-        media_type, data = split_data_url(url) if url is not None else (None, None)
-        if data is not None:
-            return ImagePart(
-                data=data, media_type=media_type, detail=raw.get("detail"), extras=extras
-            )
-        return ImagePart(url=url, detail=raw.get("detail"), extras=extras)
-    keys = ("file_url", "file_data", "file_id", "filename")
-    if kind_ == "input_file" and all(isinstance(raw.get(k), str | None) for k in keys):
-        file_data = raw.get("file_data")
-        media_type, data = split_data_url(file_data) if file_data is not None else (None, None)
-        return FilePart(
-            url=raw.get("file_url"),
-            data=data if data is not None else file_data,
-            media_type=media_type,
-            file_id=raw.get("file_id"),
-            filename=raw.get("filename"),
-            extras={k: v for k, v in raw.items() if k not in ("type", *keys)},
-        )
-    return OpaquePart("openai", raw)
+    loader = _PART_LOADERS.get(kind_) if isinstance(kind_, str) else None
+    part = loader(raw, role) if loader is not None else None
+    return part if part is not None else OpaquePart("openai", raw)
 
 
 def _load_message(item: Mapping[str, Any], where: str) -> Message:

@@ -86,56 +86,71 @@ def _render_part(part: Part, role: str) -> Any:
     """The Responses content part for ``part``, or ``None`` when it has no slot."""
     match part:
         case TextPart():
-            kind_ = part.extras.get("type")
-            if kind_ not in TEXT_TYPES:
-                kind_ = text_type(role)
-            block: dict[str, Any] = {"type": kind_, "text": part.text}
-            block.update({k: v for k, v in part.extras.items() if k in _TEXT_KEYS})
-            if kind_ == "output_text":
-                block.setdefault("annotations", [])  # required on output_text
-            return block
+            return _render_text(part, role)
         case ImagePart():
-            block = {"type": "input_image"}
-            if part.url is not None:
-                block["image_url"] = part.url
-            elif part.data is not None:
-                block["image_url"] = data_url(part.media_type or "image/png", part.data)
-            elif not isinstance(part.extras.get("file_id"), str):
-                return None
-            if part.detail is not None:  # the API defaults to "auto"
-                block["detail"] = part.detail
-            block.update({k: v for k, v in part.extras.items() if k == "file_id"})
-            return block
+            return _render_image(part)
         case FilePart():
-            if part.url is None and part.data is None and part.file_id is None:
-                return None
-            block = {"type": "input_file"}
-            if part.url is not None:
-                block["file_url"] = part.url
-            if part.data is not None:
-                block["file_data"] = (
-                    data_url(part.media_type, part.data) if part.media_type else part.data
-                )
-            if part.file_id is not None:
-                block["file_id"] = part.file_id
-            if part.filename is not None:
-                block["filename"] = part.filename
-            return block
+            return _render_file(part)
         case OpaquePart():
-            data = part.data
-            if (
-                part.provider == "openai"
-                and isinstance(data, Mapping)
-                and isinstance(data.get("type"), str)
-                and data["type"] not in RESPONSES_ONLY_PARTS | CHAT_ONLY_PARTS
-                and not is_item_type(data["type"])
-            ):
-                return data
-            return None  # other providers' items
+            return _render_opaque(part)
         case ThinkingPart():
             return None  # a message item has no slot: reasoning is an item of its own
         case _:
             assert_never(part)
+
+
+def _render_text(part: TextPart, role: str) -> dict[str, Any]:
+    kind_ = part.extras.get("type")
+    if kind_ not in TEXT_TYPES:
+        kind_ = text_type(role)
+    block: dict[str, Any] = {"type": kind_, "text": part.text}
+    block.update({k: v for k, v in part.extras.items() if k in _TEXT_KEYS})
+    if kind_ == "output_text":
+        block.setdefault("annotations", [])  # required on output_text
+    return block
+
+
+def _render_image(part: ImagePart) -> dict[str, Any] | None:
+    block: dict[str, Any] = {"type": "input_image"}
+    if part.url is not None:
+        block["image_url"] = part.url
+    elif part.data is not None:
+        block["image_url"] = data_url(part.media_type or "image/png", part.data)
+    elif not isinstance(part.extras.get("file_id"), str):
+        return None
+    if part.detail is not None:  # the API defaults to "auto"
+        block["detail"] = part.detail
+    block.update({k: v for k, v in part.extras.items() if k == "file_id"})
+    return block
+
+
+def _render_file(part: FilePart) -> dict[str, Any] | None:
+    if part.url is None and part.data is None and part.file_id is None:
+        return None
+    block: dict[str, Any] = {"type": "input_file"}
+    if part.url is not None:
+        block["file_url"] = part.url
+    if part.data is not None:
+        block["file_data"] = data_url(part.media_type, part.data) if part.media_type else part.data
+    if part.file_id is not None:
+        block["file_id"] = part.file_id
+    if part.filename is not None:
+        block["filename"] = part.filename
+    return block
+
+
+def _render_opaque(part: OpaquePart) -> Any:
+    """An opaque part of ours as it came; other providers' items have no slot."""
+    data = part.data
+    if (
+        part.provider == "openai"
+        and isinstance(data, Mapping)
+        and isinstance(data.get("type"), str)
+        and data["type"] not in RESPONSES_ONLY_PARTS | CHAT_ONLY_PARTS
+        and not is_item_type(data["type"])
+    ):
+        return data
+    return None
 
 
 def _render_parts(
