@@ -16,6 +16,7 @@ import hashlib
 import json
 import threading
 import weakref
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -242,13 +243,15 @@ class _Counts:
     lookup.
     """
 
-    __slots__ = ("__weakref__", "base", "dead", "memos", "refs")
+    __slots__ = ("__weakref__", "_dropper", "base", "dead", "memos", "refs")
 
     def __init__(self) -> None:
         self.refs: dict[int, _Ref] = {}
         self.base: int | None = None
-        self.memos: list[tuple[tuple[int, ...], int]] = []
+        self.memos: list[tuple[array[int], int]] = []
         self.dead: set[int] = set()
+        #: the callback of every reference (one bound method, not one a message)
+        self._dropper = self._drop
 
     def _drop(self, ref: _Ref) -> None:
         refs = self.refs
@@ -266,7 +269,7 @@ class _Counts:
     def put(self, message: Message, tokens: int) -> bool:
         """Cache ``tokens`` for ``message``; False when it cannot be weakly referenced."""
         try:
-            ref = _Ref(message, self._drop)
+            ref = _Ref(message, self._dropper)
         except TypeError:
             return False
         ref.key = id(message)
@@ -274,7 +277,7 @@ class _Counts:
         self.refs[ref.key] = ref
         return True
 
-    def prefix(self, ids: tuple[int, ...]) -> tuple[int, int]:
+    def prefix(self, ids: array[int]) -> tuple[int, int]:
         """(length, tokens) of the longest remembered list ``ids`` starts with, or (0, 0)."""
         if self.dead:
             dead, self.dead = self.dead, set()
@@ -292,7 +295,7 @@ class _Counts:
                 best = (k, tokens)
         return best
 
-    def remember(self, ids: tuple[int, ...], tokens: int) -> None:
+    def remember(self, ids: array[int], tokens: int) -> None:
         memos = [m for m in self.memos if m[0] != ids]
         memos.insert(0, (ids, tokens))
         del memos[_MEMOS:]
@@ -375,7 +378,7 @@ class TokenMeter:
         """
         counts = self._counts
         base = self._base()
-        ids = tuple(map(id, messages))
+        ids = array("Q", map(id, messages))  # 8 bytes an id, no int objects
         start, total = counts.prefix(ids)
         refs = counts.refs
         cached = True
