@@ -111,6 +111,22 @@ def _not_messages(counter: str, messages: Any) -> TypeError | None:
     )
 
 
+def _estimate_one(message: Message) -> int | None:
+    """``estimate_tokens([message])`` for a message of ``str`` content (no list made, no
+    generator: most messages of a chat), ``None`` for any other."""
+    content = message.content
+    if type(content) is not str:
+        return None
+    chars = len(content)
+    for call in message.tool_calls:
+        chars += len(call.name) + len(call.arguments)
+    if message.tool_call_id:
+        chars += len(message.tool_call_id)
+    if message.name:
+        chars += len(message.name)
+    return -(-chars // 4) + MESSAGE_OVERHEAD_TOKENS
+
+
 def estimate_tokens(messages: list[Message]) -> int:
     """About chars/4 per message plus a fixed per-message overhead.
 
@@ -359,7 +375,10 @@ class TokenMeter:
         ref = self._counts.refs.get(id(message))
         if ref is not None and ref() is message:
             return ref.tokens
-        tokens = max(0, self._checked(self.counter([message])) - self._base())
+        value = _estimate_one(message) if self.counter is estimate_tokens else None
+        if value is None:
+            value = self._checked(self.counter([message]))
+        tokens = max(0, value - self._base())
         self._counts.put(message, tokens)
         return tokens
 

@@ -436,11 +436,13 @@ def split_units(messages: Sequence[Message], protection: Protection | None = Non
     prot = protection if protection is not None else Protection(messages)
     reasons = prot._reasons  # is_protected, inlined: this runs for every unit of every step
     units: list[Unit] = []
-    for start, stop in _bounds(messages):
+    start = 0
+    for stop in _bounds(messages).stops:  # a unit's start: the int object of the stop before
         chunk = tuple(messages[start:stop])
         if stop - start == 1:
             protected = chunk[0].origin in reasons
         else:
             protected = any(m.origin in reasons for m in chunk)
         units.append(Unit(start, stop, chunk, protected))
+        start = stop
     return units
