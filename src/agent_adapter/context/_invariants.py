@@ -121,7 +121,7 @@ def _ours(message: Message, added_here: Callable[[Message], bool] | None) -> boo
 
 
 def _keep_units_whole(
-    before: Sequence[Message], slot: list[Message | None], bounds: list[tuple[int, int]]
+    before: Sequence[Message], slot: list[Message | None], bounds: Sequence[tuple[int, int]]
 ) -> int:
     """A unit (a tool round, a reasoning item with its output) is kept whole if any of it is
     kept: providers reject a call without all its results, a result without its call, and a
@@ -150,7 +150,7 @@ def _leading_system(messages: Sequence[Message]) -> int:
 def _placeable_additions(
     before: Sequence[Message],
     added: dict[int, list[Message]],
-    bounds: list[tuple[int, int]],
+    bounds: Sequence[tuple[int, int]],
     protection: Protection,
     insertable: Callable[[Message], bool] | None,
     slot: Sequence[Message | None] = (),
@@ -290,7 +290,7 @@ def _keep_call_turns_after_user_turns(
     before: Sequence[Message],
     slot: list[Message | None],
     added: dict[int, list[Message]],
-    bounds: list[tuple[int, int]],
+    bounds: Sequence[tuple[int, int]],
 ) -> int:
     """Restore units so that no kept assistant message with tool calls comes right after an
     assistant message when, in the input, a user or tool message stood before it.

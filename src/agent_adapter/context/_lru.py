@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
@@ -78,7 +79,7 @@ class Memo:
         objects are held with the result, so their ids stay theirs while it is remembered
         and a hit is always for these very objects. ``size``: the characters held (or what
         counts them, called on a miss only)."""
-        key = (tuple(map(id, objects)), extra)
+        key = (identities(objects), extra)
         hit = self.get(key)
         if hit is not None:
             return hit[1]  # type: ignore[no-any-return]
@@ -91,6 +92,19 @@ class Memo:
         with self.lock:
             self.items.clear()
             self.held = 0
+
+
+#: Longer tuples of objects are keyed by their ids packed in bytes (:func:`identities`).
+_PACK_FROM = 8
+
+
+def identities(objects: tuple[Any, ...]) -> Hashable:
+    """A key equal for the same objects in the same order: their ids, as a tuple for a few,
+    packed 8 bytes an id for more (a tuple of 100,000 ids holds 100,000 int objects, 4 MB;
+    packed, 0.8 MB, hashed at C speed)."""
+    if len(objects) < _PACK_FROM:
+        return tuple(map(id, objects))
+    return array("Q", map(id, objects)).tobytes()
 
 
 def chars_of(*messages: Message) -> int:

@@ -16,6 +16,7 @@ import hashlib
 import json
 import threading
 import weakref
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -108,6 +109,22 @@ def _not_messages(counter: str, messages: Any) -> TypeError | None:
         "message overhead), a message as [message], and native provider dicts as "
         "agent_adapter.context.formats.convert(natives).messages"
     )
+
+
+def _estimate_one(message: Message) -> int | None:
+    """``estimate_tokens([message])`` for a message of ``str`` content (no list made, no
+    generator: most messages of a chat), ``None`` for any other."""
+    content = message.content
+    if type(content) is not str:
+        return None
+    chars = len(content)
+    for call in message.tool_calls:
+        chars += len(call.name) + len(call.arguments)
+    if message.tool_call_id:
+        chars += len(message.tool_call_id)
+    if message.name:
+        chars += len(message.name)
+    return -(-chars // 4) + MESSAGE_OVERHEAD_TOKENS
 
 
 def estimate_tokens(messages: list[Message]) -> int:
@@ -242,13 +259,15 @@ class _Counts:
     lookup.
     """
 
-    __slots__ = ("__weakref__", "base", "dead", "memos", "refs")
+    __slots__ = ("__weakref__", "_dropper", "base", "dead", "memos", "refs")
 
     def __init__(self) -> None:
         self.refs: dict[int, _Ref] = {}
         self.base: int | None = None
-        self.memos: list[tuple[tuple[int, ...], int]] = []
+        self.memos: list[tuple[array[int], int]] = []
         self.dead: set[int] = set()
+        #: the callback of every reference (one bound method, not one a message)
+        self._dropper = self._drop
 
     def _drop(self, ref: _Ref) -> None:
         refs = self.refs
@@ -266,7 +285,7 @@ class _Counts:
     def put(self, message: Message, tokens: int) -> bool:
         """Cache ``tokens`` for ``message``; False when it cannot be weakly referenced."""
         try:
-            ref = _Ref(message, self._drop)
+            ref = _Ref(message, self._dropper)
         except TypeError:
             return False
         ref.key = id(message)
@@ -274,7 +293,7 @@ class _Counts:
         self.refs[ref.key] = ref
         return True
 
-    def prefix(self, ids: tuple[int, ...]) -> tuple[int, int]:
+    def prefix(self, ids: array[int]) -> tuple[int, int]:
         """(length, tokens) of the longest remembered list ``ids`` starts with, or (0, 0)."""
         if self.dead:
             dead, self.dead = self.dead, set()
@@ -292,7 +311,7 @@ class _Counts:
                 best = (k, tokens)
         return best
 
-    def remember(self, ids: tuple[int, ...], tokens: int) -> None:
+    def remember(self, ids: array[int], tokens: int) -> None:
         memos = [m for m in self.memos if m[0] != ids]
         memos.insert(0, (ids, tokens))
         del memos[_MEMOS:]
@@ -356,7 +375,10 @@ class TokenMeter:
         ref = self._counts.refs.get(id(message))
         if ref is not None and ref() is message:
             return ref.tokens
-        tokens = max(0, self._checked(self.counter([message])) - self._base())
+        value = _estimate_one(message) if self.counter is estimate_tokens else None
+        if value is None:
+            value = self._checked(self.counter([message]))
+        tokens = max(0, value - self._base())
         self._counts.put(message, tokens)
         return tokens
 
@@ -375,7 +397,7 @@ class TokenMeter:
         """
         counts = self._counts
         base = self._base()
-        ids = tuple(map(id, messages))
+        ids = array("Q", map(id, messages))  # 8 bytes an id, no int objects
         start, total = counts.prefix(ids)
         refs = counts.refs
         cached = True

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from itertools import chain
+from typing import Any, Literal, overload
 
 from agent_adapter._messages import Message, OpaquePart, ThinkingPart
 from agent_adapter.context._lru import Memo
@@ -184,8 +186,41 @@ def _reasoning_only(message: Message) -> bool:
 _BOUNDS = Memo(entries=64, chars=4_000_000)
 
 
-def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
-    """(start, stop) of each unit, in order (a list the caller must not change).
+class Bounds(Sequence[tuple[int, int]]):
+    """(start, stop) of each unit, in order, held as the stops alone (8 bytes a unit: a
+    list of 100,000 pairs holds 100,000 tuples and their ints, 9 MB); the pairs are made as
+    they are read."""
+
+    __slots__ = ("stops",)
+
+    def __init__(self, stops: array[int]) -> None:
+        self.stops = stops
+
+    def __len__(self) -> int:
+        return len(self.stops)
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(chain((0,), self.stops), self.stops, strict=False)  # one start more
+
+    @overload
+    def __getitem__(self, k: int) -> tuple[int, int]: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[tuple[int, int]]: ...
+
+    def __getitem__(self, k: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
+        if isinstance(k, slice):
+            return list(self)[k]
+        n = len(self.stops)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError("unit index out of range")
+        return (self.stops[k - 1] if k else 0, self.stops[k])
+
+
+def _bounds(messages: Sequence[Message]) -> Bounds:
+    """(start, stop) of each unit, in order (the caller must not change it).
 
     Cached by the identities of the messages: a list split again costs a tuple of ids.
     """
@@ -193,7 +228,7 @@ def _bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
     return _BOUNDS.by_identity(held, lambda: _split(held), size=len(held))
 
 
-def _split(messages: Sequence[Message]) -> list[tuple[int, int]]:
+def _split(messages: Sequence[Message]) -> Bounds:
     """(start, stop) of each unit, in order.
 
     A round runs from an assistant message with calls to the last result answering it, by
@@ -205,7 +240,7 @@ def _split(messages: Sequence[Message]) -> list[tuple[int, int]]:
     validate).
     """
     last_result = pair_messages(messages).last_result
-    bounds: list[tuple[int, int]] = []
+    stops: array[int] = array("q")
     i, n = 0, len(messages)
     while i < n:
         stop = i + 1
@@ -220,9 +255,9 @@ def _split(messages: Sequence[Message]) -> list[tuple[int, int]]:
                 while stop < n and (stop == k + 1 or messages[stop].role == "assistant"):
                     stop += 1
             k += 1
-        bounds.append((i, stop))
+        stops.append(stop)
         i = stop
-    return bounds
+    return Bounds(stops)
 
 
 def opens_turn(part: object) -> bool:
@@ -401,11 +436,13 @@ def split_units(messages: Sequence[Message], protection: Protection | None = Non
     prot = protection if protection is not None else Protection(messages)
     reasons = prot._reasons  # is_protected, inlined: this runs for every unit of every step
     units: list[Unit] = []
-    for start, stop in _bounds(messages):
+    start = 0
+    for stop in _bounds(messages).stops:  # a unit's start: the int object of the stop before
         chunk = tuple(messages[start:stop])
         if stop - start == 1:
             protected = chunk[0].origin in reasons
         else:
             protected = any(m.origin in reasons for m in chunk)
         units.append(Unit(start, stop, chunk, protected))
+        start = stop
     return units

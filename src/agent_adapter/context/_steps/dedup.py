@@ -151,6 +151,8 @@ _UNIT_KEYS = Memo(entries=8192, chars=16_000_000)
 
 def _unit_key(unit: Unit, remember: bool = True) -> Hashable:
     """:func:`_key`, computed (its messages' keys through their memo with ``remember``)."""
+    if len(unit.messages) == 1 and unit.messages[0].tool_call_id is None:
+        return (_message_key(unit.messages[0], None, remember),)  # most units: no call
     position: dict[str, int] = {}
     for m in unit.messages:
         for c in m.tool_calls:

@@ -39,6 +39,12 @@ _MORE = re.compile(r"\A\+(\d+) more\Z")
 _NOTES = Memo(entries=16, chars=64)
 
 
+def _plain(m: Message) -> bool:
+    """True for a message of ``str`` content that does not open with ``[``: no note or
+    summary of ours (both heads do), known without their lookups."""
+    return type(m.content) is str and not m.content.startswith("[")
+
+
 def _text(m: Message) -> str:
     """What a message names: its text and its tool calls' names and arguments."""
     if not m.tool_calls:
@@ -75,10 +81,13 @@ def _note(run: Sequence[Message], kept: str, max_chars: int, saved: str = "") ->
     extra = 0
     texts: list[str] = []
     for m in run:
-        folded = note_count(m)
+        # a str that does not open with "[" is no note or summary of ours (their heads do):
+        # most of a run, answered without the two lookups
+        plain = _plain(m)
+        folded = None if plain else note_count(m)
         if folded is None:
             # a summary of ours folded in stands for its count; its names are read like text
-            count += summary_count(m) or 1
+            count += (None if plain else summary_count(m)) or 1
             texts.append(clip_ends(_text(m), *_NOTE_SCAN))
             continue
         count += folded
@@ -134,7 +143,11 @@ def _one_a_place(
     The note's names join the summary (:func:`_into_summary`); when both carry a saved line
     (two stores' ids, of which a head holds one), the summary goes into the note's run
     instead (:meth:`RemoveOldMessages._with_notes`), whose saved transcript holds it."""
-    free = {id(m) for m in messages if summary_count(m) is not None and not context.is_protected(m)}
+    free = {
+        id(m)
+        for m in messages
+        if not _plain(m) and summary_count(m) is not None and not context.is_protected(m)
+    }
     if not free or not notes:
         return out
     folded: list[Message] = []
@@ -315,7 +328,8 @@ class RemoveOldMessages(BaseCompressionStep):
         return {
             i
             for i, m in enumerate(messages)
-            if not context.is_protected(m)
+            if not _plain(m)
+            and not context.is_protected(m)
             and (
                 note_count(m) is not None
                 or (self.save_to is not None and summary_count(m) is not None and _saved_of(m))

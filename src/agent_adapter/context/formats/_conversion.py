@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import chain
+from typing import Any, Generic, TypeVar, overload
 
 import agent_adapter.context.formats._memo as _memo
 from agent_adapter._errors import ConfigError
@@ -358,9 +360,42 @@ def _loader(
     return None
 
 
+class _Ranges(Sequence[tuple[int, int]]):
+    """(start, stop) of each native's messages, held as the stops alone (8 bytes a native:
+    a list of 100,000 pairs holds 100,000 tuples and their ints, 9 MB); the pairs are made
+    as they are read."""
+
+    __slots__ = ("stops",)
+
+    def __init__(self, stops: array[int]) -> None:
+        self.stops = stops
+
+    def __len__(self) -> int:
+        return len(self.stops)
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(chain((0,), self.stops), self.stops, strict=False)  # one start more
+
+    @overload
+    def __getitem__(self, k: int) -> tuple[int, int]: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[tuple[int, int]]: ...
+
+    def __getitem__(self, k: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
+        if isinstance(k, slice):
+            return list(self)[k]
+        n = len(self.stops)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError("native index out of range")
+        return (self.stops[k - 1] if k else 0, self.stops[k])
+
+
 def _load_grouped(
     converter: Converter[Any], bound: Converter[Any], natives: Sequence[Any]
-) -> tuple[list[Message], list[tuple[int, int]], dict[int, int]]:
+) -> tuple[list[Message], Sequence[tuple[int, int]], dict[int, int]]:
     """``bound.load_grouped(natives)``, with the messages of dict natives loaded before (and
     unchanged since, anywhere inside) reused: a list compressed again (the next call, the
     list ``compress_for`` just loaded through its memo for the threshold check) is not
@@ -375,25 +410,26 @@ def _load_grouped(
         # (an ``openai`` list bound to Chat has no Responses item: bind() looked at each)
         check_one_api([classify(split_carrier(n)[0]) for n in natives])
     messages: list[Message] = []
-    ranges: list[tuple[int, int]] = []
+    stops: array[int] = array("q")
     seen: set[int] = set()
     memo = _REMEMBERED
     # only the last ``memo.size`` natives are remembered: the puts after an older one would
     # evict it in this very loop (and copying and walking it is most of a put's cost)
     kept_from = len(natives) - memo.size
     for i, native in enumerate(natives):
-        start = len(messages)
         twice = id(native) in seen
-        got = None if twice or type(native) is not dict else memo.get(kind, native)
+        got: Sequence[Message] | None = (
+            None if twice or type(native) is not dict else memo.get(kind, native)
+        )
         if got is None:
-            got = tuple(load(native, i))
+            got = load(native, i)
             if not twice and type(native) is dict:
                 alone = _memo.loaded_alone(kind, native)
-                if alone is not None and alone == got:
+                if alone is not None and alone == tuple(got):
                     got = alone  # the threshold check's own messages: one object each
                 if i >= kept_from:
-                    memo.put(kind, native, got)
+                    memo.put(kind, native, tuple(got))
         seen.add(id(native))
         messages.extend(got)
-        ranges.append((start, len(messages)))
-    return messages, ranges, {}
+        stops.append(len(messages))
+    return messages, _Ranges(stops), {}
