@@ -16,7 +16,6 @@ from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._sync import run_sync
 from agent_adapter.context._engine import _compress, _WouldCompress, compress
-from agent_adapter.context._gc_pause import paused
 from agent_adapter.context._pairing import PairingError, describe
 from agent_adapter.context._policy import CompressionPolicy
 from agent_adapter.context._report import CompressionReport, untouched_report
@@ -103,10 +102,6 @@ async def compress_for(
     an in-place edit inside a nested value of an older native may not be. Replace such a
     native (a new dict or object) instead of editing it.
 
-    **Garbage collection.** For a list of 2,000 messages or more, the cyclic garbage
-    collector is paused during the call and the caller's setting restored after it (nothing a
-    compression allocates is cyclic garbage; see :mod:`agent_adapter.context._gc_pause`).
-
     Raises:
         ConfigError: as compress and convert; ``states`` is not a CompactionStates or
             ``conversation`` not a non-empty str.
@@ -146,39 +141,7 @@ async def stateful_compress(
 
     The phases: the arguments checked, the format detected, the conversation's state found
     and where this call starts from (:func:`_start`), the list compressed under its hold,
-    and what was sent remembered (:func:`_remember_as_sent`, :func:`_remember_compressed`).
-    The garbage collector is paused for a long list (:func:`paused`)."""
-    with paused(messages):
-        return await _stateful(
-            messages,
-            policy,
-            format=format,
-            pinned=pinned,
-            model_max_tokens=model_max_tokens,
-            ctx=ctx,
-            conversation=conversation,
-            states=states,
-            force=force,
-            turn_thinking=turn_thinking,
-            key_policy=key_policy,
-        )
-
-
-async def _stateful(
-    messages: Sequence[Any],
-    policy: CompressionPolicy,
-    *,
-    format: str | Converter[Any],
-    pinned: Callable[[Any], bool] | None,
-    model_max_tokens: int | None,
-    ctx: Any,
-    conversation: str | None,
-    states: CompactionStates | Literal[False] | None,
-    force: bool,
-    turn_thinking: bool | None,
-    key_policy: CompressionPolicy | None,
-) -> tuple[list[Any], CompressionReport]:
-    """The body of :func:`stateful_compress` (the collector paused by the caller)."""
+    and what was sent remembered (:func:`_remember_as_sent`, :func:`_remember_compressed`)."""
     store = _store_of(states, conversation)
     auto = isinstance(format, str) and format == "auto"
     if auto and isinstance(messages, list | tuple) and not messages:

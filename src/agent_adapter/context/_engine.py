@@ -9,7 +9,6 @@ from typing import Any
 
 from agent_adapter._errors import ConfigError, ModelContextOverflow
 from agent_adapter._messages import Message
-from agent_adapter.context._gc_pause import paused
 from agent_adapter.context._invariants import GuardStats, _guard
 from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import validate_messages
@@ -231,19 +230,10 @@ async def compress(
             that is not a list of Message. With ``on_step_error="raise"`` a failing step's
             own exception propagates (e.g. ModelError from a summarizer).
         ModelContextOverflow: still over the target with ``if_still_too_long="raise"``.
-
-    For a list of 2,000 messages or more, the cyclic garbage collector is paused during the
-    call (and the caller's setting restored): see :mod:`agent_adapter.context._gc_pause`.
     """
-    with paused(messages):
-        return await _compress(
-            messages,
-            policy,
-            pinned=pinned,
-            model_max_tokens=model_max_tokens,
-            ctx=ctx,
-            force=force,
-        )
+    return await _compress(
+        messages, policy, pinned=pinned, model_max_tokens=model_max_tokens, ctx=ctx, force=force
+    )
 
 
 @dataclasses.dataclass
