@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 import weakref
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 from agent_adapter._messages import Message, OpaquePart, ThinkingPart
+from agent_adapter._ranges import Ranges
 from agent_adapter.context._lru import Memo
 from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import pair_messages
@@ -186,37 +186,8 @@ def _reasoning_only(message: Message) -> bool:
 _BOUNDS = Memo(entries=64, chars=4_000_000)
 
 
-class Bounds(Sequence[tuple[int, int]]):
-    """(start, stop) of each unit, in order, held as the stops alone (8 bytes a unit: a
-    list of 100,000 pairs holds 100,000 tuples and their ints, 9 MB); the pairs are made as
-    they are read."""
-
-    __slots__ = ("stops",)
-
-    def __init__(self, stops: array[int]) -> None:
-        self.stops = stops
-
-    def __len__(self) -> int:
-        return len(self.stops)
-
-    def __iter__(self) -> Iterator[tuple[int, int]]:
-        return zip(chain((0,), self.stops), self.stops, strict=False)  # one start more
-
-    @overload
-    def __getitem__(self, k: int) -> tuple[int, int]: ...
-
-    @overload
-    def __getitem__(self, k: slice) -> list[tuple[int, int]]: ...
-
-    def __getitem__(self, k: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
-        if isinstance(k, slice):
-            return list(self)[k]
-        n = len(self.stops)
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError("unit index out of range")
-        return (self.stops[k - 1] if k else 0, self.stops[k])
+#: (start, stop) of each unit (see :class:`~agent_adapter._ranges.Ranges`).
+Bounds = Ranges
 
 
 def _bounds(messages: Sequence[Message]) -> Bounds:
@@ -257,7 +228,7 @@ def _split(messages: Sequence[Message]) -> Bounds:
             k += 1
         stops.append(stop)
         i = stop
-    return Bounds(stops)
+    return Bounds(stops, "unit")
 
 
 def opens_turn(part: object) -> bool:

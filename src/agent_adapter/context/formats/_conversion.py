@@ -6,13 +6,13 @@ import dataclasses
 import threading
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import chain
-from typing import Any, Generic, TypeVar, overload
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
 import agent_adapter.context.formats._memo as _memo
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
+from agent_adapter._ranges import Ranges
 from agent_adapter.context._provenance import same_objects, text_only_change, trace
 from agent_adapter.context.formats._anthropic import AnthropicConverter
 from agent_adapter.context.formats._base import Converter, Pinned
@@ -360,39 +360,6 @@ def _loader(
     return None
 
 
-class _Ranges(Sequence[tuple[int, int]]):
-    """(start, stop) of each native's messages, held as the stops alone (8 bytes a native:
-    a list of 100,000 pairs holds 100,000 tuples and their ints, 9 MB); the pairs are made
-    as they are read."""
-
-    __slots__ = ("stops",)
-
-    def __init__(self, stops: array[int]) -> None:
-        self.stops = stops
-
-    def __len__(self) -> int:
-        return len(self.stops)
-
-    def __iter__(self) -> Iterator[tuple[int, int]]:
-        return zip(chain((0,), self.stops), self.stops, strict=False)  # one start more
-
-    @overload
-    def __getitem__(self, k: int) -> tuple[int, int]: ...
-
-    @overload
-    def __getitem__(self, k: slice) -> list[tuple[int, int]]: ...
-
-    def __getitem__(self, k: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
-        if isinstance(k, slice):
-            return list(self)[k]
-        n = len(self.stops)
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError("native index out of range")
-        return (self.stops[k - 1] if k else 0, self.stops[k])
-
-
 def _load_grouped(
     converter: Converter[Any], bound: Converter[Any], natives: Sequence[Any]
 ) -> tuple[list[Message], Sequence[tuple[int, int]], dict[int, int]]:
@@ -432,4 +399,4 @@ def _load_grouped(
         seen.add(id(native))
         messages.extend(got)
         stops.append(len(messages))
-    return messages, _Ranges(stops), {}
+    return messages, Ranges(stops, "native"), {}
