@@ -14,6 +14,7 @@ PROVIDERS = ("_anthropic", "_gemini", "_langchain", "_openai")
 BELOW = {
     "agent_adapter._errors",
     "agent_adapter._messages",
+    "agent_adapter._ranges",  # a bottom module: it imports nothing of the library
     "agent_adapter.context._own",
     "agent_adapter.context._pairing",
     "agent_adapter.context._provenance",
