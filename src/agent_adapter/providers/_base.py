@@ -310,10 +310,9 @@ class ProviderModel(ABC):
                     taken += 1
                     await asyncio.sleep(wait)
                     continue
-                error = self._translate(e, note)
-                if error is None:
+                error = await self._failed(e, note, request, start)
+                if error is None or error is e:
                     raise
-                await call_failed(self, request, error, start)
                 raise error from e
         return await call_finished(self, request, reply, start)
 
@@ -352,11 +351,8 @@ class ProviderModel(ABC):
                     taken += 1
                     await asyncio.sleep(wait)
                     continue
-                error = self._translate(e, note)
-                if error is None:
-                    raise
-                await call_failed(self, request, error, start)
-                if error is e:
+                error = await self._failed(e, note, request, start)
+                if error is None or error is e:
                     raise
                 raise error from e
         response = await call_finished(self, request, state.reply, start)
@@ -364,6 +360,16 @@ class ProviderModel(ABC):
         yield StreamEnd(response=response)
 
     # -- shared steps ------------------------------------------------------------------
+
+    async def _failed(
+        self, e: BaseException, note: str, request: ModelRequest, start: float
+    ) -> ModelError | None:
+        """A call that will not be retried: ``e`` as the library's error (``None``: it passes
+        unchanged, see :meth:`_translate`), recorded as the call's failure."""
+        error = self._translate(e, note)
+        if error is not None:
+            await call_failed(self, request, error, start)
+        return error
 
     def _translate(self, e: BaseException, note: str = "") -> ModelError | None:
         """The library error for ``e``; ``None`` for what must pass unchanged (a
