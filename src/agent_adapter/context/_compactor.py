@@ -34,7 +34,7 @@ from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
 from agent_adapter.context._stores._commit import use_sync_face
 from agent_adapter.context.formats._base import Converter
-from agent_adapter.context.formats._registry import registered_names
+from agent_adapter.context.formats._registry import check_format_name
 
 __all__ = ["Compactor"]
 
@@ -118,12 +118,9 @@ class Compactor:
         if pinned is not None and not callable(pinned):
             raise ConfigError("Compactor: pinned must be callable: pinned(native) -> bool")
         check_window(model_max_tokens, "Compactor")
-        if isinstance(format, str) and format not in ("auto", "agent_adapter", *registered_names()):
-            raise ConfigError(
-                f"Compactor: unknown format {format!r}; known: "
-                f"{['auto', 'agent_adapter', *registered_names()]}"
-            )
-        if not isinstance(format, str | Converter):
+        if isinstance(format, str) and format != "auto":
+            check_format_name(format, "Compactor")
+        elif not isinstance(format, str | Converter):
             raise ConfigError(
                 f"Compactor: format must be a format's name or a Converter, got {format!r}"
             )

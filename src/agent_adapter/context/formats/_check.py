@@ -45,10 +45,9 @@ from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._gemini import check_gemini
 from agent_adapter.context.formats._openai import check_openai
 from agent_adapter.context.formats._registry import (
-    FORMATS,
+    check_format_name,
     convert,
     detect_format,
-    registered_names,
 )
 from agent_adapter.context.formats._violations import (
     Checker,
@@ -133,11 +132,8 @@ def check(
     elif (checker := _CHECKERS.get(name)) is not None:
         found = checker(messages)
         found += _unreadable(messages, format if isinstance(format, Converter) else name)
-    elif name not in FORMATS and name not in registered_names():
-        raise ConfigError(
-            f"check: unknown format {name!r}; known: {[*FORMATS, *registered_names()]}"
-        )
     else:
+        check_format_name(name, "check")
         found = _via_messages(list(messages), name)
     bad = invalid_text(messages)
     return by_index(found + bad) if bad else found

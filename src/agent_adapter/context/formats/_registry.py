@@ -84,6 +84,17 @@ def registered_names() -> list[str]:
     return list(_REGISTERED)
 
 
+def check_format_name(name: str, who: str = "") -> None:
+    """``name`` is a known format (built in or registered).
+
+    Raises:
+        ConfigError: it is not (``who``: the caller the name was given to, for the message).
+    """
+    if name not in FORMATS and name not in _REGISTERED:
+        prefix = f"{who}: " if who else ""
+        raise ConfigError(f"{prefix}unknown format {name!r}; known: {[*FORMATS, *_REGISTERED]}")
+
+
 def detect_format(messages: Sequence[Any]) -> str:
     """The format of a message list; plain {"role", "content": str} dicts count as openai.
 
@@ -213,8 +224,6 @@ def convert(
             "format 'agent_adapter': these are already Message objects; no conversion needed "
             "(pass them to compress() directly)"
         )
-    converter = _CONVERTERS.get(name) or (_REGISTERED.get(name) or (None,))[0]
-    if converter is None:
-        known = [*FORMATS, *_REGISTERED]
-        raise ConfigError(f"unknown format {name!r}; known: {known}")
+    check_format_name(name)
+    converter = _CONVERTERS.get(name) or _REGISTERED[name][0]
     return Conversion(messages, converter, pinned)
