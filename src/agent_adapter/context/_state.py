@@ -62,6 +62,7 @@ from agent_adapter.context._state_store import (
 from agent_adapter.context._stores._base import check_limit, check_seconds
 from agent_adapter.context._stores.redis import RedisStore
 from agent_adapter.context._stores.sqlite import SQLiteStore
+from agent_adapter.context.formats._memo import native_shape
 
 __all__ = [
     "CompactionStates",
@@ -134,7 +135,8 @@ class StateEntry:
         shapes = self.shapes if len(self.shapes) == n else None
         for k, (mine, theirs) in enumerate(zip(self.original, messages, strict=False)):
             if mine is theirs:
-                if shapes is not None and shapes[k] is not None and _shape(theirs) != shapes[k]:
+                shape = None if shapes is None else shapes[k]
+                if shape is not None and native_shape(theirs) != shape:
                     return False  # edited in place since it was remembered
                 continue
             if isinstance(mine, NativeDigest):
@@ -185,21 +187,10 @@ class StateEntry:
         return out, [*self.sent_from, *range(n, len(messages))]
 
 
-def _shape(native: Any) -> tuple[Any, ...] | None:
-    """A native's top-level fingerprint, as the memo's (``formats/_memo.py``): its fields'
-    values and the lengths of its list fields; ``None`` for an immutable ``Message`` (slots, no
-    ``vars``)."""
-    try:
-        values = tuple((native if type(native) is dict else vars(native)).values())
-    except TypeError:
-        return None
-    return values, tuple([len(v) for v in values if type(v) is list])
-
-
 def shapes_of(natives: Sequence[Any]) -> tuple[Any, ...]:
     """:attr:`StateEntry.shapes` for ``natives``: the memo's top-level fingerprint of each
     (``None`` for an immutable ``Message``)."""
-    return tuple(map(_shape, natives))
+    return tuple(map(native_shape, natives))
 
 
 def _equal(a: Any, b: Any) -> bool:

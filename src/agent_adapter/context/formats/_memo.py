@@ -78,6 +78,7 @@ __all__ = [
     "load_messages",
     "loaded_alone",
     "loaded_prefix",
+    "native_shape",
     "scan",
     "snapshot",
 ]
@@ -164,7 +165,7 @@ def snapshot(natives: Sequence[Any]) -> Snap | None:
     return Snap(tuple(natives), lens, values)
 
 
-def _shape(native: Any) -> tuple[Any, ...] | None:
+def native_shape(native: Any) -> tuple[Any, ...] | None:
     """One native's fingerprint (its fields' values and the lengths of those that are lists:
     a content list grown in place), ``None`` when it has none."""
     try:
@@ -354,7 +355,7 @@ class _Each:
         tail = len(natives) - _TAIL
         for i in range(start, len(natives)):
             native = natives[i]
-            shape = _shape(native)
+            shape = native_shape(native)
             entry = memo.get(native, i, shape) if shape is not None else None
             if entry is None or i >= tail:  # the newest natives: always loaded again
                 flavour = _flavour(native) if self.flavours else None
