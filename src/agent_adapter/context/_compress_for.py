@@ -164,7 +164,7 @@ async def stateful_compress(
         start.base, policy, name, start.snap, dataclasses.replace(opts, hold_until=hold)
     )
     if report.tokens_before > report.threshold_tokens and report.skipped != "held":
-        # a compaction was due: judged by what it shrank (nothing, when nothing may go)
+        # a compaction was due: judged by where it left the request (see _hold)
         hold = _hold(report, policy.model_max_tokens or model_max_tokens)
     memory = _Memory(store, key, None if found is None else found.slot, fmt, messages, hold)
     if out is start.base or (start.base is messages and out is messages):
