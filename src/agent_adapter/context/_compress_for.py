@@ -160,10 +160,18 @@ async def stateful_compress(
         # own output, which could only move its cuts)
         return start.again, _again(entry, start.again, name, policy, model_max_tokens)
     hold = 0 if entry is None else entry.hold_until
+    growth = _growth(messages, name, policy) if policy.depth == "cost" else None
     out, report = await _compress_list(
-        start.base, policy, name, start.snap, dataclasses.replace(opts, hold_until=hold)
+        start.base,
+        policy,
+        name,
+        start.snap,
+        dataclasses.replace(opts, hold_until=hold, growth=growth),
     )
-    if report.tokens_before > report.threshold_tokens and report.skipped != "held":
+    if report.tokens_before > report.threshold_tokens and report.skipped not in (
+        "held",
+        "deferred",
+    ):
         # a compaction was due: judged by where it left the request (see _hold)
         hold = _hold(report, policy.model_max_tokens or model_max_tokens)
     memory = _Memory(store, key, None if found is None else found.slot, fmt, messages, hold)
@@ -172,6 +180,21 @@ async def stateful_compress(
     else:
         report = _remember_compressed(memory, out, start.previous, report, name, policy)
     return out, report
+
+
+def _growth(
+    messages: Sequence[Any], name: str | Converter[Any], policy: CompressionPolicy
+) -> Callable[[], tuple[int, int]]:
+    """For ``depth="cost"``: ``() -> (tokens, calls)`` of the caller's whole history (the
+    conversation's own record of growth: what it sent, not the compacted request), counted
+    only when a compaction is due."""
+
+    def count() -> tuple[int, int]:
+        loaded = _messages_of(messages, len(messages), name)
+        calls = sum(1 for m in loaded if m.role == "assistant")
+        return TokenMeter(policy.token_counter).total(loaded), calls
+
+    return count
 
 
 def _detected(
@@ -429,6 +452,8 @@ def _policy_digest(policy: CompressionPolicy, model_max_tokens: int | None) -> s
     except ConfigError:
         return "?"
     parts: list[Any] = [limits.threshold_tokens, limits.target_tokens, policy.recent_turns]
+    if policy.depth != "fixed":  # a fixed depth keys as before (the states stay valid)
+        parts.append([policy.depth, repr(policy.cache_price)])
     for step in [*policy.resolved_steps(), policy.if_still_too_long]:
         config = getattr(step, "config", None)
         parts.append(config() if callable(config) else _json_safe(step))
@@ -484,6 +509,7 @@ class _Options:
     force: bool
     turn_thinking: bool | None
     hold_until: int = 0
+    growth: Callable[[], tuple[int, int]] | None = None
 
 
 async def _compress_list(
@@ -505,6 +531,7 @@ async def _compress_list(
             force=opts.force,
             turn_thinking=True if opts.turn_thinking is None else opts.turn_thinking,
             hold_until=opts.hold_until,
+            growth=opts.growth,
         )
     converter = name if isinstance(name, Converter) else _CONVERTERS.get(name)
     if converter is not None and (pinned is None or callable(pinned)) and not opts.force:
@@ -518,6 +545,7 @@ async def _compress_list(
                     ctx=ctx,
                     probe=True,
                     hold_until=opts.hold_until,
+                    growth=opts.growth,
                 )
             except (_WouldCompress, PairingError):
                 pass  # compress (or report the pairing error) on a conversion of its own
@@ -534,6 +562,7 @@ async def _compress_list(
             force=opts.force,
             turn_thinking=opts.turn_thinking,
             hold_until=opts.hold_until,
+            growth=opts.growth,
         )
     except PairingError as exc:
         raise _in_native_terms(exc, conversion) from None
@@ -552,6 +581,7 @@ async def compress_conversion(
     force: bool = False,
     turn_thinking: bool | None = None,
     hold_until: int = 0,
+    growth: Callable[[], tuple[int, int]] | None = None,
 ) -> tuple[list[Message], CompressionReport]:
     """The engine on a conversion's messages, as ``compress_for`` runs it: added messages
     only where a native starts (``conversion.starts_native``), the format's thinking rule
@@ -574,6 +604,7 @@ async def compress_conversion(
         insertable=conversion.starts_native,
         turn_thinking=conversion.turn_thinking if turn_thinking is None else turn_thinking,
         hold_until=hold_until,
+        growth=growth,
     )
 
 

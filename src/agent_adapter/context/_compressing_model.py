@@ -461,5 +461,8 @@ def _policy_config(policy: CompressionPolicy, window: int | None) -> dict[str, A
         "on_step_error": policy.on_step_error,
         "recent_turns": policy.recent_turns,
     }
+    if policy.depth != "fixed":  # a fixed depth's key material as before
+        out["depth"] = policy.depth
+        out["cache_price"] = repr(policy.cache_price)
     json.dumps(out)  # JSON-safe by construction; fail loudly here if not
     return out

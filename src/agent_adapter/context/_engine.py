@@ -9,6 +9,7 @@ from typing import Any
 
 from agent_adapter._errors import ConfigError, ModelContextOverflow
 from agent_adapter._messages import Message
+from agent_adapter.context._depth import Depth, cost_depth
 from agent_adapter.context._invariants import GuardStats, _guard
 from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import validate_messages
@@ -249,6 +250,7 @@ class _Input:
     tokens_before: int
     model_window: int | None
     started: float
+    depth: Depth | None = None
 
     def untouched(
         self, skipped: SkipReason, current: list[Message], **kw: Any
@@ -263,8 +265,21 @@ class _Input:
             len(self.original),
             skipped,
             seconds=time.perf_counter() - self.started,
+            **self.depth_fields(),
             **kw,
         )
+
+    def depth_fields(self) -> dict[str, Any]:
+        """The report's fields of a cost-aware depth (none for a fixed one)."""
+        d = self.depth
+        if d is None:
+            return {}
+        return {
+            "depth": "cost",
+            "growth_tokens": d.growth,
+            "expected_calls": d.calls,
+            "payback_calls": d.payback,
+        }
 
 
 @dataclasses.dataclass
@@ -345,6 +360,7 @@ async def _compress(
     probe: bool = False,
     turn_thinking: bool = True,
     hold_until: int = 0,
+    growth: Callable[[], tuple[int, int]] | None = None,
 ) -> tuple[list[Message], CompressionReport]:
     """:func:`compress`, and ``insertable(message)``: may an added message stand right
     before ``message``? (a format whose natives hold several messages says where a native
@@ -358,6 +374,8 @@ async def _compress(
     the stores' saves, report."""
     given = _prepare(messages, policy, pinned, model_max_tokens)
     skipped = _skip_reason(given, force=force, hold_until=hold_until)
+    if skipped is None and policy.depth == "cost":
+        skipped = _cost_depth(given, force=force, growth=growth)
     if skipped is not None:
         return given.untouched(skipped, given.original)
     if probe:
@@ -403,6 +421,33 @@ def _skip_reason(given: _Input, *, force: bool, hold_until: int) -> SkipReason |
     if tokens <= limits.target_tokens:
         return "under_target"
     return None
+
+
+def _cost_depth(
+    given: _Input, *, force: bool, growth: Callable[[], tuple[int, int]] | None
+) -> SkipReason | None:
+    """``depth="cost"``: the derived target goes into ``given.limits`` (see
+    :mod:`~agent_adapter.context._depth`); ``"deferred"`` when the compaction cannot pay for
+    itself in time (never with ``force``: the provider said it is over its window)."""
+    if growth is not None:
+        tokens, calls = growth()
+    else:
+        tokens = given.tokens_before
+        calls = sum(1 for m in given.original if m.role == "assistant")
+    limits, policy = given.limits, given.policy
+    depth = cost_depth(
+        threshold=limits.threshold_tokens,
+        tokens=given.tokens_before,
+        growth=tokens / calls if calls else float(tokens),
+        calls=calls,
+        window=given.model_window,
+        price=policy.cache_price,
+    )
+    given.depth = depth
+    given.limits = CompressionLimits(limits.threshold_tokens, depth.target)
+    if depth.defer and not force:
+        return "deferred"
+    return "under_target" if given.tokens_before <= depth.target else None
 
 
 def _prepare_run(
@@ -584,6 +629,7 @@ def _report(run: _Run) -> tuple[list[Message], CompressionReport]:
         summary_probes=context.summary_probes,
         summary_probes_found=context.summary_probes_found,
         summary_invalid_replies=context.summary_invalid_replies,
+        **given.depth_fields(),
     )
 
 
