@@ -60,20 +60,14 @@ class Run:
 
 def settings(threshold: int) -> dict[str, CompressionPolicy]:
     """The settings compared, by name (see the module)."""
-    out = {
+    return {
         "reference": CompressionPolicy(threshold_tokens=threshold),
         "T/2": CompressionPolicy(threshold_tokens=threshold, target_tokens=threshold // 2),
         "T/4": CompressionPolicy(threshold_tokens=threshold, target_tokens=threshold // 4),
+        "cost": CompressionPolicy(
+            threshold_tokens=threshold, depth="cost", model_max_tokens=WINDOW
+        ),
     }
-    try:
-        out["cost"] = CompressionPolicy(
-            threshold_tokens=threshold,
-            depth="cost",  # type: ignore[call-arg,unused-ignore]
-            model_max_tokens=WINDOW,
-        )
-    except TypeError:  # a library before the cost-aware depth: the "before" table
-        pass
-    return out
 
 
 def _text(messages: Sequence[Message]) -> str:
@@ -153,8 +147,11 @@ def cases(data: Path, quick: bool) -> list[Case]:
         for path in parts[part][: 3 if quick else None]:
             t = load_trace(path)
             name = path.name.split(".")[0]
-            out.append(Case(f"mini-swe {part} @{threshold // 1000}k", name, t.messages, t.format,
-                            threshold))
+            out.append(
+                Case(
+                    f"mini-swe {part} @{threshold // 1000}k", name, t.messages, t.format, threshold
+                )
+            )
     cc = sorted((data / "claude-code-spotter").glob("*.jsonl"), key=lambda p: -p.stat().st_size)
     for path in cc[: 1 if quick else 5]:
         t = load_trace(path)
@@ -205,16 +202,30 @@ def main(data: Path, quick: bool, tally: Callable[[], Any], path_re: Any) -> int
                 ]
             )
         del total
-    head = ["group", "trace", "setting", "compactions / deferred", "cost vs reference",
-            "vs everything", "paths named", "errors named"]
+    head = [
+        "group",
+        "trace",
+        "setting",
+        "compactions / deferred",
+        "cost vs reference",
+        "vs everything",
+        "paths named",
+        "errors named",
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for row in rows:
         print("| " + " | ".join(row) + " |")
     print()
-    head = ["group", "setting", "traces", "cost vs reference: median / max",
-            "vs everything: max", "paths vs reference: median / min (points)",
-            "errors vs reference: median / min (points)"]
+    head = [
+        "group",
+        "setting",
+        "traces",
+        "cost vs reference: median / max",
+        "vs everything: max",
+        "paths vs reference: median / min (points)",
+        "errors vs reference: median / min (points)",
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
 

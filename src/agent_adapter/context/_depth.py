@@ -39,13 +39,16 @@ a quarter: what is left of the history must still carry its names). With Anthrop
 **Deferring.** The compaction call writes ``omega * D`` where the request as it is would read
 its cached prefix and write its new call (``rho * (S - g) + omega * g``; ``S``: the request's
 tokens); every later call saves ``rho * (S - D)``. It pays for itself after
-``k = (omega * D - rho * (S - g) - omega * g) / (rho * (S - D))`` calls. How many more calls a conversation
-makes is unknown; it is expected, from its own record, to make as many more as it made so far
-(the median of a length known only to exceed what has run, Gott's rule). A compaction whose
-``k`` exceeds that is deferred (``report.skipped == "deferred"``): the request is sent as it
-is and the next call asks again (its ``S`` has grown, so ``k`` has fallen). Only when the
-threshold is a budget under a known window, and never when the next call could reach the
-window: at the window a compaction always runs.
+``k = (omega * D - rho * (S - g) - omega * g) / (rho * (S - D))`` calls. How many more calls
+a conversation makes is unknown; all that is known is that it made ``N`` so far. Gott's rule
+(the share of a run already behind us is uniform on (0, 1)) gives
+``P(at least k more | N so far) = N / (N + k)``: the conversation goes on for the ``k`` calls
+with 95% confidence when ``k <= N / 19`` (the *expected calls* of the report). A compaction
+whose ``k`` exceeds that is deferred (``report.skipped == "deferred"``): the request is sent as
+it is (costing what sending everything costs, never more) and the next call asks again (``S``
+and ``N`` have grown, so ``k`` has fallen and the bound risen). Only when the threshold is a
+budget under a known window, and never when the next call could reach the window: at the
+window a compaction always runs.
 """
 
 from __future__ import annotations
@@ -55,10 +58,12 @@ from dataclasses import dataclass
 
 from agent_adapter._prices import Price
 
-__all__ = ["ANTHROPIC_RATIOS", "Depth", "cost_depth", "payback_calls"]
+__all__ = ["ANTHROPIC_RATIOS", "CONFIDENCE", "Depth", "cost_depth", "payback_calls", "ratios"]
 
 #: (read, write) per fresh input token without prices given: Anthropic's 0.1x and 1.25x.
 ANTHROPIC_RATIOS = (0.1, 1.25)
+#: The confidence that a compaction's conversation goes on until it has repaid it.
+CONFIDENCE = 0.95
 #: The derived target stays within these shares of the threshold.
 _SHALLOWEST, _DEEPEST = 0.75, 0.25
 
@@ -79,7 +84,8 @@ class Depth:
     Attributes:
         target: the derived target in tokens.
         growth: the conversation's growth a call, in tokens, it was derived from.
-        calls: the calls the conversation made so far (what it is expected to make more).
+        calls: the calls the conversation made so far.
+        expected: the calls it goes on for with 95% confidence (``calls / 19``).
         payback: the calls a compaction to ``target`` needs to pay for itself.
         defer: the compaction is deferred (it cannot pay for itself in time).
     """
@@ -87,6 +93,7 @@ class Depth:
     target: int
     growth: int
     calls: int
+    expected: float
     payback: float
     defer: bool
 
@@ -131,10 +138,11 @@ def cost_depth(
     depth = min(_SHALLOWEST * top, max(_DEEPEST * top, depth))
     target = max(1, int(depth))
     payback = payback_calls(tokens, target, growth, rho, omega)
+    expected = calls * (1 - CONFIDENCE) / CONFIDENCE
     defer = (
         window is not None
         and threshold < window
         and tokens + max(growth, 0) < window
-        and payback > calls
+        and payback > expected
     )
-    return Depth(target, max(0, round(growth)), calls, payback, defer)
+    return Depth(target, max(0, round(growth)), calls, expected, payback, defer)

@@ -277,7 +277,8 @@ class _Input:
         return {
             "depth": "cost",
             "growth_tokens": d.growth,
-            "expected_calls": d.calls,
+            "calls": d.calls,
+            "expected_calls": d.expected,
             "payback_calls": d.payback,
         }
 

@@ -83,7 +83,8 @@ class CompressionPolicy:
             the conversation's own growth a call (``T - D = sqrt(2 * write * growth * T /
             read)``, clamped to a quarter .. 3/4 of the threshold ``T``), and when the
             threshold is a budget under the window (``model_max_tokens``) a compaction that
-            cannot pay for its rewrite within the calls the conversation is expected to make
+            cannot pay for its rewrite within the calls the conversation goes on for with
+            95% confidence (Gott's rule: ``calls / 19``, ``calls`` those it made)
             is deferred (``report.skipped == "deferred"``); at the window it always runs.
             The formula and its reasoning: :mod:`agent_adapter.context._depth`. Give no
             target with it (the target is what it derives).
@@ -249,7 +250,9 @@ def _depth(policy: CompressionPolicy) -> None:
     """``"fixed"`` or ``"cost"`` (with no target given: it derives the target), and a
     :class:`Price` or ``None`` for ``cache_price``."""
     if policy.depth not in ("fixed", "cost"):
-        raise ConfigError(f"CompressionPolicy.depth must be 'fixed' or 'cost', got {policy.depth!r}")
+        raise ConfigError(
+            f"CompressionPolicy.depth must be 'fixed' or 'cost', got {policy.depth!r}"
+        )
     if policy.depth == "cost" and (
         policy.target_tokens is not None or policy.target_percent is not None
     ):
@@ -259,7 +262,8 @@ def _depth(policy: CompressionPolicy) -> None:
         )
     if policy.cache_price is not None and not isinstance(policy.cache_price, Price):
         raise ConfigError(
-            f"CompressionPolicy.cache_price must be a Price, got {type(policy.cache_price).__name__}"
+            "CompressionPolicy.cache_price must be a Price, got "
+            f"{type(policy.cache_price).__name__}"
         )
 
 

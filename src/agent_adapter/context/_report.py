@@ -148,8 +148,8 @@ class CompressionReport:
             grown by the gap between threshold and target, or is over the window; see
             :class:`~agent_adapter.context.Compactor`) or ``"deferred"`` (``depth="cost"``:
             over the threshold, a budget under the window, but a compaction would not pay
-            for its rewrite within the calls the conversation is expected to make:
-            ``payback_calls`` > ``expected_calls``; the next call asks again).
+            for its rewrite within the calls the conversation goes on for with 95%
+            confidence: ``payback_calls`` > ``expected_calls``; the next call asks again).
         steps: per-step reports, in order of running (with ``"nothing_to_compress"``, the
             steps that ran, none of whose work is in the result).
         failures: steps that raised and were skipped.
@@ -172,7 +172,9 @@ class CompressionReport:
             derived from the cache's prices, the window and the conversation's growth; see
             ``CompressionPolicy.depth``); with ``"cost"`` the three fields below say why.
         growth_tokens: the conversation's tokens a call the depth was derived from.
-        expected_calls: the calls it made so far, as many as it is expected to make more.
+        calls: the calls (assistant turns) the conversation made so far.
+        expected_calls: the calls it goes on for with 95% confidence (Gott's rule:
+            ``calls / 19``).
         payback_calls: the calls a compaction to ``target_tokens`` needs to repay its
             rewrite at the cache-write price (0: the compaction call is itself cheaper).
     """
@@ -200,7 +202,8 @@ class CompressionReport:
     protected_by: tuple[tuple[str, int], ...] = ()
     depth: Literal["fixed", "cost"] = "fixed"
     growth_tokens: int = 0
-    expected_calls: int = 0
+    calls: int = 0
+    expected_calls: float = 0.0
     payback_calls: float = 0.0
 
     @property
@@ -229,7 +232,7 @@ class CompressionReport:
         steps that ran (a custom step's own limits are not known here).
         """
         if self.skipped:
-            return self._explain_skipped() + (self._depth() if self.skipped == "deferred" else "")
+            return self._explain_skipped()
         if self.reached_target:
             return (
                 f"Compressed {_n(self.tokens_before)} -> {_n(self.tokens_after)} tokens "
@@ -272,8 +275,8 @@ class CompressionReport:
             f"kept tokens at the cache-write price stops paying more than reading them, for "
             f"a conversation growing {_n(self.growth_tokens)} tokens a call (threshold "
             f"{_n(self.threshold_tokens)}, clamped to 1/4..3/4 of it); a compaction to it "
-            f"repays its rewrite {paid}, against {_plural(self.expected_calls, 'call')} "
-            "expected."
+            f"repays its rewrite {paid}; {_plural(self.calls, 'call')} in, the conversation "
+            f"goes on for {self.expected_calls:.1f} more with 95% confidence."
         )
 
     def _explain_skipped(self) -> str:
@@ -299,9 +302,10 @@ class CompressionReport:
             return (
                 f"{_n(self.tokens_before)} tokens is over the threshold "
                 f"{_n(self.threshold_tokens)}, a budget under the window, but the compaction "
-                "was deferred: it would not repay its rewrite at the cache-write price "
-                "within the calls this conversation is expected to make, so nothing was "
-                "changed; the next call asks again (at the window it always runs)."
+                f"was deferred: it would repay its rewrite at the cache-write price only in "
+                f"{self.payback_calls:.1f} calls, and {_plural(self.calls, 'call')} in, the "
+                f"conversation goes on for {self.expected_calls:.1f} more with 95% confidence; "
+                "nothing was changed, the next call asks again (at the window it always runs)."
             )
         if self.skipped == "sent_again":
             over = (
