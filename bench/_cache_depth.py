@@ -164,11 +164,14 @@ def _mean(values: list[float | None], start: int | None) -> float | None:
     return statistics.fmean(got) if got else None
 
 
-def main(data: Path, quick: bool, tally: Callable[[], Any], path_re: Any) -> int:
-    """The tables: per trace and per group (median, max of cost vs the reference)."""
+def main(data: Path, quick: bool, tally: Callable[[], Any], path_re: Any, only: str = "") -> int:
+    """The tables: per trace and per group (median, max of cost vs the reference); ``only``:
+    the groups whose name holds it."""
     rows: list[list[str]] = []
     groups: dict[tuple[str, str], list[tuple[float, float, float | None, float | None]]] = {}
     for case in cases(data, quick):
+        if only not in case.group:
+            continue
         total = sum(1 for _ in case.natives)
         none = tally()
         from cache import _calls

@@ -242,12 +242,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="how deep to compact: the settings of bench/_cache_depth.py against the reference",
     )
+    parser.add_argument("--only", default="", help="--depth: the groups whose name holds this")
     args = parser.parse_args(argv)
     if args.depth:
         import _cache_depth
         from quality import PATH_RE
 
-        return _cache_depth.main(data_dir(args.data), args.quick, Tally, PATH_RE)
+        return _cache_depth.main(data_dir(args.data), args.quick, Tally, PATH_RE, args.only)
     rows: list[list[str]] = []
     for trace, fmt in _traces(data_dir(args.data), args.quick):
         tallies = _replay(trace, fmt)

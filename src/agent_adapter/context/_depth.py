@@ -36,19 +36,26 @@ a quarter: what is left of the history must still carry its names). With Anthrop
 (``omega / rho = 12.5``) a conversation of ``g = T / 100`` a call goes to ``T / 2``; one of
 ``g = T / 45`` or more goes to the quarter; one of ``g = T / 400`` or less stays at 3/4.
 
-**Deferring.** The compaction call writes ``omega * D`` where the request as it is would read
-its cached prefix and write its new call (``rho * (S - g) + omega * g``; ``S``: the request's
-tokens); every later call saves ``rho * (S - D)``. It pays for itself after
-``k = (omega * D - rho * (S - g) - omega * g) / (rho * (S - D))`` calls. How many more calls
-a conversation makes is unknown; all that is known is that it made ``N`` so far. Gott's rule
-(the share of a run already behind us is uniform on (0, 1)) gives
-``P(at least k more | N so far) = N / (N + k)``: the conversation goes on for the ``k`` calls
-with 95% confidence when ``k <= N / 19`` (the *expected calls* of the report). A compaction
-whose ``k`` exceeds that is deferred (``report.skipped == "deferred"``): the request is sent as
-it is (costing what sending everything costs, never more) and the next call asks again (``S``
-and ``N`` have grown, so ``k`` has fallen and the bound risen). Only when the threshold is a
-budget under a known window, and never when the next call could reach the window: at the
-window a compaction always runs.
+**Deferring.** The compaction call writes the ``D`` tokens it keeps (``omega * D``) where the
+request as it is would read its cached prefix and write its new call (``rho * (S - g) + omega
+* g``; ``S``: the request's tokens); every later call saves ``rho * (S - D)``. It pays for
+itself after ``k = (omega * D - rho * (S - g) - omega * g) / (rho * (S - D))`` calls. Every
+kept token is priced as written, the opening the compaction keeps (system prompt, task)
+included: whether the provider reads it from the cache after a compaction is not known here
+(Anthropic reads a cached prefix only at a cache breakpoint or within about 20 blocks before
+it, https://platform.claude.com/docs/en/build-with-claude/prompt-caching; OpenAI caches only
+prefixes of 1,024 tokens or more, https://platform.openai.com/docs/guides/prompt-caching), so
+``k`` is an upper bound. How many more calls a conversation makes is unknown; all that is
+known is that it made ``N`` so far. Gott's rule (the share of a run already behind us is
+uniform on (0, 1)) gives ``P(at least k more | N so far) = N / (N + k)``: the conversation
+goes on for the ``k`` calls with 95% confidence when ``k <= N / 19`` (the report's
+``expected_calls``). A compaction whose ``k`` exceeds that is deferred (``report.skipped ==
+"deferred"``): the request is sent as it is (what sending everything costs, never more) and
+the next call asks again (``S`` and ``N`` have grown, so ``k`` has fallen and the bound
+risen). Risk-neutral, the rule would be ``k <= N`` (the median); 95% trades a few calls over
+the budget on short runs for never paying a rewrite a run ends before repaying, nineteen
+times in twenty. Only when the threshold is a budget under a known window, and never when the
+next call could reach the window: at the window a compaction always runs.
 """
 
 from __future__ import annotations
@@ -100,8 +107,9 @@ class Depth:
 
 def payback_calls(tokens: int, target: int, growth: float, rho: float, omega: float) -> float:
     """Calls after which a compaction of a ``tokens`` request (``growth`` of it new since the
-    previous call, written either way) to ``target`` has paid for its rewrite (``0`` when the
-    compaction call itself is cheaper; ``inf`` when it frees nothing)."""
+    previous call, written either way) to ``target`` has paid for its rewrite, every kept
+    token priced as written (``0`` when the compaction call itself is cheaper; ``inf`` when it
+    frees nothing)."""
     new = min(max(growth, 0.0), float(tokens))
     extra = omega * target - rho * (tokens - new) - omega * new
     if extra <= 0:
