@@ -45,6 +45,7 @@ _PROTECTED_AS: dict[str, str] = {
     "system": "the system prompt",
     "pinned": "pinned messages",
     "approval": "rounds carrying approval state",
+    "compaction": "the provider's own compaction state (its compaction blocks or items)",
     "latest_user": "the latest user message",
     "thinking_opener": "the current turn's first round (its thinking must be sent back)",
     "newest_turn": "the newest turn",

@@ -20,7 +20,15 @@ from agent_adapter.context import CompressionPolicy, CompressionReport, Protecti
 UNITS_SHOWN = 10
 #: What ``inspect`` names a protected unit by: :meth:`Protection.reason` of its messages, in
 #: this order ("unit", protected for being in a unit with one of these, is not shown).
-REASONS = ("system", "pinned", "approval", "latest_user", "thinking_opener", "newest_turn")
+REASONS = (
+    "system",
+    "pinned",
+    "approval",
+    "compaction",
+    "latest_user",
+    "thinking_opener",
+    "newest_turn",
+)
 
 #: Why no step ran, by :attr:`CompressionReport.skipped`, as the compress report says it.
 NO_STEP_RAN: dict[str, str] = {
