@@ -27,6 +27,7 @@ from agent_adapter.context._state import (
     shapes_of,
 )
 from agent_adapter.context._steps._base import _json_safe
+from agent_adapter.context._steps._continuation import Continuation
 from agent_adapter.context._stores._commit import use_sync_face
 from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context.formats._base import Converter
@@ -132,12 +133,15 @@ async def stateful_compress(
     force: bool = False,
     turn_thinking: bool | None = None,
     key_policy: CompressionPolicy | None = None,
+    continuation: Continuation | None = None,
 ) -> tuple[list[Any], CompressionReport]:
     """:func:`compress_for`, and what ``CompressingModel`` needs besides: ``force`` (compress
     even at or under the threshold, after a provider's overflow error) and ``turn_thinking``
     (whether Anthropic's thinking rule applies to ``agent_adapter`` messages; ``None``: the
     format's own, Anthropic's for ``agent_adapter``) and ``key_policy`` (the policy the
-    state is kept under, when ``policy`` is a per-call copy of it: a calibrated counter).
+    state is kept under, when ``policy`` is a per-call copy of it: a calibrated counter) and
+    ``continuation`` (the conversation's own request, which a summary request may continue:
+    :mod:`agent_adapter.context._steps._continuation`).
 
     The phases: the arguments checked, the format detected, the conversation's state found
     and where this call starts from (:func:`_start`), the list compressed under its hold,
@@ -148,7 +152,7 @@ async def stateful_compress(
         return await compress(messages, policy, model_max_tokens=model_max_tokens, ctx=ctx)
     name, snap, native = _detected(messages, format, auto=auto)
     fmt = _format_key(name)
-    opts = _Options(pinned, model_max_tokens, ctx, force, turn_thinking)
+    opts = _Options(pinned, model_max_tokens, ctx, force, turn_thinking, 0, continuation)
     if store is None or not isinstance(messages, list | tuple) or not messages:
         return await _compress_list(messages, policy, name, snap, opts)
     key = _state_key(messages, fmt, key_policy or policy, opts, conversation)
@@ -160,8 +164,15 @@ async def stateful_compress(
         # own output, which could only move its cuts)
         return start.again, _again(entry, start.again, name, policy, model_max_tokens)
     hold = 0 if entry is None else entry.hold_until
+    continuation = opts.continuation
+    if continuation is not None and name == "agent_adapter" and start.previous:
+        continuation = continuation.after_sent(start.previous)  # "the last request"
     out, report = await _compress_list(
-        start.base, policy, name, start.snap, dataclasses.replace(opts, hold_until=hold)
+        start.base,
+        policy,
+        name,
+        start.snap,
+        dataclasses.replace(opts, hold_until=hold, continuation=continuation),
     )
     if report.tokens_before > report.threshold_tokens and report.skipped != "held":
         # a compaction was due: judged by where it left the request (see _hold)
@@ -484,6 +495,9 @@ class _Options:
     force: bool
     turn_thinking: bool | None
     hold_until: int = 0
+    continuation: Continuation | None = None
+    #: raise ``_WouldCompress`` where steps would run (a probe: is a compaction due?)
+    probe: bool = False
 
 
 async def _compress_list(
@@ -505,6 +519,8 @@ async def _compress_list(
             force=opts.force,
             turn_thinking=True if opts.turn_thinking is None else opts.turn_thinking,
             hold_until=opts.hold_until,
+            continuation=opts.continuation,
+            probe=opts.probe,
         )
     converter = name if isinstance(name, Converter) else _CONVERTERS.get(name)
     if converter is not None and (pinned is None or callable(pinned)) and not opts.force:
@@ -519,7 +535,10 @@ async def _compress_list(
                     probe=True,
                     hold_until=opts.hold_until,
                 )
-            except (_WouldCompress, PairingError):
+            except _WouldCompress:
+                if opts.probe:
+                    raise
+            except PairingError:
                 pass  # compress (or report the pairing error) on a conversion of its own
             else:
                 return messages if isinstance(messages, list) else list(messages), report
@@ -534,6 +553,8 @@ async def _compress_list(
             force=opts.force,
             turn_thinking=opts.turn_thinking,
             hold_until=opts.hold_until,
+            continuation=opts.continuation,
+            probe=opts.probe,
         )
     except PairingError as exc:
         raise _in_native_terms(exc, conversion) from None
@@ -552,6 +573,8 @@ async def compress_conversion(
     force: bool = False,
     turn_thinking: bool | None = None,
     hold_until: int = 0,
+    continuation: Continuation | None = None,
+    probe: bool = False,
 ) -> tuple[list[Message], CompressionReport]:
     """The engine on a conversion's messages, as ``compress_for`` runs it: added messages
     only where a native starts (``conversion.starts_native``), the format's thinking rule
@@ -574,6 +597,8 @@ async def compress_conversion(
         insertable=conversion.starts_native,
         turn_thinking=conversion.turn_thinking if turn_thinking is None else turn_thinking,
         hold_until=hold_until,
+        continuation=continuation,
+        probe=probe,
     )
 
 

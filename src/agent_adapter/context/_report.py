@@ -19,7 +19,13 @@ __all__ = [
 ]
 
 SkipReason: TypeAlias = Literal[
-    "", "under_threshold", "under_target", "nothing_to_compress", "sent_again", "held"
+    "",
+    "under_threshold",
+    "under_target",
+    "nothing_to_compress",
+    "sent_again",
+    "held",
+    "preparing",
 ]
 
 #: What keeps each built-in step from removing more, by step name (``""``: no setting of its
@@ -147,7 +153,10 @@ class CompressionReport:
             run) or ``"held"`` (over the threshold, but the conversation's last compaction
             left the request over the target: no compaction runs until the request has
             grown by the gap between threshold and target, or is over the window; see
-            :class:`~agent_adapter.context.Compactor`).
+            :class:`~agent_adapter.context.Compactor`) or ``"preparing"`` (over the
+            threshold, under the window, while the conversation's compaction prepared in
+            the background is not ready yet: a later call swaps it in; see
+            :mod:`agent_adapter.context._background`).
         steps: per-step reports, in order of running (with ``"nothing_to_compress"``, the
             steps that ran, none of whose work is in the result).
         failures: steps that raised and were skipped.
@@ -260,6 +269,13 @@ class CompressionReport:
                 f"{_n(self.threshold_tokens)}, but the last compaction of this conversation "
                 "left it over the target (what no step may touch, or the steps' settings, "
                 "kept more), so nothing was changed until it grows by the gap to the target."
+            )
+        if self.skipped == "preparing":
+            return (
+                f"{_n(self.tokens_before)} tokens is over the threshold "
+                f"{_n(self.threshold_tokens)}, under the window: the compaction prepared in "
+                "the background is not ready yet, so the request went as it is; a later call "
+                "sends the prepared one."
             )
         if self.skipped == "sent_again":
             over = (

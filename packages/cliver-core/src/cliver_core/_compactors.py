@@ -56,11 +56,22 @@ class LlmCompactor:
     run with its own ``run_id`` and events; its failure propagates (catch it in a compactor
     of your own to fall back).
 
+    **Reusing the conversation's cache** (``continue_run=True``, an option: the documented
+    contract renders ``split.older`` for ``summarizer.chat``, so that stays the default).
+    The summary is asked of the run's own model as a continuation of the run's last request
+    (:meth:`CompactionContext.continue_run`: the same system, tools and messages, byte for
+    byte, with the instruction appended as a last user message), so the provider reads the
+    conversation from its prompt cache instead of a fresh prompt of the rendered turns; the
+    summarizer is not called. The plan is the same (``split.older`` replaced by the summary,
+    its usage recorded); a reply with no text (the model called a tool) leaves the history
+    unchanged, as an empty summary does.
+
     Args:
         summarizer: an async ``chat(prompt) -> CLIverResponse``.
         threshold_tokens: the previous call's input tokens that trigger a summary.
         keep_turns: user turns kept verbatim (>= 1).
         prompt: the instruction before the rendered turns.
+        continue_run: ask the run's own model, continuing its cached conversation (above).
 
     Raises:
         ConfigError: a bad setting (a ``ValueError``).
@@ -73,7 +84,10 @@ class LlmCompactor:
         keep_turns: int = 2,
         *,
         prompt: str = SUMMARIZE_PROMPT,
+        continue_run: bool = False,
     ) -> None:
+        if not isinstance(continue_run, bool):
+            raise ConfigError(f"LlmCompactor: continue_run must be a bool, got {continue_run!r}")
         if not callable(getattr(summarizer, "chat", None)):
             raise ConfigError("LlmCompactor: summarizer needs an async chat(prompt) method")
         for name, value, low in (
@@ -86,6 +100,7 @@ class LlmCompactor:
         self.threshold_tokens = threshold_tokens
         self.keep_turns = keep_turns
         self.prompt = prompt
+        self.continue_run = continue_run
 
     def __repr__(self) -> str:
         return (
@@ -100,7 +115,16 @@ class LlmCompactor:
         split = context.split_at_user_turn(self.keep_turns)
         if not split.older:
             return None
-        response = await self.summarizer.chat(f"{self.prompt}\n\n{context.render(split.older)}")
+        if self.continue_run:
+            kept = self.keep_turns
+            response = await context.continue_run(
+                f"{self.prompt}\n\nSummarize the conversation above up to its "
+                f"{'last user message' if kept == 1 else f'{kept}th-last user message'}: "
+                "from there on it stays verbatim after your summary. Reply with the summary "
+                "only, and call no tool."
+            )
+        else:
+            response = await self.summarizer.chat(f"{self.prompt}\n\n{context.render(split.older)}")
         usage = summary_usage(response)
         text = response.message.content if isinstance(response.message.content, str) else None
         if not text or not text.strip():

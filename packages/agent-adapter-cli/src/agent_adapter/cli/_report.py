@@ -37,6 +37,7 @@ NO_STEP_RAN: dict[str, str] = {
     "nothing_to_compress": "every message is protected, or nothing that may go made it smaller",
     "sent_again": "the request compressed before for this history was sent again",
     "held": "the last compaction stopped over the target: held until the request grows by the gap",
+    "preparing": "the compaction prepared in the background was not ready: sent as it is",
 }
 
 COUNTER_LABELS: dict[str, str] = {
