@@ -46,12 +46,11 @@ def runs(data: Path, n: int) -> list[Path]:
 
 
 def calls(path: Path) -> list[list[Message]]:
-    """The history each call of the run sent: up to each assistant message, and all of it."""
+    """The history each model call of the run was sent: up to each assistant message."""
     trace = load_trace(path)
     conversion = convert(trace.messages, trace.format)
     messages = conversion.messages
-    cuts = [i for i, m in enumerate(messages) if i and m.role == "assistant"]
-    return [messages[:k] for k in [*cuts, len(messages)]]
+    return [messages[:k] for k, m in enumerate(messages) if k and m.role == "assistant"]
 
 
 def port(protocol: str, server: ProviderServer) -> ProviderModel:

@@ -9,6 +9,7 @@ request's messages exactly.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -23,7 +24,12 @@ from agent_adapter import (
     RunContext,
     ToolCall,
 )
-from agent_adapter.context import CompressingModel, CompressionPolicy, Summarize
+from agent_adapter.context import (
+    CompactionStates,
+    CompressingModel,
+    CompressionPolicy,
+    Summarize,
+)
 from agent_adapter.context._steps._summarizer import CONTINUATION_PROMPT
 from agent_adapter.providers import AnthropicModel, OpenAIChatModel
 from agent_adapter.providers._base import ProviderModel
@@ -92,7 +98,9 @@ def _policy(summarizer: Any, **step: Any) -> CompressionPolicy:
 async def test_summary_request_continues_the_cached_conversation(kind: str) -> None:
     with ProviderServer(default=Reply(text=SUMMARY, input_tokens=None)) as server:
         port = _port(kind, server)
-        model = CompressingModel(port, _policy(port))
+        # compacted at the threshold (the background case is the next test's)
+        states = CompactionStates(prepare_at=None)
+        model = CompressingModel(port, _policy(port), states=states)
         ctx = RunContext()
         await _loop(model, kind, ctx)
         bodies = [r.body for r in server.requests]
@@ -116,13 +124,32 @@ async def test_summary_request_continues_the_cached_conversation(kind: str) -> N
         await port.aclose()
 
 
+async def test_a_summary_prepared_in_the_background_continues_a_sent_request() -> None:
+    with ProviderServer(default=Reply(text=SUMMARY, input_tokens=None)) as server:
+        port = _port("anthropic", server)
+        model = CompressingModel(port, _policy(port))
+        ctx = RunContext()
+        await _loop(model, "anthropic", ctx, rounds=20)
+        await asyncio.sleep(0)
+        bodies = [r.body for r in server.requests]
+        at = [k for k, b in enumerate(bodies) if _is_summary_request(b)]
+        assert at
+        for k in at:  # the request the conversation sent before, byte for byte, plus one
+            sent = _messages(bodies[k])
+            assert any(sent[:-1] == _messages(b) for b in bodies[:k])
+        usage = [e.usage for e in ctx.ledger.entries if e.stage == "summary"]
+        assert usage and all(u.cache_read_tokens >= 0.9 * u.input_tokens for u in usage)
+        await port.aclose()
+
+
 async def test_fresh_request_when_asked_or_when_the_summarizer_is_another_model() -> None:
     with ProviderServer(default=Reply(text=SUMMARY, input_tokens=None)) as server:
         port = _port("chat", server)
         other = _port("chat", server)
         for summarizer, step in ((port, {"continue_conversation": False}), (other, {})):
             server.clear()
-            model = CompressingModel(port, _policy(summarizer, **step))
+            states = CompactionStates(prepare_at=None)
+            model = CompressingModel(port, _policy(summarizer, **step), states=states)
             ctx = RunContext()
             await _loop(model, "chat", ctx)
             bodies = [r.body for r in server.requests]

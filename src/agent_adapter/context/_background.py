@@ -9,8 +9,9 @@ conversations whose state it keeps (``CompressingModel``, ``Compactor.compress``
 (``Summarize(model=...)``, ``SummarizeLongMessage(model=...)``):
 
 * **Start.** A call whose request reaches ``prepare_at`` (:data:`PREPARE_AT`, 0.8) of the
-  threshold, under it, starts the compaction of that request (the *snapshot*, held by
-  identity) as a task on the running loop: the policy's own steps, down to the snapshot's
+  threshold (of the hold's end, after a compaction that stopped over the target), under it,
+  starts the compaction of that request (the *snapshot*, held by identity) as a task on the
+  running loop: the policy's own steps, down to the snapshot's
   tokens less the gap between threshold and target (what a compaction at the threshold
   frees), so that the snapshot's compaction plus what the conversation appends until the
   threshold lands at the target. One task a conversation at most.
@@ -23,15 +24,18 @@ conversations whose state it keeps (``CompressingModel``, ``Compactor.compress``
   the window, or with no window known, the call waits for the task.
 * **Discarded, never sent.** A snapshot the conversation no longer extends (edited,
   rewound, another branch), a task on another event loop, a failed task, a prepared
-  compaction that freed nothing, or one whose tail has grown past the gap (the swap would
-  leave the request over the target by more than the gap) is dropped (its task cancelled
-  when still running) and the call compacts as usual. Nothing is summarized twice: a
-  swapped or dropped task is forgotten, and a new one starts only from a new snapshot.
+  compaction that freed nothing, or one whose tail has grown past the bound (the swap would
+  leave the request over the threshold) is dropped (its task cancelled when still running)
+  and the call compacts as usual. A swap that leaves the request over the target holds the
+  next compaction as any compaction does (until the request grows by the gap).
+* **Nothing is summarized twice**: a swapped or dropped task is forgotten, and a new one
+  starts only from a new snapshot.
 
 State lives in the conversation's :class:`~agent_adapter.context.CompactionStates` (in this
 process: a task is no shared state), never in a global. Sync faces (``compress_for_sync``,
 ``Compactor.compress_sync``) run no background work: their loop ends with the call. Events on
-the run context: ``compaction.prepare`` (started), ``compaction.swap`` (used),
+the run context: ``compaction.prepare`` (started), ``compaction.ready`` (the prepared
+compaction is done), ``compaction.swap`` (used),
 ``compaction.discard`` (``reason``: ``"diverged"``, ``"tail"``, ``"failed"``, ``"empty"``,
 ``"loop"``).
 """

@@ -149,6 +149,12 @@ class CompressingModel:
       the instruction appended as a last user message, so the provider reads it from its
       prompt cache (see ``Summarize.continue_conversation``).
 
+    * **Prepared in the background.** When a step of the policy writes with a model, the
+      conversation's next compaction starts at ``states.prepare_at`` (0.8) of the threshold
+      on that call's request and runs while the conversation goes on; the call that crosses
+      the threshold sends the prepared compaction followed by what came after it, without
+      waiting for a summarizer (see :mod:`agent_adapter.context._background`).
+
     Args:
         model: the port to call.
         policy: when and how far to compress.
@@ -310,6 +316,7 @@ class CompressingModel:
             key_policy=key_policy or policy,
             states=self.states,
             continuation=continuing(request, self.wrapped, self),
+            background=not force,
         )
         if out is messages:  # nothing changed: the caller's own sequence goes on
             return cast(list[Message], given), report
