@@ -59,7 +59,7 @@ PREPARE_AT = 0.8
 def writes_with_model(policy: CompressionPolicy) -> bool:
     """True when a step of ``policy`` (or its last-resort step) calls a model: only then is
     a compaction slow enough to prepare in the background."""
-    steps = [*policy.resolved_steps(), policy.if_still_too_long]
+    steps = [*(policy.steps or ()), policy.if_still_too_long]  # the defaults call none
     return any(getattr(step, "model", None) is not None for step in steps)
 
 
