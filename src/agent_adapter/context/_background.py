@@ -9,10 +9,10 @@ conversations whose state it keeps (``CompressingModel``, ``Compactor.compress``
 (``Summarize(model=...)``, ``SummarizeLongMessage(model=...)``):
 
 * **Start.** A call whose request reaches ``prepare_at`` (:data:`PREPARE_AT`, 0.8) of the
-  threshold (of the hold's end, after a compaction that stopped over the target), under it,
-  starts the compaction of that request (the *snapshot*, held by identity) as a task on the
-  running loop: the policy's own steps, down to the snapshot's
-  tokens less the gap between threshold and target (what a compaction at the threshold
+  threshold, under it, starts the compaction of that request (the *snapshot*, held by
+  identity) as a task on the running loop (a request held after a compaction that stopped
+  over the target prepares nothing: it compacts at the hold's end as usual): the policy's
+  own steps, down to the snapshot's tokens less the gap between threshold and target (what a compaction at the threshold
   frees), so that the snapshot's compaction plus what the conversation appends until the
   threshold lands at the target. One task a conversation at most.
 * **Swap.** The call that crosses the threshold, when the task is done and its history

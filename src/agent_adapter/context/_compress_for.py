@@ -177,7 +177,7 @@ async def stateful_compress(
     slot = None if found is None else found.slot
     prepared = None
     if background and not force and store.prepare_at is not None and writes_with_model(policy):
-        prepared = _Prepared(store, key, slot, fmt, messages, start, entry, name, policy, call)
+        prepared = _Background(store, key, slot, fmt, messages, start, entry, name, policy, call)
         done = await prepared.swap()
         if done is not None:
             return done
@@ -191,11 +191,11 @@ async def stateful_compress(
     else:
         report = _remember_compressed(memory, out, start.previous, report, name, policy)
     if prepared is not None:
-        await prepared.start(out, report, hold)
+        await prepared.start(out, report)
     return out, report
 
 
-class _Prepared:
+class _Background:
     """A conversation's compaction prepared in the background, at one call (see
     :mod:`agent_adapter.context._background`): :meth:`swap` before the call's own
     compression, :meth:`start` after it."""
@@ -305,16 +305,17 @@ class _Prepared:
         out = base if isinstance(base, list) else list(base)
         return out, report
 
-    async def start(self, sent: list[Any], report: CompressionReport, hold: int) -> None:
+    async def start(self, sent: list[Any], report: CompressionReport) -> None:
         """Start preparing the next compaction of ``sent`` (this call's request) when it is
-        at ``prepare_at`` of where the next compaction runs (the threshold, or the hold's end
-        after a compaction that stopped over the target) or more, under it, and none is
-        prepared yet."""
+        at ``prepare_at`` of the threshold or more, under it, and none is prepared yet. A
+        request held after a compaction that stopped over the target (what no step may
+        touch was over it) prepares nothing: what its next compaction can free depends on
+        turns that are still the newest, so it compacts at the hold's end as usual."""
         share = self.store.prepare_at
         if (
             share is None
-            or report.skipped not in ("under_threshold", "held")
-            or report.tokens_before < share * max(report.threshold_tokens, hold)
+            or report.skipped != "under_threshold"
+            or report.tokens_before < share * report.threshold_tokens
             or self.store.prepared(self.key) is not None
         ):
             return
