@@ -12,9 +12,10 @@ conversations whose state it keeps (``CompressingModel``, ``Compactor.compress``
   threshold, under it, starts the compaction of that request (the *snapshot*, held by
   identity) as a task on the running loop (a request held after a compaction that stopped
   over the target prepares nothing: it compacts at the hold's end as usual): the policy's
-  own steps, down to the snapshot's tokens less the gap between threshold and target (what a compaction at the threshold
-  frees), so that the snapshot's compaction plus what the conversation appends until the
-  threshold lands at the target. One task a conversation at most.
+  own steps, down to the snapshot's tokens less the gap between threshold and target (what
+  a compaction at the threshold frees), so that the snapshot's compaction plus what the
+  conversation appends until the threshold lands at the target. One task a conversation
+  at most.
 * **Swap.** The call that crosses the threshold, when the task is done and its history
   extends the snapshot, sends the prepared compaction followed, unchanged, by exactly what
   was appended after the snapshot (the *tail*): the prepared output replaces exactly the
