@@ -10,7 +10,9 @@ import asyncio
 import json
 from typing import Any
 
-from agent_adapter import CallableModel, Message, ModelRequest, RunContext, ToolCall
+import pytest
+
+from agent_adapter import CallableModel, ConfigError, Message, ModelRequest, RunContext, ToolCall
 from agent_adapter.context import (
     CompactionStates,
     Compactor,
@@ -209,3 +211,10 @@ async def test_compressing_model_prepares_too_and_sync_faces_do_not() -> None:
     history = _history(30)
     await off.compress(history, ctx=sync_events.ctx)
     assert "prepare" not in sync_events.names()
+
+
+def test_prepare_at_is_a_share_of_the_threshold() -> None:
+    assert CompactionStates().prepare_at == 0.8
+    for bad in (0, 1, 1.5, True, "0.8"):
+        with pytest.raises(ConfigError, match="prepare_at"):
+            CompactionStates(prepare_at=bad)  # type: ignore[arg-type]
