@@ -17,6 +17,7 @@ import pytest
 
 from agent_adapter import (
     CallableModel,
+    ConfigError,
     FunctionTool,
     Message,
     ModelRequest,
@@ -182,3 +183,8 @@ async def test_a_reply_that_is_no_summary_falls_back_to_the_fresh_request() -> N
     fresh = next(r for r in seen if r.stage == "summary" and MARK not in r.messages[-1].text)
     assert "<transcript>" in fresh.messages[-1].text and not fresh.tools
     assert any("Fix the failing tests" in m.text for m in seen[-1].messages)
+
+
+def test_continue_conversation_is_a_bool() -> None:
+    with pytest.raises(ConfigError, match="continue_conversation"):
+        Summarize(continue_conversation="yes")  # type: ignore[arg-type]
