@@ -61,6 +61,12 @@ class Compactor:
     compaction on every call that frees a few tokens. The judgement is by what the request
     shrank, as the report counts it.
 
+    **Prepared in the background.** When a step of the policy writes with a model,
+    :meth:`compress` (not :meth:`compress_sync`, whose loop ends with the call) starts the
+    next compaction at ``states.prepare_at`` (0.8) of the threshold, on the request of that
+    call, and the call that crosses the threshold swaps the prepared compaction in for
+    exactly that request's prefix (see :mod:`agent_adapter.context._background`).
+
     Where the spec of ``compress_for`` is silent, this follows LangChain's
     ``SummarizationMiddleware`` and Claude Code's auto-compaction: the caller keeps its own
     full history and sends it each turn; the object remembers what it sent.
@@ -156,6 +162,11 @@ class Compactor:
             ConfigError: as ``compress_for``.
             MissingDependency: as ``compress_for``.
         """
+        return await self._compress(messages, ctx, background=True)
+
+    async def _compress(
+        self, messages: Sequence[Any], ctx: Any, *, background: bool
+    ) -> tuple[list[Any], CompressionReport]:
         return await stateful_compress(
             messages,
             self.policy,
@@ -165,6 +176,7 @@ class Compactor:
             ctx=ctx,
             conversation=self.conversation,
             states=self.states,
+            background=background,
         )
 
     def compress_sync(
@@ -175,6 +187,7 @@ class Compactor:
 
         async def main() -> tuple[list[Any], CompressionReport]:
             use_sync_face()  # this task's own loop: stores write through their sync methods
-            return await self.compress(messages, ctx=ctx)
+            # no background compaction: this loop ends with the call
+            return await self._compress(messages, ctx, background=False)
 
         return run_sync(main)

@@ -36,6 +36,7 @@ from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
 from agent_adapter.context._steps._base import _json_safe
+from agent_adapter.context._steps._continuation import continuing
 from agent_adapter.context._tokens import TokenCounter, TokenMeter, estimate_tokens
 
 __all__ = ["CompressingModel"]
@@ -140,6 +141,19 @@ class CompressingModel:
       the new messages until over the threshold; a compaction that leaves the request over
       the target (the protected part alone is over it) holds further ones until the request
       has grown by the gap, judged by the calibrated counts (what the provider reported).
+
+    * **The summary request reuses the conversation's cache.** A ``Summarize`` step whose
+      model is this wrapper's own (``model``, or the wrapper itself) sends its summary
+      request as the conversation's request, byte for byte (the same system, tools and
+      messages: the uncompressed request, whose prefix is the request sent last time), with
+      the instruction appended as a last user message, so the provider reads it from its
+      prompt cache (see ``Summarize.continue_conversation``).
+
+    * **Prepared in the background.** When a step of the policy writes with a model, the
+      conversation's next compaction starts at ``states.prepare_at`` (0.8) of the threshold
+      on that call's request and runs while the conversation goes on; the call that crosses
+      the threshold sends the prepared compaction followed by what came after it, without
+      waiting for a summarizer (see :mod:`agent_adapter.context._background`).
 
     Args:
         model: the port to call.
@@ -301,6 +315,8 @@ class CompressingModel:
             turn_thinking=_turn_thinking(self.provider),
             key_policy=key_policy or policy,
             states=self.states,
+            continuation=continuing(request, self.wrapped, self),
+            background=not force,
         )
         if out is messages:  # nothing changed: the caller's own sequence goes on
             return cast(list[Message], given), report

@@ -24,6 +24,7 @@ from agent_adapter.context._report import (
     untouched_report,
 )
 from agent_adapter.context._steps._base import CompressionStep, StepContext
+from agent_adapter.context._steps._continuation import Continuation
 from agent_adapter.context._steps.drop import RemoveOldMessages
 from agent_adapter.context._stores._commit import commit_saves, open_saves
 from agent_adapter.context._text import fit_message
@@ -45,7 +46,8 @@ def _cut_protected(
     goal: int | None = None,
 ) -> tuple[list[Message], int]:
     """if_still_too_long="cut": the biggest tool results and assistant texts cut head-and-tail
-    (never system messages, the latest user message, pinned messages, calls or ids) until the
+    (never system messages, the latest user message, pinned messages, a message holding a
+    provider's compaction state, calls or ids) until the
     list is under the target (``goal``: that many tokens); with ``protected_goal``, only
     protected ones, until the protected part is at or under that many tokens."""
     limit = context.target_tokens if goal is None else goal
@@ -59,6 +61,7 @@ def _cut_protected(
             if m.role in ("tool", "assistant")
             and m.text
             and not prot.is_pinned(m)
+            and prot.reason(m) != "compaction"  # a provider's compaction state goes back whole
             and (protected_goal < 0 or prot.is_protected(m))
         ),
         key=lambda i: -context.message_tokens(out[i]),
@@ -150,6 +153,7 @@ class _SharedCostContext(StepContext):
             protection=protection,
             meter=parent.meter,
             ctx=parent.ctx,
+            continuation=parent.continuation,
         )
         self._parent = parent
 
@@ -198,7 +202,12 @@ async def _run_step(
 
 
 class _WouldCompress(Exception):
-    """``_compress(..., probe=True)`` reached the steps: the list is over the threshold."""
+    """``_compress(..., probe=True)`` reached the steps: the list is over the threshold
+    (``tokens``: its count)."""
+
+    def __init__(self, tokens: int = 0) -> None:
+        super().__init__(tokens)
+        self.tokens = tokens
 
 
 async def compress(
@@ -362,6 +371,7 @@ async def _compress(
     turn_thinking: bool = True,
     hold_until: int = 0,
     growth: Callable[[], tuple[int, int]] | None = None,
+    continuation: Continuation | None = None,
 ) -> tuple[list[Message], CompressionReport]:
     """:func:`compress`, and ``insertable(message)``: may an added message stand right
     before ``message``? (a format whose natives hold several messages says where a native
@@ -370,6 +380,8 @@ async def _compress(
     ``turn_thinking``: the format may carry Anthropic thinking (``Protection``'s).
     ``hold_until``: a conversation's hold (see ``StateEntry.hold_until``): up to that many
     tokens nothing runs, over the threshold or not (``"held"``), unless ``force``.
+    ``continuation``: the conversation's own request, which a summary request may continue
+    (the steps get it over this compression's input as ``StepContext.continuation``).
 
     The phases, in order: prepare, protect, run the passes of steps, guard the size, commit
     the stores' saves, report."""
@@ -380,8 +392,8 @@ async def _compress(
     if skipped is not None:
         return given.untouched(skipped, given.original)
     if probe:
-        raise _WouldCompress
-    run = _prepare_run(given, pinned, ctx, insertable, turn_thinking)
+        raise _WouldCompress(given.tokens_before)
+    run = _prepare_run(given, pinned, ctx, insertable, turn_thinking, continuation)
     if isinstance(run, tuple):
         return run  # nothing may go, and it fits
     passes = _protect(run, turn_thinking)
@@ -457,6 +469,7 @@ def _prepare_run(
     ctx: Any,
     insertable: Callable[[Message], bool] | None,
     turn_thinking: bool,
+    continuation: Continuation | None = None,
 ) -> _Run | tuple[list[Message], CompressionReport]:
     """Prepare, second half: the protection and what it holds, and the steps' context; the
     untouched input instead when nothing may go and it fits the window (or no window is
@@ -483,6 +496,7 @@ def _prepare_run(
         protection=protection,
         meter=meter,
         ctx=ctx,
+        continuation=None if continuation is None else continuation.over(current),
     )
     context.set_originals(current)  # what a saving step saves: the caller's own texts
     open_saves(context)  # ShrinkToolResults stages its saves; commit_saves writes them

@@ -19,7 +19,14 @@ __all__ = [
 ]
 
 SkipReason: TypeAlias = Literal[
-    "", "under_threshold", "under_target", "nothing_to_compress", "sent_again", "held", "deferred"
+    "",
+    "under_threshold",
+    "under_target",
+    "nothing_to_compress",
+    "sent_again",
+    "held",
+    "deferred",
+    "preparing",
 ]
 
 #: What keeps each built-in step from removing more, by step name (``""``: no setting of its
@@ -45,6 +52,7 @@ _PROTECTED_AS: dict[str, str] = {
     "system": "the system prompt",
     "pinned": "pinned messages",
     "approval": "rounds carrying approval state",
+    "compaction": "the provider's own compaction state (its compaction blocks or items)",
     "latest_user": "the latest user message",
     "thinking_opener": "the current turn's first round (its thinking must be sent back)",
     "newest_turn": "the newest turn",
@@ -146,10 +154,14 @@ class CompressionReport:
             run) or ``"held"`` (over the threshold, but the conversation's last compaction
             left the request over the target: no compaction runs until the request has
             grown by the gap between threshold and target, or is over the window; see
-            :class:`~agent_adapter.context.Compactor`) or ``"deferred"`` (``depth="cost"``:
+            :class:`~agent_adapter.context.Compactor`), ``"deferred"`` (``depth="cost"``:
             over the threshold, a budget under the window, but a compaction would not pay
             for its rewrite within the calls the conversation goes on for with 95%
-            confidence: ``payback_calls`` > ``expected_calls``; the next call asks again).
+            confidence: ``payback_calls`` > ``expected_calls``; the next call asks again)
+            or ``"preparing"`` (over the
+            threshold, under the window, while the conversation's compaction prepared in
+            the background is not ready yet: a later call swaps it in; see
+            :mod:`agent_adapter.context._background`).
         steps: per-step reports, in order of running (with ``"nothing_to_compress"``, the
             steps that ran, none of whose work is in the result).
         failures: steps that raised and were skipped.
@@ -306,6 +318,13 @@ class CompressionReport:
                 f"{self.payback_calls:.1f} calls, and {_plural(self.calls, 'call')} in, the "
                 f"conversation goes on for {self.expected_calls:.1f} more with 95% confidence; "
                 "nothing was changed, the next call asks again (at the window it always runs)."
+            )
+        if self.skipped == "preparing":
+            return (
+                f"{_n(self.tokens_before)} tokens is over the threshold "
+                f"{_n(self.threshold_tokens)}, under the window: the compaction prepared in "
+                "the background is not ready yet, so the request went as it is; a later call "
+                "sends the prepared one."
             )
         if self.skipped == "sent_again":
             over = (

@@ -144,6 +144,15 @@ class Summarize(BaseCompressionStep):
         save_to: a ToolResultStore for the summarized runs, or ``None``.
         save_for_seconds: how long saved runs live, a finite number > 0 (``None``: no
             expiry).
+        continue_conversation: when ``model`` is the conversation's own model (the port a
+            ``CompressingModel`` wraps, or the ``CompressingModel`` itself), the summary
+            request is the conversation's request as it stands, byte for byte (the same
+            system, tools and messages), with the instruction appended as a last user
+            message, so the provider reads it from its prompt cache instead of writing a
+            fresh prompt (Codex and Claude Code do the same); a reply that is no summary, or
+            an overflow, falls back to the fresh request of the span's transcript. The
+            default (``True``); ``False``: always the fresh request. Only a compression that
+            knows the conversation's request (a ``CompressingModel``'s) can continue it.
 
     Raises:
         ConfigError: a setting is out of range or of the wrong type (at construction); in
@@ -161,9 +170,15 @@ class Summarize(BaseCompressionStep):
     instructions: str = ""
     save_to: Any = None
     save_for_seconds: float | None = 24 * 3600
+    continue_conversation: bool = True
 
     def __post_init__(self) -> None:
         _check_int("Summarize", "keep_recent_messages", self.keep_recent_messages, 0)
+        if not isinstance(self.continue_conversation, bool):
+            raise ConfigError(
+                "Summarize.continue_conversation must be a bool, got "
+                f"{self.continue_conversation!r}"
+            )
         _check_common(self, "Summarize")
         style = self.summary_style
         if not callable(style) and style not in ("structured", "compact"):
@@ -273,12 +288,16 @@ class Summarize(BaseCompressionStep):
         extract = extract_summary(span)
         if self.model is None:
             return extract
+        own = context.continuation
+        if not (self.continue_conversation and own is not None and own.serves(self.model)):
+            own = None
         summarizer = ModelSummarizer(
             self.model,
             self.max_summary_tokens,
             summarizer_window(self.model, self.summarizer_window),
             self.timeout_s,
             self.instructions,
+            continuation=own,
         )
         earlier = [m for m in span if folded_count(m) is not None]
         rest = [m for m in span if folded_count(m) is None]

@@ -58,6 +58,13 @@ Rules (``rule`` names):
   with ``thinking=True``, or by comparing it with the list it was made from:
   :func:`~agent_adapter.context.formats._anthropic.check_thinking_unchanged`
   (``turn_thinking_dropped``).
+* ``compaction_block``: a ``compaction`` block (compaction beta) has a ``content`` that is
+  ``null`` or a non-empty str, and its ``encrypted_content`` and ``signature``, when there,
+  are str or ``null`` (SDK ``BetaCompactionBlockParam``: "When content is None, the block
+  represents a failed compaction. The server treats these as no-ops. Empty string content
+  is not allowed."; ``encrypted_content`` "Opaque metadata from prior compaction, to be
+  round-tripped verbatim"). The block may sit in any message ("On subsequent requests,
+  append the response to your messages"); the API drops every block before it.
 * ``not_a_message``, ``reserved_key``: see :mod:`agent_adapter.context.formats._check`.
 """
 
@@ -225,6 +232,20 @@ def _wrong_role(
     return None
 
 
+def _compaction(
+    i: int, role: str, k: int, b: Mapping[str, Any], seen_uses: dict[str, int]
+) -> Violation | None:
+    content = b.get("content")
+    if content is not None and not (isinstance(content, str) and content):
+        return Violation(
+            i, "compaction_block", f"content[{k}] compaction content is not null or a non-empty str"
+        )
+    for key in ("encrypted_content", "signature"):
+        if not isinstance(b.get(key), str | None):
+            return Violation(i, "compaction_block", f"content[{k}] compaction {key} is not a str")
+    return None
+
+
 _BlockRule = Callable[[int, str, int, Mapping[str, Any], dict[str, int]], Violation | None]
 #: The rules of each block type, in the order they are reported (any other type: its role).
 _BLOCK_RULES: dict[str, tuple[_BlockRule, ...]] = {
@@ -232,6 +253,7 @@ _BLOCK_RULES: dict[str, tuple[_BlockRule, ...]] = {
     "text": (_empty_text, _wrong_role),
     "thinking": (_wrong_role, _signed),
     "redacted_thinking": (_wrong_role, _redacted_data),
+    "compaction": (_compaction,),
 }
 _ROLE_ONLY: tuple[_BlockRule, ...] = (_wrong_role,)
 

@@ -4,7 +4,8 @@ Shapes follow the Messages API reference: ``{"role": "user" | "assistant", "cont
 list[block]}``. Assistant blocks ``text``, ``thinking`` (with ``signature``),
 ``redacted_thinking`` (``data``) and ``tool_use`` (``id``, ``name``, ``input``; other keys such
 as ``cache_control`` in ``ToolCall.extras``) become one message with parts and tool calls;
-other blocks (``server_tool_use``, ``web_search_tool_result`` ...) ride along as opaque parts. A
+other blocks (``server_tool_use``, ``web_search_tool_result``, the compaction beta's signed
+``compaction`` block ...) ride along as opaque parts, and go back as the very dict. A
 user message's ``tool_result`` blocks become ``tool`` messages (``tool_use_id`` ->
 ``tool_call_id``, ``is_error`` and ``cache_control`` in extras, block content as parts) and its
 other blocks, after them, one user message; a ``tool_result`` after another block is a
@@ -81,6 +82,7 @@ _SURE_BLOCKS = {
     "server_tool_use",
     "web_search_tool_result",
     "search_result",
+    "compaction",
 }
 #: Block keys of the API reference that parts and calls have no field for.
 _TEXT_KEYS = frozenset({"cache_control", "citations"})
