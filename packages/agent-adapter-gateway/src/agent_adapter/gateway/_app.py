@@ -39,12 +39,12 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 
 from agent_adapter.context import CompactionStates, RedisStore, SQLiteStore
+from agent_adapter.gateway._body import BodyReader
 from agent_adapter.gateway._compaction import (
     Compaction,
     Prepared,
     conversation_key,
     response_headers,
-    with_field,
 )
 from agent_adapter.gateway._config import GatewayConfig
 from agent_adapter.gateway._metrics import Metrics
@@ -52,6 +52,7 @@ from agent_adapter.gateway._wire import (
     CONVERSATION_HEADER,
     Wire,
     conversation_hint,
+    field_of,
     messages_of,
     model_of,
     route,
@@ -83,11 +84,6 @@ _NOT_UP = _HOP | {"host", "content-length", CONVERSATION_HEADER}
 _TIMEOUT = httpx.Timeout(connect=30.0, read=900.0, write=300.0, pool=60.0)
 
 
-def _serialize(body: Any) -> bytes:
-    """The JSON bytes of a changed body (compact, UTF-8, keys in the client's order)."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
 def _states(config: GatewayConfig) -> tuple[CompactionStates, Any]:
     """The states of ``--state`` and the store to close at exit (``None``: none)."""
     url = config.state
@@ -111,6 +107,7 @@ class Gateway:
         self.states, self.store = _states(config)
         self.compaction = Compaction(config.policy(), self.states, config.model_max_tokens)
         self.metrics = Metrics()
+        self.reader = BodyReader()
         self.client: httpx.AsyncClient | None = None
 
     async def start(self) -> None:
@@ -145,11 +142,7 @@ class Gateway:
         else:
             self.metrics.add(f"requests_{wire.kind}")
             prepared = await self._prepare(wire, raw, headers)
-        body = (
-            _serialize(with_field(prepared.body, prepared.field, prepared.sent))
-            if (prepared is not None and prepared.changed)
-            else raw
-        )
+        body = prepared.encoded() if prepared is not None and prepared.changed else raw
         url = upstream_url(self.config.upstream(wire.provider), path, request.url.query)
         up_headers = [
             (k, v) for k, v in request.headers.raw if k.decode("latin-1").lower() not in _NOT_UP
@@ -161,7 +154,7 @@ class Gateway:
             content = await response.aread()
             await response.aclose()
             if prepared is not None and await self._overflowed(prepared, content):
-                body = _serialize(with_field(prepared.body, prepared.field, prepared.sent))
+                body = prepared.encoded()
                 retried = True
                 response = await self._send(request.method, url, up_headers, body)
             else:
@@ -185,10 +178,11 @@ class Gateway:
         """The conversation as it goes up; ``None``: the body goes as it came."""
         assert wire.kind is not None
         try:
-            body = json.loads(raw)
+            source = self.reader.read(raw, field_of(wire.kind))
         except ValueError:
             self._fail_open("unreadable body")
             return None
+        body = source.data
         if not isinstance(body, dict):
             self._fail_open("body is not a JSON object")
             return None
@@ -216,6 +210,7 @@ class Gateway:
             self.metrics.add("check_failed")
             log.warning("compressed request broke %s: sent as it came", sorted(set(problems)))
             return None
+        prepared.source = source
         return prepared
 
     async def _overflowed(self, prepared: Prepared, content: bytes) -> bool:

@@ -25,7 +25,6 @@ gateway never changes what the client holds) and sends it whole each turn.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_adapter._profiles import model_profile
@@ -39,6 +38,7 @@ from agent_adapter.context import (
 from agent_adapter.context._compress_for import stateful_compress
 from agent_adapter.context._compressing_model import overflow_retry_target
 from agent_adapter.context.formats import check
+from agent_adapter.gateway._body import Body
 from agent_adapter.gateway._wire import FORMAT, Kind
 
 __all__ = ["Compaction", "Prepared"]
@@ -58,6 +58,8 @@ class Prepared:
         key: the conversation's key (``None``: by its opening messages).
         policy / window: the policy and the window it was judged with.
         thinking: whether the request enables Anthropic extended thinking.
+        source: the parsed body, which writes the body that goes up
+            (:class:`~agent_adapter.gateway._body.Body`).
     """
 
     kind: Kind
@@ -71,6 +73,12 @@ class Prepared:
     policy: CompressionPolicy
     window: int | None
     thinking: bool | None
+    source: Body | None = None
+
+    def encoded(self) -> bytes:
+        """The body that goes up, with :attr:`sent` in place of the conversation."""
+        source = self.source if self.source is not None else Body(self.body)
+        return source.write(self.field, self.sent)
 
     @property
     def changed(self) -> bool:
@@ -223,8 +231,3 @@ def conversation_key(kind: Kind, model: str, hint: tuple[str, str] | None) -> st
     """The conversation's key: route, model and the client's hint; ``None`` without a hint
     (the states then key the conversation by its opening messages)."""
     return f"gateway:{kind}:{model}:{hint[0]}:{hint[1]}" if hint else None
-
-
-def with_field(body: Mapping[str, Any], field: str, value: Sequence[Any]) -> dict[str, Any]:
-    """A copy of ``body`` with ``field`` set (keys keep their order)."""
-    return {**body, field: value}

@@ -113,15 +113,17 @@ def upstream_url(base: str, path: str, query: str) -> str:
     return f"{base}{path}" + (f"?{query}" if query else "")
 
 
+def field_of(kind: Kind) -> str:
+    """The body's field that holds the conversation of a request of ``kind``."""
+    return {"responses": "input", "gemini": "contents"}.get(kind, "messages")
+
+
 def messages_of(kind: Kind, body: Mapping[str, Any]) -> tuple[str, list[Any]] | None:
     """``(field, conversation)`` of a body of ``kind``; ``None`` when the gateway leaves the
     body as it came (no list there, or a Responses request continuing a stored one)."""
-    if kind == "responses":
-        if body.get("previous_response_id") or body.get("conversation"):
-            return None
-        field = "input"
-    else:
-        field = "contents" if kind == "gemini" else "messages"
+    if kind == "responses" and (body.get("previous_response_id") or body.get("conversation")):
+        return None
+    field = field_of(kind)
     messages = body.get(field)
     return (field, messages) if isinstance(messages, list) and messages else None
 
