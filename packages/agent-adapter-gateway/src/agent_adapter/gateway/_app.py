@@ -245,7 +245,8 @@ class Gateway:
         elif prepared.changed:
             self.metrics.add("appended")
         key = prepared.key or f"gateway:{prepared.kind}:{prepared.body.get('model', '')}"
-        self.metrics.saw(key, report.tokens_before, report.tokens_after, compacted=compacted)
+        before = prepared.history_tokens
+        self.metrics.saw(key, before, report.tokens_after, compacted=compacted)
 
     def _fail_open(self, why: str) -> None:
         n = self.metrics.add("fail_open")

@@ -33,11 +33,12 @@ from agent_adapter.context import (
     Compactor,
     CompressionPolicy,
     CompressionReport,
+    TokenMeter,
     estimate_tokens,
 )
 from agent_adapter.context._compress_for import stateful_compress
 from agent_adapter.context._compressing_model import overflow_retry_target
-from agent_adapter.context.formats import check
+from agent_adapter.context.formats import check, convert
 from agent_adapter.gateway._body import Body
 from agent_adapter.gateway._wire import FORMAT, Kind
 
@@ -60,6 +61,9 @@ class Prepared:
         thinking: whether the request enables Anthropic extended thinking.
         source: the parsed body, which writes the body that goes up
             (:class:`~agent_adapter.gateway._body.Body`).
+        history_tokens: the client's conversation's tokens (the policy's counter); the
+            report's ``tokens_before`` counts what the compaction started from, which after
+            an earlier compaction is the request sent then plus the new messages.
     """
 
     kind: Kind
@@ -74,6 +78,7 @@ class Prepared:
     window: int | None
     thinking: bool | None
     source: Body | None = None
+    history_tokens: int = 0
 
     def encoded(self) -> bytes:
         """The body that goes up, with :attr:`sent` in place of the conversation."""
@@ -149,9 +154,14 @@ class Compaction:
             model_max_tokens=window,
         )
         sent, report = await compactor.compress(history)
-        return Prepared(
+        prepared = Prepared(
             kind, fmt, field, body, history, sent, report, key, self.policy, window, thinking
         )
+        prepared.history_tokens = report.tokens_before
+        if sent is not history:  # counted by identity: only the new messages cost
+            meter = TokenMeter(self.policy.token_counter)
+            prepared.history_tokens = meter.total(convert(history, fmt).messages)
+        return prepared
 
     def violations(self, prepared: Prepared) -> list[str]:
         """The provider's rules the request breaks (``[]`` for one sent as the previous
@@ -205,11 +215,13 @@ class Compaction:
 
 def response_headers(prepared: Prepared, *, retried: bool) -> dict[str, str]:
     """The ``x-agent-adapter-*`` headers of a response the gateway compressed for: tokens
-    before and after (the library's counter), and, when the request went up still over the
+    before (the client's conversation) and after (what went up), by the policy's counter
+    (``estimate_tokens`` by default: the messages only, not the system prompt or tools),
+    why no step ran (``skipped``, the report's word), and, when the request went up still over the
     threshold, the reason in the report's words (:meth:`CompressionReport.explain`)."""
     report = prepared.report
     out = {
-        "x-agent-adapter-tokens-before": str(report.tokens_before),
+        "x-agent-adapter-tokens-before": str(prepared.history_tokens),
         "x-agent-adapter-tokens-after": str(report.tokens_after),
     }
     if report.skipped:
