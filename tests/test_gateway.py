@@ -21,6 +21,7 @@ from _replay import natives
 from agent_adapter.cli import load_trace
 from agent_adapter.context import estimate_tokens
 from agent_adapter.context.formats import check, convert
+from agent_adapter.gateway._body import BodyReader
 from agent_adapter.testing import ProviderServer, RecordedRequest, Reply
 
 THRESHOLD = 30_000
@@ -60,6 +61,7 @@ class Replay:
     def __init__(self, fmt: str, field: str) -> None:
         self.fmt, self.field = fmt, field
         self.sent: list[list[Any]] = []
+        self.raw: list[str] = []  # each request's conversation array, as sent
         self.compactions = 0
         self.appends = 0
 
@@ -73,6 +75,9 @@ class Replay:
     ) -> None:
         sent = recorded.body[self.field]
         assert check(sent, self.fmt, thinking=thinking) == []
+        parsed = BodyReader().read(recorded.raw, self.field)
+        assert parsed.text is not None and parsed.span is not None
+        array = parsed.text[parsed.span[0] : parsed.span[1]]
         assert sent[-1] == history[-1]  # the latest user message (or tool results) kept
         before = _tokens(history, self.fmt)
         if before > THRESHOLD:
@@ -84,8 +89,11 @@ class Replay:
         elif self.sent:  # no step ran: the previous request plus the new messages
             previous = self.sent[-1]
             assert sent[: len(previous)] == previous
+            # byte for byte: the previous request's array is the start of this one's
+            assert array.startswith(self.raw[-1][:-1])
             self.appends += sent != history
         self.sent.append(sent)
+        self.raw.append(array)
 
 
 #: what a proxy does not forward as it came: the connection's own, and the body's length

@@ -8,9 +8,11 @@ Transparency, as the design:
   gateway's own :data:`~agent_adapter.gateway._wire.CONVERSATION_HEADER`. No header, body or
   query is ever logged or stored (uvicorn's access log is off: a Gemini ``?key=`` would be in
   it); the log says counts and error class names only.
-* **Bodies** the gateway does not change go up as the bytes that came; a changed one is the
-  client's JSON with the conversation field replaced, serialized compactly (the same
-  serializer every time, so the previous request's bytes are the next one's prefix).
+* **Bodies** the gateway does not change go up as the bytes that came; in a changed one
+  everything but the conversation, and every message the compaction kept, is the client's
+  own bytes; only what the library wrote is serialized (compact JSON, the same serializer
+  every time, so the previous request's bytes are the next one's prefix). See
+  :mod:`agent_adapter.gateway._body`.
 * **Responses**: the upstream's status, headers (less hop-by-hop) and body, streamed chunk by
   chunk as they arrive (SSE included, the raw bytes, compressed or not), plus the
   ``x-agent-adapter-*`` headers of :func:`~agent_adapter.gateway._compaction.response_headers`.
