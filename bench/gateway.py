@@ -1,9 +1,11 @@
 """The context gateway (``agent-adapter gateway``) next to the upstream called directly and
 LiteLLM's proxy: added latency, throughput and memory, on a replayed real session.
 
-Everything runs on this machine, each server a process of its own: the upstream is
-``agent_adapter.testing.ProviderServer`` (answers at once, no prompt cache), the client an
-``httpx`` client sending prebuilt bodies (the SDKs' own cost is the same on every path).
+Everything runs on this machine, each server a process of its own: the upstream is a minimal
+ASGI app on uvicorn that reads the body and answers a fixed Anthropic message or Chat
+completion at once (a recording, parsing server such as ``ProviderServer`` takes ~60 ms on a
+700 kB body and adds its own noise), the client an ``httpx`` client sending prebuilt bodies
+(the SDKs' own cost is the same on every path).
 
 * **append path**: the last ``--calls`` requests of the longest Claude Code session
   (``4d5611e5``, 139k-148k tokens by ``estimate_tokens``, ~700 kB each) sent to
@@ -19,8 +21,11 @@ Everything runs on this machine, each server a process of its own: the upstream 
   the session's model routed to the upstream, compression off, and on
   (``compression_interception``, trigger 100k, target 60k, its default scorer).
 
-Added latency: the path's median (p99) less the direct median (p99), each over the same
-calls (percentiles of separate runs, not of per-call differences). Throughput: requests a
+Added latency: each call is sent straight to the upstream and then through the path, one after
+the other (both see the same load); the table gives the p50 and p99 of the per-call
+differences, and the gateway's own time (the ``x-agent-adapter-ms`` header: reading the
+body, the compaction, the check, writing the body that goes up; what is left of "added" is
+the second HTTP hop of a 700 kB body through uvicorn and httpx). Throughput: requests a
 second with 16 concurrent clients for ``--seconds``, on the append path of the shorter
 mini-swe-agent run (``pytest-6197``, 40k-80k tokens), gateway with 1 and 4 workers. Memory:
 the gateway's resident set size after 1,000 conversations of the mini-swe-agent run (its first
@@ -110,13 +115,38 @@ def _process(
 
 UPSTREAM = textwrap.dedent(
     """
-    import sys, time
-    from agent_adapter.testing import ProviderServer, Reply
-    server = ProviderServer(default=Reply(text="ok", input_tokens=10, output_tokens=2),
-                            prompt_cache=False).start()
-    print(server.url, flush=True)
-    while True:
-        time.sleep(3600)
+    import json, socket, sys, uvicorn
+    MESSAGE = json.dumps({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 2},
+    }).encode()
+    CHAT = json.dumps({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": "ok"}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+    }).encode()
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        more = True
+        while more:
+            message = await receive()
+            more = message.get("more_body", False)
+        body = MESSAGE if scope["path"].endswith("/messages") else CHAT
+        headers = [(b"content-type", b"application/json"),
+                   (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            http="h11", loop="asyncio")
+    uvicorn.Server(config).run(sockets=[sock])
     """
 )
 
@@ -246,34 +276,52 @@ def _chat_bodies(
     ]
 
 
+#: one latency run: path, through what, its calls' milliseconds, the direct calls' ones
+Row = tuple[str, str, list[float], list[float]]
 #: how many timed calls of each run the gateway compacted for (no x-agent-adapter-skipped)
 COMPACTED: list[int] = []
+#: the gateway's own milliseconds of each timed call of each run (x-agent-adapter-ms), and
+#: its CPU milliseconds (x-agent-adapter-cpu-ms)
+OWN: list[list[float]] = []
+CPU: list[list[float]] = []
 
 
 def _timed(
-    url: str, path: str, bodies: Sequence[bytes], headers: list[dict[str, str]] | None = None
-) -> list[float]:
-    """Milliseconds of each call (a warm-up call first, not counted)."""
-    out = []
+    url: str,
+    path: str,
+    bodies: Sequence[bytes],
+    headers: list[dict[str, str]] | None = None,
+    *,
+    direct: str,
+) -> tuple[list[float], list[float]]:
+    """Milliseconds of each call through ``url`` and of the same call straight to ``direct``
+    just before it (so both see the same load); a warm-up call first, not counted."""
+    out: list[float] = []
+    ref: list[float] = []
     COMPACTED.append(0)
+    OWN.append([])
+    CPU.append([])
+    base = {
+        "content-type": "application/json",
+        "x-api-key": "test",
+        "anthropic-version": "2023-06-01",
+        "authorization": "Bearer test",
+    }
     with httpx.Client(timeout=300) as client:
-        base = {
-            "content-type": "application/json",
-            "x-api-key": "test",
-            "anthropic-version": "2023-06-01",
-            "authorization": "Bearer test",
-        }
         client.post(url + path, content=bodies[0], headers=base).raise_for_status()
         for i, body in enumerate(bodies):
             extra = headers[i] if headers else {}
-            start = time.perf_counter()
-            reply = client.post(url + path, content=body, headers={**base, **extra})
-            out.append((time.perf_counter() - start) * 1000)
-            if reply.status_code != 200:
-                raise RuntimeError(f"{url}{path}: {reply.status_code} {reply.text[:300]}")
+            for target, times in ((direct, ref), (url, out)):
+                start = time.perf_counter()
+                reply = client.post(target + path, content=body, headers={**base, **extra})
+                times.append((time.perf_counter() - start) * 1000)
+                if reply.status_code != 200:
+                    raise RuntimeError(f"{target}{path}: {reply.status_code} {reply.text[:300]}")
             if "x-agent-adapter-tokens-after" in reply.headers:
                 COMPACTED[-1] += "x-agent-adapter-skipped" not in reply.headers
-    return out
+                OWN[-1].append(float(reply.headers["x-agent-adapter-ms"]))
+                CPU[-1].append(float(reply.headers["x-agent-adapter-cpu-ms"]))
+    return out, ref
 
 
 def _p(values: Sequence[float], q: float) -> float:
@@ -323,35 +371,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=1000)
     parser.add_argument("--litellm-venv", type=Path, default=Path("/work/venvs/litellm"))
     parser.add_argument("--no-litellm", action="store_true")
+    parser.add_argument(
+        "--latency-only", action="store_true", help="the latency table only (no LiteLLM)"
+    )
     args = parser.parse_args(argv)
     data = data_dir(args.data)
     bodies = _anthropic_bodies(data, args.calls)
     fresh = [{"x-agent-adapter-conversation": str(uuid.uuid4())} for _ in bodies]
-    rows: list[tuple[str, str, list[float]]] = []  # COMPACTED[i] goes with rows[i]
+    rows: list[Row] = []  # COMPACTED[i] goes with rows[i]
     folder = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
     with _upstream() as upstream:
-        rows.append(("append path", "direct", _timed(upstream, "/v1/messages", bodies)))
         command, url = _gateway(upstream, "--threshold", "190k")
         with _process(command, url):
-            rows.append(("append path", "gateway", _timed(url, "/v1/messages", bodies)))
+            rows.append(
+                ("append path", "gateway", *_timed(url, "/v1/messages", bodies, direct=upstream))
+            )
         command, url = _gateway(upstream, "--threshold", "100k", "--target", "60k")
         with _process(command, url):
-            rows.append(("after a compaction", "gateway", _timed(url, "/v1/messages", bodies)))
+            timed = _timed(url, "/v1/messages", bodies, direct=upstream)
+            rows.append(("after a compaction", "gateway", *timed))
             few = bodies[-args.compressing_calls :]
-            rows.append(
-                (
-                    "compressing calls",
-                    "gateway",
-                    _timed(url, "/v1/messages", few, fresh[-len(few) :]),
-                )
-            )
+            timed = _timed(url, "/v1/messages", few, fresh[-len(few) :], direct=upstream)
+            rows.append(("compressing calls", "gateway", *timed))
+        if args.latency_only:
+            _table(rows)
+            return 0
         if not args.no_litellm and (args.litellm_venv / "bin" / "litellm").exists():
             for compress in (False, True):
                 name = f"litellm, compression {'on' if compress else 'off'}"
                 command, url, env = _litellm(args.litellm_venv, upstream, compress, folder)
                 try:
                     with _process(command, url, env=env, health="/health/liveliness"):
-                        rows.append(("append path", name, _timed(url, "/v1/messages", bodies)))
+                        timed = _timed(url, "/v1/messages", bodies, direct=upstream)
+                        rows.append(("append path", name, *timed))
                 except RuntimeError as exc:
                     print(f"{name}: {exc}", file=sys.stderr)
         # throughput, on the mini-swe-agent run (one conversation a client)
@@ -373,7 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _process(command, url) as process:
             base = _chat_bodies(data, 1, key="warm", last=60)[0]
             template = json.loads(base)
-            _timed(url, "/v1/chat/completions", [base])
+            _timed(url, "/v1/chat/completions", [base], direct=upstream)
             before = _rss_kb(process.pid)
             with httpx.Client(timeout=60) as client:
                 for k in range(args.conversations):
@@ -390,20 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ).raise_for_status()
             after = _rss_kb(process.pid)
             metrics = httpx.get(url + "/metrics").text
-    direct = {path: vs for path, target, vs in rows if target == "direct"}
-    base_ms = direct["append path"]
-    print("| path | through | calls | compacted | p50 ms | p99 ms | added p50 ms | added p99 ms |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for (path, target, values), compacted_calls in zip(rows, COMPACTED, strict=False):
-        ref = base_ms[-len(values) :]
-        add50 = _p(values, 0.5) - _p(ref, 0.5)
-        add99 = _p(values, 0.99) - _p(ref, 0.99)
-        added = ("", "") if target == "direct" else (f"{add50:+.1f}", f"{add99:+.1f}")
-        shown = compacted_calls if target == "gateway" else ""
-        print(
-            f"| {path} | {target} | {len(values)} | {shown} | {_p(values, 0.5):.1f} | "
-            f"{_p(values, 0.99):.1f} | {added[0]} | {added[1]} |"
-        )
+    _table(rows)
     print()
     print("| throughput (16 clients, mini-swe-agent append path) | requests/s |")
     print("|---|---:|")
@@ -418,6 +457,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({each:.0f} kB each; {compacted.split()[-1] if compacted else '?'} compactions)"
     )
     return 0
+
+
+def _table(rows: list[Row]) -> None:
+    """The latency table: each run's p50 / p99, the direct calls' p50 / p99 in the same run,
+    and the p50 / p99 of the per-call differences (the latency the path adds)."""
+    print(
+        "| path | through | calls | compacted | p50 ms | p99 ms | direct p50 ms | direct p99 ms "
+        "| added p50 ms | added p99 ms | gateway's own p50 ms | own p99 ms | own CPU p50 ms "
+        "| own CPU p99 ms |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (path, target, values, ref), compacted_calls, own, cpu in zip(
+        rows, COMPACTED, OWN, CPU, strict=False
+    ):
+        added = [a - b for a, b in zip(values, ref, strict=True)]
+        shown = compacted_calls if target == "gateway" else ""
+        quantiles = [_p(own, 0.5), _p(own, 0.99), _p(cpu, 0.5), _p(cpu, 0.99)] if own else []
+        mine = [f"{q:.2f}" for q in quantiles] or ["", "", "", ""]
+        print(
+            f"| {path} | {target} | {len(values)} | {shown} | {_p(values, 0.5):.1f} | "
+            f"{_p(values, 0.99):.1f} | {_p(ref, 0.5):.1f} | {_p(ref, 0.99):.1f} | "
+            f"{_p(added, 0.5):+.1f} | {_p(added, 0.99):+.1f} | {' | '.join(mine)} |"
+        )
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -143,8 +144,12 @@ class Gateway:
             self.metrics.add("passed_through")
         else:
             self.metrics.add(f"requests_{wire.kind}")
+            started, cpu = time.perf_counter(), time.thread_time()
             prepared = await self._prepare(wire, raw, headers)
         body = prepared.encoded() if prepared is not None and prepared.changed else raw
+        if prepared is not None:
+            prepared.seconds = time.perf_counter() - started
+            prepared.cpu_seconds = time.thread_time() - cpu
         url = upstream_url(self.config.upstream(wire.provider), path, request.url.query)
         up_headers = [
             (k, v) for k, v in request.headers.raw if k.decode("latin-1").lower() not in _NOT_UP

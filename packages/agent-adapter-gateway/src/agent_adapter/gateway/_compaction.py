@@ -61,6 +61,9 @@ class Prepared:
         thinking: whether the request enables Anthropic extended thinking.
         source: the parsed body, which writes the body that goes up
             (:class:`~agent_adapter.gateway._body.Body`).
+        seconds / cpu_seconds: the gateway's own time on the request, wall clock and this
+            thread's CPU (reading the body, the compaction, the check, writing the body that
+            goes up).
         history_tokens: the client's conversation's tokens (the policy's counter); the
             report's ``tokens_before`` counts what the compaction started from, which after
             an earlier compaction is the request sent then plus the new messages.
@@ -79,6 +82,8 @@ class Prepared:
     thinking: bool | None
     source: Body | None = None
     history_tokens: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     def encoded(self) -> bytes:
         """The body that goes up, with :attr:`sent` in place of the conversation."""
@@ -217,7 +222,9 @@ def response_headers(prepared: Prepared, *, retried: bool) -> dict[str, str]:
     """The ``x-agent-adapter-*`` headers of a response the gateway compressed for: tokens
     before (the client's conversation) and after (what went up), by the policy's counter
     (``estimate_tokens`` by default: the messages only, not the system prompt or tools),
-    why no step ran (``skipped``, the report's word), and, when the request went up still over the
+    why no step ran (``skipped``, the report's word), the gateway's own milliseconds on the
+    request (``ms``, wall clock, and ``cpu-ms``, this thread's CPU time: reading, compaction,
+    check, writing; not the proxying), and, when the request went up still over the
     threshold, the reason in the report's words (:meth:`CompressionReport.explain`)."""
     report = prepared.report
     out = {
@@ -230,6 +237,8 @@ def response_headers(prepared: Prepared, *, retried: bool) -> dict[str, str]:
         out["x-agent-adapter-reason"] = _header_text(report.explain())
     if retried:
         out["x-agent-adapter-retried"] = "context_overflow"
+    out["x-agent-adapter-ms"] = f"{prepared.seconds * 1000:.2f}"
+    out["x-agent-adapter-cpu-ms"] = f"{prepared.cpu_seconds * 1000:.2f}"
     return out
 
 
