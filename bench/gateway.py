@@ -31,12 +31,16 @@ mini-swe-agent run (``pytest-6197``, 40k-80k tokens), gateway with 1 and 4 worke
 the gateway's resident set size after 1,000 conversations of the mini-swe-agent run (its first
 60 messages, ~20k tokens, each compacted once at a 10k threshold), less before.
 
-    python bench/gateway.py                  # ~4 min on 2 cores (LiteLLM's start is ~1 min)
+    python bench/gateway.py                  # ~6 min on 2 cores (LiteLLM's start is ~1 min)
+    python bench/gateway.py --latency-only   # the gateway's latency rows only, ~20 s
     python bench/gateway.py --no-litellm     # the gateway and the direct calls only
 
-Needs the agent-adapter-gateway distribution (``pip install -e packages/agent-adapter-gateway``)
-and, for LiteLLM, ``python -m venv /work/venvs/litellm && /work/venvs/litellm/bin/pip install
-'litellm[proxy]'`` (it starts offline with ``LITELLM_LOCAL_MODEL_COST_MAP=True``).
+Needs the agent-adapter-gateway distribution (``pip install -e packages/agent-adapter-gateway``;
+the figures in docs/gateway.md ran with httptools and uvloop installed, which uvicorn picks
+when present: ``pip install "uvicorn[standard]"``) and, for LiteLLM, ``python -m venv
+/work/venvs/litellm && /work/venvs/litellm/bin/pip install 'litellm[proxy]'`` (1.108.7 was
+measured; it starts offline with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and
+``LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY=true``, which this script sets).
 """
 
 from __future__ import annotations
