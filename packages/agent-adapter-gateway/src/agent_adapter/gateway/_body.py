@@ -83,12 +83,21 @@ class Body:
 
 @dataclass(slots=True)
 class _Memo:
-    texts: list[str]
+    """An earlier request's conversation: its items' text from the first item's start to the
+    last item's end (separators as that client wrote them), each item's span in it, and the
+    items."""
+
+    joined: str
+    starts: list[int]
+    ends: list[int]
     items: list[Any]
 
     @property
     def size(self) -> int:
-        return sum(map(len, self.texts))
+        return len(self.joined)
+
+    def piece(self, i: int) -> str:
+        return self.joined[self.starts[i] : self.ends[i]]
 
 
 class BodyReader:
@@ -157,20 +166,28 @@ class BodyReader:
         ends: list[int] = []
         if text[pos : pos + 1] == "]":
             return Body({}, text, (start, pos + 1), starts, ends, items), pos + 1
-        memo = None
+        memo = self._memo(text, pos)
         reused = 0
-        while True:
-            if not items:
-                memo = self._memo(text, pos)
-            if memo is not None and len(items) < len(memo.items):
-                piece = memo.texts[len(items)]
+        done = False
+        if memo is not None:
+            # the common case first: every item of the earlier request, one comparison
+            follows = _skip(text, pos + len(memo.joined))
+            if text.startswith(memo.joined, pos) and text[follows : follows + 1] in (",", "]"):
+                items.extend(memo.items)
+                starts.extend(pos + s for s in memo.starts)
+                ends.extend(pos + e for e in memo.ends)
+                reused = len(items)
+                done = text[follows] == "]"
+                pos = follows if done else _skip(text, follows + 1)
+        while not done:
+            if memo is not None and reused == len(items) < len(memo.items):
+                piece = memo.piece(len(items))  # reused up to the first item that differs
                 after = pos + len(piece)
                 follows = _skip(text, after)
                 if text.startswith(piece, pos) and text[follows : follows + 1] in (",", "]"):
                     item, end = memo.items[len(items)], after
                     reused += 1
                 else:
-                    memo = None
                     item, end = _DECODER.raw_decode(text, pos)
             else:
                 item, end = _DECODER.raw_decode(text, pos)
@@ -194,12 +211,14 @@ class BodyReader:
         return memo
 
     def _remember(self, text: str, starts: list[int], ends: list[int], items: list[Any]) -> None:
-        texts = [text[s:e] for s, e in zip(starts, ends, strict=True)]
-        opening = text[starts[0] : starts[0] + _OPENING]
+        first = starts[0]
+        opening = text[first : first + _OPENING]
         old = self._memos.pop(opening, None)
         if old is not None:
             self._chars -= old.size
-        memo = _Memo(texts, items)
+        memo = _Memo(
+            text[first : ends[-1]], [s - first for s in starts], [e - first for e in ends], items
+        )
         if memo.size > self.max_chars:
             return
         self._memos[opening] = memo
