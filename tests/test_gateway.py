@@ -299,6 +299,8 @@ def test_bodies_headers_and_streams_come_back_byte_for_byte(tmp_path: Path, data
                 fixed.url,
                 "--openai-upstream",
                 fixed.url,
+                "--gemini-upstream",
+                "http://127.0.0.1:1",
                 "--threshold",
                 "30k",
             ],
@@ -331,6 +333,8 @@ def test_bodies_headers_and_streams_come_back_byte_for_byte(tmp_path: Path, data
         models = httpx.get(f"{g.url}/v1/models", headers={"authorization": "Bearer z"})
         assert models.content == body and fixed.requests[-1][1]["authorization"] == "Bearer z"
         assert g.metrics()["passed_through"] >= 2
+        down = httpx.post(f"{g.url}/v1beta/models/gemini-2.5-pro:generateContent", json={})
+        assert down.status_code == 502 and down.json()["error"]["message"].endswith("ConnectError")
     assert "sk-" not in g.log.read_text() and "Bearer" not in g.log.read_text()
 
 

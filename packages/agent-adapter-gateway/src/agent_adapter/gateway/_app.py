@@ -150,11 +150,17 @@ class Gateway:
         if prepared is not None:
             prepared.seconds = time.perf_counter() - started
             prepared.cpu_seconds = time.thread_time() - cpu
-        url = upstream_url(self.config.upstream(wire.provider), path, request.url.query)
+        raw_path = request.scope.get("raw_path") or path.encode()
+        url = upstream_url(
+            self.config.upstream(wire.provider), raw_path.decode("latin-1"), request.url.query
+        )  # the path as the client encoded it
         up_headers = [
             (k, v) for k, v in request.headers.raw if k.decode("latin-1").lower() not in _NOT_UP
         ]
-        response = await self._send(request.method, url, up_headers, body)
+        try:
+            response = await self._send(request.method, url, up_headers, body)
+        except httpx.HTTPError as exc:
+            return self._unreachable(exc)
         retried = False
         if response.status_code >= 400:
             self.metrics.add("upstream_errors")
@@ -163,7 +169,10 @@ class Gateway:
             if prepared is not None and await self._overflowed(prepared, content):
                 body = prepared.encoded()
                 retried = True
-                response = await self._send(request.method, url, up_headers, body)
+                try:
+                    response = await self._send(request.method, url, up_headers, body)
+                except httpx.HTTPError as exc:
+                    return self._unreachable(exc)
             else:
                 out = Response(content, status_code=response.status_code)
                 out.raw_headers = _down_headers(response, prepared, retried, decoded=True)
@@ -254,6 +263,17 @@ class Gateway:
         key = prepared.key or f"gateway:{prepared.kind}:{prepared.body.get('model', '')}"
         before = prepared.history_tokens
         self.metrics.saw(key, before, report.tokens_after, compacted=compacted)
+
+    def _unreachable(self, exc: httpx.HTTPError) -> Response:
+        """502 with the error's class when the upstream could not be reached or answered no
+        response (the client's SDK retries it as any 5xx)."""
+        n = self.metrics.add("upstream_unreachable")
+        log.warning("upstream unreachable (%d so far): %s", n, type(exc).__name__)
+        error = {
+            "type": "api_error",
+            "message": f"agent-adapter gateway: upstream: {type(exc).__name__}",
+        }
+        return JSONResponse({"type": "error", "error": error}, status_code=502)
 
     def _fail_open(self, why: str) -> None:
         n = self.metrics.add("fail_open")

@@ -28,13 +28,14 @@ class _Conversation:
 class Metrics:
     """Counters of one gateway process.
 
-    ``counts`` holds, by name: ``requests`` (every request), ``requests_<kind>``,
-    ``passed_through`` (routes the gateway does not compress), ``compacted`` (a step ran),
-    ``appended`` (sent as the previous request plus the new messages), ``fail_open`` (an
-    unreadable body or an error inside compression: sent as it came), ``check_failed`` (a
-    compressed request the checker refused: sent as it came), ``no_window`` (percents and no
-    window known for the model: sent as it came), ``overflow_retries`` and
-    ``upstream_errors``; ``tokens_before`` / ``tokens_after`` sum the reports' counts.
+        ``counts`` holds, by name: ``requests`` (every request), ``requests_<kind>``,
+        ``passed_through`` (routes the gateway does not compress), ``compacted`` (a step ran),
+        ``appended`` (sent as the previous request plus the new messages), ``fail_open`` (an
+        unreadable body or an error inside compression: sent as it came), ``check_failed`` (a
+        compressed request the checker refused: sent as it came), ``no_window`` (percents and no
+        window known for the model: sent as it came), ``overflow_retries`` and
+        ``upstream_errors`` (an error status) and ``upstream_unreachable`` (no response: a 502
+    went back); ``tokens_before`` / ``tokens_after`` sum the reports' counts.
     """
 
     def __init__(self) -> None:
