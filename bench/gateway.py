@@ -145,7 +145,9 @@ UPSTREAM = textwrap.dedent(
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    sock = socket.socket()
+    # proto=IPPROTO_TCP: asyncio turns Nagle off only then (a response written as headers,
+    # then body, would otherwise wait 40 ms for the client's delayed ACK)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     print(f"http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",

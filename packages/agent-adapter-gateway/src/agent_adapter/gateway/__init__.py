@@ -36,7 +36,7 @@ import tempfile
 from collections.abc import Sequence
 
 from agent_adapter._errors import ConfigError
-from agent_adapter.gateway._app import create_app
+from agent_adapter.gateway._app import NoDelayH11Protocol, create_app
 from agent_adapter.gateway._config import CONFIG_ENV, DEFAULT_UPSTREAMS, GatewayConfig, parse_args
 from agent_adapter.gateway._wire import CONVERSATION_HEADER
 
@@ -64,6 +64,7 @@ def serve(config: GatewayConfig) -> None:
     for chatty in ("httpx", "httpcore"):  # they log each request's URL (a Gemini ?key=)
         logging.getLogger(chatty).setLevel(logging.WARNING)
     common = {
+        "http": NoDelayH11Protocol,
         "host": config.host,
         "port": config.port,
         "log_level": config.log_level,
