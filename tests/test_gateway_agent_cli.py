@@ -98,7 +98,7 @@ def test_claude_code_resumes_a_long_session_through_the_gateway(
     assert recorded.headers["anthropic-version"] == "2023-06-01"
     assert '"session_id":"' + SESSION in recorded.body["metadata"]["user_id"].replace(" ", "")
     sent = recorded.body["messages"]
-    assert check(sent, "anthropic") == []
+    assert check(sent, "anthropic", thinking=True) == []
     last = sent[-1]["content"]
     text = last if isinstance(last, str) else " ".join(b.get("text", "") for b in last)
     assert "Say PONG" in text  # the latest user message kept
@@ -107,20 +107,22 @@ def test_claude_code_resumes_a_long_session_through_the_gateway(
     assert after["tokens_after"] - before.get("tokens_after", 0) <= 20_000
 
 
-def test_claude_code_default_model_goes_through(
+def test_claude_code_default_model_with_mid_conversation_system_messages(
     gw: Gateway, upstream: ProviderServer, data_dir: Path, tmp_path: Path
 ) -> None:
-    """Claude Code's default model gets mid-conversation ``role: "system"`` messages
-    (https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages),
-    which the library's Anthropic format does not read yet: such a request goes up as it
-    came (fail open, counted) and the agent works as without the gateway."""
+    """Claude Code's default model (claude-opus-5-5) gets mid-conversation ``role: "system"``
+    messages (https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-
+    messages; one with ``content: []`` carrying ``output_config``): they go up unchanged,
+    right after their user turn, and the request is compacted."""
     claude = _claude()
     upstream.clear()
     before = gw.metrics()
-    assert _run(claude, gw, tmp_path, data_dir).strip() == ANSWER
+    # resumed, Claude Code keeps the session's model: name the one that gets them
+    assert _run(claude, gw, tmp_path, data_dir, "--model", "claude-opus-5-5").strip() == ANSWER
     (recorded,) = [r for r in upstream.requests if r.path == "/v1/messages"]
+    sent = recorded.body["messages"]
+    assert any(m["role"] == "system" for m in sent)
+    assert check(sent, "anthropic", thinking=True) == []
     after = gw.metrics()
-    if any(m.get("role") == "system" for m in recorded.body["messages"]):
-        assert after["fail_open"] == before.get("fail_open", 0) + 1
-    else:
-        assert after["compacted"] == before.get("compacted", 0) + 1
+    assert after["compacted"] == before.get("compacted", 0) + 1
+    assert after.get("fail_open", 0) == before.get("fail_open", 0)
