@@ -35,9 +35,8 @@ the gateway's resident set size after 1,000 conversations of the mini-swe-agent 
     python bench/gateway.py --latency-only   # the gateway's latency rows only, ~20 s
     python bench/gateway.py --no-litellm     # the gateway and the direct calls only
 
-Needs the agent-adapter-gateway distribution (``pip install -e packages/agent-adapter-gateway``;
-the figures in docs/gateway.md ran with httptools and uvloop installed, which uvicorn picks
-when present: ``pip install "uvicorn[standard]"``) and, for LiteLLM, ``python -m venv
+Needs the agent-adapter-gateway distribution (``pip install -e packages/agent-adapter-gateway``)
+and, for LiteLLM, ``python -m venv
 /work/venvs/litellm && /work/venvs/litellm/bin/pip install 'litellm[proxy]'`` (1.108.7 was
 measured; it starts offline with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and
 ``LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY=true``, which this script sets).
