@@ -334,28 +334,11 @@ class CompressingModel:
 
     def _retry_target(self, prepared: _Prepared, error: ModelContextOverflow) -> tuple[int, float]:
         """What the overflow retry compresses to, in the provider's tokens, and the ratio of
-        the provider's count to the counter's for this request.
-
-        The ratio is the error's ``tokens`` over the counter's count of what was sent, not
-        clamped (the clamp guards the steady state against a nonsense report; here the
-        provider just counted this very request), else the calibrated ratio. The target is
-        the smallest of: the policy's target (for percents, of the error's ``limit`` when it
-        is below the window), ``_RETRY_MARGIN`` of the error's ``limit`` (what the provider
-        says fits, with room for its counting and the reply), and, without a ``limit``,
-        ``_RETRY_SHRINK`` of what was sent; always below what was sent."""
-        sent = error.tokens if error.tokens else round(prepared.raw * self.ratio)
-        ratio = self.ratio
-        if error.tokens and prepared.raw > 0:
-            ratio = max(error.tokens / prepared.raw, 1e-6)
-        policy, window = prepared.policy, prepared.window
-        if error.limit and policy.uses_percent and (window is None or error.limit < window):
-            window = error.limit
-        target = policy.limits(window).target_tokens
-        if error.limit:
-            target = min(target, int(error.limit * _RETRY_MARGIN))
-        else:
-            target = min(target, int(sent * _RETRY_SHRINK))
-        return max(1, min(target, sent - 1)), ratio
+        the provider's count to the counter's for this request (see
+        :func:`overflow_retry_target`)."""
+        return overflow_retry_target(
+            prepared.policy, prepared.window, prepared.raw, self.ratio, error.tokens, error.limit
+        )
 
     async def _smaller(self, prepared: _Prepared, error: ModelContextOverflow) -> ModelRequest:
         """The overflowed request compressed once more, strictly smaller; else ``error``.
@@ -442,6 +425,39 @@ class CompressingModel:
                 yield event
         if usage is not None:
             self._calibrate(prepared, usage.input_tokens)
+
+
+def overflow_retry_target(
+    policy: CompressionPolicy,
+    window: int | None,
+    raw: int,
+    ratio: float,
+    tokens: int | None,
+    limit: int | None,
+) -> tuple[int, float]:
+    """What a request that overflowed is compressed to for its one retry, in the provider's
+    tokens, and the ratio of the provider's count to the counter's for that request.
+
+    ``raw`` is the counter's count of what was sent, ``ratio`` the calibrated ratio so far,
+    ``tokens`` / ``limit`` what the provider's error states (either may be ``None``). The
+    ratio is ``tokens`` over ``raw``, not clamped (the clamp guards the steady state against
+    a nonsense report; here the provider just counted this very request), else ``ratio``.
+    The target is the smallest of: the policy's target (for percents, of ``limit`` when it
+    is below the window), ``_RETRY_MARGIN`` of ``limit`` (what the provider says fits, with
+    room for its counting and the reply), and, without a ``limit``, ``_RETRY_SHRINK`` of
+    what was sent; always below what was sent. ``CompressingModel`` and the gateway
+    (``agent-adapter gateway``) retry with it."""
+    sent = tokens if tokens else round(raw * ratio)
+    if tokens and raw > 0:
+        ratio = max(tokens / raw, 1e-6)
+    if limit and policy.uses_percent and (window is None or limit < window):
+        window = limit
+    target = policy.limits(window).target_tokens
+    if limit:
+        target = min(target, int(limit * _RETRY_MARGIN))
+    else:
+        target = min(target, int(sent * _RETRY_SHRINK))
+    return max(1, min(target, sent - 1)), ratio
 
 
 def _counter_name(counter: TokenCounter | None) -> str:

@@ -8,6 +8,11 @@ and the extended thinking guide
 Rules (``rule`` names):
 
 * ``first_not_user``: the first message uses the ``user`` role.
+* ``system_misplaced`` / ``system_not_text``: a mid-conversation ``system`` message (Claude
+  Opus 4.8 and later,
+  https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages)
+  comes right after a user turn and holds text; the turns around it are checked as if it
+  were not there.
 * ``roles_not_alternating`` (only with ``strict_alternation``): consecutive messages
   with the same role. The Messages API accepts them ("Consecutive user or assistant turns
   in your request will be combined into a single turn", Messages API reference), so by
@@ -119,12 +124,15 @@ def check_anthropic(
         out.extend(reserved(messages[i], i))
         if (
             not isinstance(m, Mapping)
-            or m.get("role") not in ("user", "assistant")
+            or m.get("role") not in ("user", "assistant", "system")
             or not isinstance(m.get("content"), str | list)
         ):
             out.append(Violation(i, "not_a_message", "not an Anthropic message dict"))
             prev_role = None
             continue
+        if m["role"] == "system":
+            out.extend(_system_rules(i, m["content"], prev_role))
+            continue  # the turns around it alternate as if it were not there
         role, content = m["role"], m["content"]
         for rule in rules:
             if (v := rule(i, n, role, content, prev_role)) is not None:
@@ -137,6 +145,26 @@ def check_anthropic(
     out.extend(pairing_violations(pairing, _RULES, call="tool_use", result="tool_result"))
     out.extend(_thinking_first(base, thinking))
     return by_index(out)
+
+
+def _system_rules(i: int, content: str | list[Any], prev_role: str | None) -> list[Violation]:
+    """``system_misplaced`` and ``system_not_text`` of a mid-conversation system message
+    (https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages:
+    accepted "immediately after a user turn"; its content is text). Empty content is no
+    violation: Claude Code 2.1 sends per-turn controls (``output_config``) on a system message
+    with ``content: []``, as Claude's API takes them."""
+    out = []
+    if prev_role != "user":
+        out.append(
+            Violation(i, "system_misplaced", "a system message must come right after a user turn")
+        )
+    blocks = content if isinstance(content, list) else []
+    for k, block in enumerate(blocks):
+        if not isinstance(block, Mapping) or block.get("type") != "text":
+            out.append(
+                Violation(i, "system_not_text", f"content[{k}] of a system message is not text")
+            )
+    return out
 
 
 def _first_not_user(

@@ -183,13 +183,19 @@ def _load(native: Any, where: str) -> list[Message]:
     if not isinstance(native, Mapping):
         raise ConfigError(f"{where} is {type(native).__name__}, not an Anthropic message dict")
     role = native.get("role")
-    if role not in ("user", "assistant"):
-        raise ConfigError(f"{where}.role {role!r} must be 'user' or 'assistant'")
+    if role not in ("user", "assistant", "system"):
+        raise ConfigError(f"{where}.role {role!r} must be 'user', 'assistant' or 'system'")
     extras = {k: v for k, v in native.items() if k not in ("role", "content")}
     raw = native.get("content")
     if isinstance(raw, str):
         return [Message(role, raw, extras=extras)]
     blocks = _blocks(raw, f"{where}.content")
+    if role == "system":
+        # a mid-conversation system message (Claude Opus 4.8 and later: "role: system
+        # messages immediately after a user turn", https://platform.claude.com/docs/en/
+        # build-with-claude/mid-conversation-system-messages): a system Message, protected
+        # as any system prompt; it comes back as the same native
+        return [Message("system", tuple(_block_part(b) for b in blocks), extras=extras)]
     if role == "assistant":
         return [_load_assistant(blocks, where, extras)]
     return _load_user(blocks, where, extras)
