@@ -49,6 +49,8 @@ __all__ = [
     "edited_paths",
     "extract_summary",
     "folded_count",
+    "folded_names",
+    "held_names",
     "is_command_output",
     "note_names",
     "text_extract",
@@ -328,6 +330,28 @@ def note_names(messages: Sequence[Message]) -> list[str]:
         folded = _note_summary(m.text)
         for item in (*folded.errors, *folded.files_read, *folded.identifiers):
             names.setdefault(item, None)
+    return list(names)
+
+
+#: The fields of a summary that hold names a later summary must keep (issue 34, item 4).
+_HELD_FIELDS = ("files_changed", "files_read", "errors")
+
+
+def held_names(summary: ContextSummary) -> list[str]:
+    """The names ``summary`` holds that a summary folding it must still hold: its changed
+    and read files and its errors (failed tests, error lines, exception classes), once
+    each, in order."""
+    return list(dict.fromkeys(item for name in _HELD_FIELDS for item in getattr(summary, name)))
+
+
+def folded_names(messages: Sequence[Message]) -> list[str]:
+    """Every name the removal notes (:func:`note_names`) and the summaries of ours
+    (:func:`held_names`) among ``messages`` hold, once each, in order: what a summary
+    folding them must still name (re-summarizing never drops a name a summary held)."""
+    names: dict[str, None] = dict.fromkeys(note_names(messages))
+    for m in messages:
+        if summary_count(m) is not None:
+            names.update(dict.fromkeys(held_names(parse(m.text))))
     return list(names)
 
 

@@ -32,6 +32,9 @@ _NO_CLIP = (1 << 62, 0)
 #: Distinct names a note's scan collects at most (the rest are counted).
 _NOTE_NAMES = 256
 _MORE = re.compile(r"\A\+(\d+) more\Z")
+#: With a store, a folded note's names are listed within this many characters at least
+#: (600 tokens, the most a note names); the rest are read back from the store.
+_HELD_MAX_CHARS = 4 * _NOTE_MAX
 #: Notes by the run and the kept messages (held, by identity), the bound and the saved
 #: phrase. The same drop, in the next settling round, pass or call, builds nothing again and
 #: gives the same note object (a Message is frozen), so a later pass's lists holding it are
@@ -74,11 +77,21 @@ def _note(run: Sequence[Message], kept: str, max_chars: int, saved: str = "") ->
     ``saved``, the line that says how to read them back) and the names they held that the
     kept text does not show (see :mod:`agent_adapter.context._digest`). An earlier note in
     the run is folded in: its count is added and its names come first, as they are older.
-    The run's messages are read as one text (each clipped to its two ends), in one scan."""
+    The run's messages are read as one text (each clipped to its two ends), in one scan.
+
+    A folded note's names are never dropped (issue 34, item 4: an agent loop folds its
+    notes again and again, and a bound on each fold lost the oldest names, a bare note all
+    of them): they are all listed, ``max_chars`` bounding only the new names, even in a bare
+    note, and even when the kept text shows them (a later step may still cut it). With
+    ``saved`` (the store holds the run, the folded note in it), they are listed
+    within ``max(max_chars, _HELD_MAX_CHARS)`` and the rest counted in ``+N more``, which
+    the saved line says how to read back."""
     count = 0
+    held: list[Name] = []  # the folded notes' names: never dropped
     names: list[Name] = []
     seen: set[str] = set()
     extra = 0
+    held_extra = 0
     texts: list[str] = []
     for m in run:
         # a str that does not open with "[" is no note or summary of ours (their heads do):
@@ -95,15 +108,33 @@ def _note(run: Sequence[Message], kept: str, max_chars: int, saved: str = "") ->
             label = line.rstrip("]")
             more = _MORE.match(label)
             if more:
-                extra += int(more.group(1))
+                held_extra += int(more.group(1))
             elif label and label not in seen:
                 seen.add(label)
-                names.append((label, 1, (label,), False))
+                held.append((label, 1, (label,), False))
     if texts:
         found, more_names = names_in("\n".join(texts), scan=_NO_CLIP, max_names=_NOTE_NAMES)
         extra += more_names
         names += [name for name in found if name[0] not in seen]
-    listed = join_names(names, extra, max_chars, sep="\n", hidden=shown_by(kept))
+    # a held name is listed even when the kept text shows it: a later step of the same
+    # compression may still cut that text
+    if saved:  # the store keeps the run: the names past a bound are read back from there
+        bound = max(max_chars, _HELD_MAX_CHARS)
+        kept_held: list[Name] = []
+        used = 0
+        for name in held:
+            if used + len(name[0]) + 1 > bound:
+                held_extra += 1
+                continue
+            kept_held.append(name)
+            used += len(name[0]) + 1
+        held = kept_held
+    held_text = "\n".join(name[0] for name in held)
+    room = max(0, max_chars - len(held_text) - 1) if held_text else max_chars
+    listed = join_names(names, extra + held_extra, room, sep="\n", hidden=shown_by(kept))
+    if not listed and held_text and (names or extra or held_extra):
+        listed = f"+{len(names) + extra + held_extra} more"  # none of the new ones fits
+    listed = "\n".join(part for part in (held_text, listed) if part)
     head = note_head(count) + (f" ({saved})" if saved else "")
     text = f"{head}; {NAMES_INTRO}\n{listed}]" if listed else f"{head}]"
     return Message("user", sign(text))  # tagged: known as ours on the next call
