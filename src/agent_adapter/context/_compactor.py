@@ -147,8 +147,10 @@ class Compactor:
             raise ConfigError(
                 f"Compactor: format must be a format's name or a Converter, got {format!r}"
             )
-        if save_to != "default" and save_to is not None and not isinstance(
-            save_to, ToolResultStore
+        if (
+            save_to != "default"
+            and save_to is not None
+            and not isinstance(save_to, ToolResultStore)
         ):
             raise ConfigError(
                 "Compactor: save_to must be 'default', None or a ToolResultStore, got "
