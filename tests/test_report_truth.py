@@ -100,12 +100,12 @@ def test_a_history_sent_again_under_the_threshold_says_it_was_sent_again(data_di
     policy = CompressionPolicy(threshold_tokens=32_000, target_tokens=32_000)
     states = CompactionStates()
     first, report = compress_for_sync(trace.messages, policy, format="openai", states=states)
-    assert report.tokens_before == 81_660 and report.tokens_after == 31_341
+    assert report.tokens_before == 81_660 and report.tokens_after == 31_865
     again, report = compress_for_sync(trace.messages, policy, format="openai", states=states)
     assert again == first and report.skipped == "sent_again"
     assert report.explain() == (
         "No step ran: this history is the one compressed before for the same conversation, "
-        "so the request sent then (31,341 tokens) was sent again unchanged."
+        "so the request sent then (31,865 tokens) was sent again unchanged."
     )
 
 

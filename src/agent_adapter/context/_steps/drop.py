@@ -151,7 +151,9 @@ def _note(
     bound = held_chars
     if saved:  # the store keeps the run: the names past a bound are read back from there
         bound = max(max_chars, _HELD_MAX_CHARS) if bound is None else bound
+    hidden = shown_by(kept)
     if bound is not None:
+        held = [name for name in held if not hidden(name)]  # bounded: shown ones go first
         kept_held: list[Name] = []
         used = 0
         for name in held:
@@ -163,7 +165,7 @@ def _note(
         held = kept_held
     held_text = "\n".join(name[0] for name in held)
     room = max(0, max_chars - len(held_text) - 1) if held_text else max_chars
-    listed = join_names(names, extra + held_extra, room, sep="\n", hidden=shown_by(kept))
+    listed = join_names(names, extra + held_extra, room, sep="\n", hidden=hidden)
     if not listed and held_text and (names or extra or held_extra):
         listed = f"+{len(names) + extra + held_extra} more"  # none of the new ones fits
     listed = "\n".join(part for part in (held_text, listed) if part)
