@@ -158,9 +158,7 @@ class Compactor:
             )
         policy.limits(model_max_tokens)  # a percent policy without a window fails here
         self.policy = policy
-        self.save_to: ToolResultStore | None = (
-            default_store() if save_to == "default" else save_to  # type: ignore[assignment]
-        )
+        self.save_to: ToolResultStore | None = default_store() if save_to == "default" else save_to
         self._saving: tuple[CompressionPolicy, ToolResultStore | None, CompressionPolicy] | None
         self._saving = None
         self.conversation = conversation

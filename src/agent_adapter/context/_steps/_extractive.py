@@ -338,10 +338,10 @@ def file_access(call: ToolCall) -> tuple[str, str, str] | None:
     whole = _SHELL_CAT.match(command)
     if whole is not None:
         return ("read", whole.group(2), "")
-    part = _SHELL_PART.match(command)
-    if part is not None:
-        path = part.group("p1") or part.group("p2") or part.group("p3")
-        lines = part.group("a") or part.group("b") or f"{part.group('c')} {part.group('n')}"
+    ranged = _SHELL_PART.match(command)
+    if ranged is not None:
+        path = ranged.group("p1") or ranged.group("p2") or ranged.group("p3")
+        lines = ranged.group("a") or ranged.group("b") or f"{ranged['c']} {ranged['n']}"
         return ("read", path, lines.rstrip("p"))
     return None
 
