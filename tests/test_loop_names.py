@@ -115,3 +115,36 @@ def test_a_folded_note_keeps_its_names_or_says_where_they_are(data_dir: Path) ->
             assert not lost, f"call {cut}: a folded note's names are gone: {lost[:5]}"
         previous = messages
     assert folds >= 10  # the loop folded notes again and again
+
+
+def test_re_summarizing_keeps_every_name_an_earlier_summary_held() -> None:
+    """An extractive summary folded into a new one under a tight bound: the earlier
+    summary's files and errors are never trimmed to fit (before: files read went first,
+    then errors); a summary that cannot hold them all is not written."""
+    from agent_adapter.context import Summarize
+    from agent_adapter.context._own import sign, summary_count
+    from agent_adapter.context._steps._summary_text import ContextSummary, parse, render
+
+    files = [f"src/pkg/module_{i}.py" for i in range(40)]
+    errors = [f"tests/test_m.py::test_{i} FAILED" for i in range(8)]
+    earlier = ContextSummary(task="Fix the bug.", files_read=files, errors=errors)
+    summary = Message("user", sign(render(earlier, 30)))
+    assert summary_count(summary) == 30
+    history = [Message("system", "agent"), Message("user", "Fix the bug."), summary]
+    for i in range(12):
+        history += [
+            Message("assistant", f"I'll look at lib/part_{i}.py now. " * 40),
+            Message("user", f"Go on with part {i}, please. " * 40),
+        ]
+    for bound in (300, 700):  # too small to hold them all; big enough
+        step = Summarize(max_summary_tokens=bound, keep_recent_messages=4)
+        policy = CompressionPolicy(target_tokens=1500, threshold_tokens=1500, steps=[step])
+        out, _ = compress_for_sync(history, policy, format="agent_adapter", states=False)
+        new = [m for m in out if summary_count(m) is not None]
+        assert len(new) == 1
+        if bound == 300:
+            assert new[0] is summary  # no summary that drops names: the span stays
+            continue
+        held = parse(new[0].text)
+        listed = {*held.files_read, *held.files_changed, *held.errors}
+        assert set(files) <= listed and set(errors) <= listed
