@@ -12,7 +12,14 @@ from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import Name, clip_ends, join_names, names_in, shown_by
 from agent_adapter.context._lru import Memo
-from agent_adapter.context._own import NAMES_INTRO, note_count, note_head, sign, summary_count
+from agent_adapter.context._own import (
+    NAMES_INTRO,
+    note_count,
+    note_head,
+    own_text,
+    sign,
+    summary_count,
+)
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext, first_non_system
 from agent_adapter.context._steps._extractive import extract_summary
 from agent_adapter.context._steps._summary_text import render
@@ -52,6 +59,8 @@ _HELD_MAX_CHARS = 4 * _NOTE_MAX
 #: gives the same note object (a Message is frozen), so a later pass's lists holding it are
 #: known again.
 _NOTES = Memo(entries=16, chars=64)
+#: The notes of ours in a saved span, by (scope, id): what ``_recovered`` reads back.
+_SAVED_NOTES = Memo(entries=256, chars=4_000_000)
 
 
 def _plain(m: Message) -> bool:
@@ -523,21 +532,27 @@ class RemoveOldMessages(BaseCompressionStep):
                 incomplete = NAMES_INTRO not in head or _MORE_LINE.search(text)
                 ids = _SAVED_ID.findall(head) if incomplete else []
                 for id_ in ids:
-                    if id_ in seen_ids:
-                        continue
-                    seen_ids.add(id_)
-                    transcript = await saved_transcript(context, self.save_to, scope, id_)
-                    if transcript:
-                        found.append(transcript)
-            todo = []
-            for transcript in found:
-                for block in _NOTE_IN_TRANSCRIPT.finditer(transcript):
-                    body = block.group(0)
-                    todo.append(body)
-                    for line in body.splitlines()[1:]:
-                        label = line.rstrip("]")
-                        if label and not _MORE.match(label):
-                            names.setdefault(label, None)
+                    if id_ not in seen_ids:
+                        seen_ids.add(id_)
+                        found.extend(await self._notes_saved(context, scope, id_))
+            todo = found
+            for body in found:
+                for line in body.splitlines()[1:]:
+                    label = line.rstrip("]")
+                    if label and not _MORE.match(label):
+                        names.setdefault(label, None)
             if not todo:
                 break
         return tuple(names)
+
+    async def _notes_saved(self, context: StepContext, scope: str, id_: str) -> tuple[str, ...]:
+        """The texts of the notes of ours (their tags verified) in the span saved as
+        ``id_``; remembered by scope and id (a saved span never changes under its id)."""
+        key = (scope, id_)
+        hit: tuple[str, ...] | None = _SAVED_NOTES.get(key)
+        if hit is None:
+            transcript = await saved_transcript(context, self.save_to, scope, id_)
+            found = _NOTE_IN_TRANSCRIPT.finditer(transcript or "")
+            hit = tuple(b.group(0) for b in found if own_text(b.group(0)) == "note")
+            _SAVED_NOTES.put(key, hit, sum(map(len, hit)) + 64)
+        return hit
