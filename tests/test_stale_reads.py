@@ -131,3 +131,19 @@ def test_a_stale_read_is_read_back_from_the_store(data_dir: Path) -> None:
             assert text == originals[m.tool_call_id]
             read_back += 1
     assert read_back >= 3
+
+
+def test_swe_agent_open_then_edit_of_the_open_file_is_stale(data_dir: Path) -> None:
+    """SWE-agent's windowed editor: ``open f`` shows the file, ``edit 4:4`` (no path) edits
+    the file open; the function-calling run's ``open`` / ``edit`` tools the same."""
+    runs = sorted((data_dir / "swe-agent").rglob("marshmallow-code__marshmallow-1867.traj"))
+    found = 0
+    for path in runs:
+        trace = load_trace(path)
+        messages = convert(trace.messages, trace.format).messages
+        stale = stale_reads(messages)
+        for i, (name, why) in stale.items():
+            assert messages[i].role == "tool" and why == "edited"
+            assert name.endswith("src/marshmallow/fields.py")
+            found += 1
+    assert found >= len(runs) >= 5

@@ -47,6 +47,7 @@ from agent_adapter.context._steps._summary_text import (
 
 __all__ = [
     "edited_paths",
+    "edits_open_file",
     "extract_summary",
     "file_access",
     "folded_count",
@@ -307,6 +308,26 @@ _SHELL_PART = re.compile(
 )
 
 
+#: SWE-agent's windowed file commands in a shell call: ``open f [line]``, ``create f``.
+_SHELL_OPEN = re.compile(r"\A\s*(open|create)\s+(['\"]?)([\w./~-]+\.\w+)\2(?:\s+(\d+))?\s*\Z")
+#: SWE-agent's edit of the file it has open (no path of its own): ``edit 4:4``, ``insert 3``.
+_SHELL_EDIT_OPEN = re.compile(r"\A\s*(?:edit|insert)\b")
+_EDIT_OPEN_TOOL = frozenset({"edit", "insert"})
+
+
+def edits_open_file(call: ToolCall) -> bool:
+    """True for a call that edits the file the agent has open without naming it: SWE-agent's
+    ``edit`` / ``insert`` (a tool of that name with no path argument, or a shell command
+    opening with one)."""
+    args = _args(call.arguments)
+    if any(isinstance(args.get(k), str) for k in _PATH_KEYS):
+        return False
+    command = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), None)
+    if command is not None:
+        return bool(_SHELL_EDIT_OPEN.match(command))
+    return call.name in _EDIT_OPEN_TOOL
+
+
 def file_access(call: ToolCall) -> tuple[str, str, str] | None:
     """How ``call`` touches one file: ``("read", path, part)`` when its result is that
     file's text (``part``: ``""`` for the whole file, else the range it asked for) or
@@ -338,6 +359,10 @@ def file_access(call: ToolCall) -> tuple[str, str, str] | None:
     whole = _SHELL_CAT.match(command)
     if whole is not None:
         return ("read", whole.group(2), "")
+    opened = _SHELL_OPEN.match(command)
+    if opened is not None:  # SWE-agent: open shows a window of the file, create makes it
+        kind = "read" if opened.group(1) == "open" else "edit"
+        return (kind, opened.group(3), opened.group(4) or "" if kind == "read" else "")
     ranged = _SHELL_PART.match(command)
     if ranged is not None:
         path = ranged.group("p1") or ranged.group("p2") or ranged.group("p3")

@@ -13,7 +13,7 @@ from agent_adapter.context._digest import _same_file
 from agent_adapter.context._lru import with_text
 from agent_adapter.context._own import stale_marker, stale_path
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
-from agent_adapter.context._steps._extractive import file_access
+from agent_adapter.context._steps._extractive import edits_open_file, file_access
 from agent_adapter.context._stores._base import check_save_to
 from agent_adapter.context._stores._commit import original_text, stage_save
 
@@ -32,15 +32,24 @@ def stale_reads(messages: Sequence[Message]) -> dict[int, tuple[str, str]]:
     calls' arguments (:func:`~agent_adapter.context._steps._extractive.file_access`); two
     spellings of one path (``/testbed/src/a.py``, ``src/a.py``) are one file. Only a later
     *call* supersedes a read: one made in the same assistant message does not (the calls of
-    one message run together)."""
+    one message run together). SWE-agent's ``edit`` / ``insert`` name no path: they edit
+    the file its last ``open`` or ``create`` named."""
     results = {m.tool_call_id: i for i, m in enumerate(messages) if m.role == "tool"}
     # file base name -> the reads seen so far: (path, part, result index)
     open_reads: dict[str, list[tuple[str, str, int]]] = {}
     out: dict[int, tuple[str, str]] = {}
+    current = ""  # the file SWE-agent's windowed editor has open
     for m in messages:
         if m.role != "assistant" or not m.tool_calls:
             continue
-        accesses = [(call, file_access(call)) for call in m.tool_calls]
+        accesses = []
+        for call in m.tool_calls:
+            access = file_access(call)
+            if access is None and current and edits_open_file(call):
+                access = ("edit", current, "")
+            elif access is not None:
+                current = access[1]
+            accesses.append((call, access))
         for _call, access in accesses:  # supersede what earlier messages read
             if access is None:
                 continue
