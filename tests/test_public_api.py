@@ -18,6 +18,7 @@ SPEC_CONTEXT = {
     "CompressionReport",
     "CompressionStep",
     "CutLongMessages",
+    "DropStaleReads",
     "MyOwnStep",
     "Protection",
     "RemoveDuplicates",

@@ -13,6 +13,7 @@ from agent_adapter._prices import Price
 from agent_adapter.context._steps.cut import CutLongMessages
 from agent_adapter.context._steps.dedup import RemoveDuplicates
 from agent_adapter.context._steps.drop import RemoveOldMessages
+from agent_adapter.context._steps.stale import DropStaleReads
 from agent_adapter.context._steps.tool_results import ShrinkToolResults
 from agent_adapter.context._tokens import TokenCounter
 
@@ -177,12 +178,20 @@ class CompressionPolicy:
         """The steps to run, in order: the policy's, else the defaults.
 
         Defaults, cheapest loss first: ``RemoveDuplicates()`` (nothing unique is lost),
-        ``ShrinkToolResults()`` (old big tool outputs, the bulk of coding-agent traces),
-        ``CutLongMessages()``, then ``RemoveOldMessages()``. None of them calls a model.
+        ``DropStaleReads()`` (file reads a later edit or read superseded: what they show is
+        out of date or shown again), ``ShrinkToolResults()`` (old big tool outputs, the bulk
+        of coding-agent traces), ``CutLongMessages()``, then ``RemoveOldMessages()``. None of
+        them calls a model.
         """
         if self.steps is not None:
             return list(self.steps)
-        return [RemoveDuplicates(), ShrinkToolResults(), CutLongMessages(), RemoveOldMessages()]
+        return [
+            RemoveDuplicates(),
+            DropStaleReads(),
+            ShrinkToolResults(),
+            CutLongMessages(),
+            RemoveOldMessages(),
+        ]
 
 
 def _percents_or_tokens(policy: CompressionPolicy) -> None:

@@ -28,9 +28,11 @@ from agent_adapter.context._steps._extractive import (
     edited_paths,
     extract_summary,
     folded_count,
+    folded_names,
     note_names,
     top_names,
 )
+from agent_adapter.context._steps._fidelity import with_held
 from agent_adapter.context._steps._summarizer import (
     ModelSummarizer,
     OnMissing,
@@ -305,7 +307,7 @@ class Summarize(BaseCompressionStep):
         if earlier:
             previous = extract_summary(earlier)
         source = "\n".join(transcript(span))
-        return await checked_summary(
+        summary = await checked_summary(
             summarizer,
             rest,
             previous,
@@ -315,6 +317,15 @@ class Summarize(BaseCompressionStep):
             source,
             edited_paths(rest) | set(previous.files_changed if previous else ()),
         )
+        if summary is None or previous is None:
+            return summary
+        # re-summarizing never drops a name the earlier summaries and notes held
+        held = [
+            (f, item)
+            for f in ("files_changed", "files_read", "errors")
+            for item in getattr(previous, f)
+        ]
+        return with_held(summary, held)
 
     def _message(
         self,
@@ -329,8 +340,11 @@ class Summarize(BaseCompressionStep):
         The names a removal note of the span lists (and the summary holds) are never dropped
         to fit: a note is already the compact form of what it stands for, and a summary's
         items cost more (quoted, one a line), so trimming to fit once dropped the oldest
-        names, a folded note's failed tests first. When the summary cannot hold them all
-        within the bound, no summary is written (the span stays, its note with it)."""
+        names, a folded note's failed tests first. So are the files and errors an earlier
+        summary of the span held (re-summarizing never drops a name, issue 34 item 4),
+        unless the store keeps the span (``saved``): then what does not fit is read back
+        from there. When the summary cannot hold them all within the bound, no summary is
+        written (the span stays, its note with it)."""
         count = sum(folded_count(m) or 1 for m in span)
         span_tokens = sum(context.message_tokens(m) for m in span)
         style = self.summary_style
@@ -344,8 +358,9 @@ class Summarize(BaseCompressionStep):
         bound = min(self.max_summary_tokens, span_tokens - 1) * _CHARS_PER_TOKEN
         text_style = style if isinstance(style, str) else "structured"
         # the folded notes' names the summary holds (a model's may lack one its fidelity
-        # check let pass); a body written by ``fn`` has no items to keep
-        folded = note_names(span) if fn is None else []
+        # check let pass), and the folded summaries' unless the store keeps the span (the
+        # saved line says how to read them back); a body written by ``fn`` has no items
+        folded = (note_names(span) if saved else folded_names(span)) if fn is None else []
         lacking = set(missing(render(summary, count), folded)) if folded else set()
         keep = [name for name in folded if name not in lacking]
         for _ in range(4):
