@@ -127,7 +127,8 @@ def test_an_exception_gaining_a_builtin_base_is_refused() -> None:
     """0.3.0a5's ``SkillError(Exception)`` made a ``ValueError`` would be caught by a 0.3.0a5
     program's ``except ValueError``: the check refuses it; a base of cliver_core's own is
     fine."""
-    ref = {"kind": "class", "bases": ["Exception", "BaseException"], "methods": {}, "attributes": {}}
+    ref = {"kind": "class", "bases": ["Exception", "BaseException"]}
+    ref.update(methods={}, attributes={})
 
     class AsValueError(ValueError):
         pass

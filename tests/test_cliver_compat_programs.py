@@ -125,6 +125,8 @@ REPLIES: dict[str, list[Reply]] = {
         Reply(text="Hello again."),
         Reply(text="Hello from Claude."),
     ],
+    # cliver_core.util's helpers: no model call
+    "util_helpers": [],
 }  # fmt: skip
 
 

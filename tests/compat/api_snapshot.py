@@ -68,6 +68,7 @@ FULL_MODULES = (
     "cliver_core.errors",
     "cliver_core.presets",
     "cliver_core.capabilities",
+    "cliver_core.util",
 )
 #: modules whose names only are pinned
 NAME_MODULES = (

@@ -191,10 +191,10 @@ class OpenAIChatModel(ProviderModel):
         returns it (its reasoning has no slot in a list of parts either): DeepSeek and other
         compatible servers reject list content on an assistant turn ("invalid type:
         sequence, expected a string"). With ``reasoning_back``, an assistant turn that made
-        tool calls (``"always"``: any turn) carries its reasoning as ``reasoning_content`` (DeepSeek's Thinking Mode
-        guide: for turns that performed tool calls, "the reasoning_content must be fully
-        passed back to the API in all subsequent requests", else a 400; a turn without
-        tool calls needs none)."""
+        tool calls (``"always"``: any turn) carries its reasoning as ``reasoning_content``
+        (DeepSeek's Thinking Mode guide: for turns that performed tool calls, "the
+        reasoning_content must be fully passed back to the API in all subsequent
+        requests", else a 400; a turn without tool calls needs none)."""
         natives = strip_reserved(_CHAT.dump_all(messages))
         if len(natives) != len(messages):
             return natives

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_adapter import ConfigError
-
 __all__ = [
     "SKILL_FILENAME",
     "Skill",
