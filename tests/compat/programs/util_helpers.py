@@ -9,7 +9,7 @@ Works in $CLIVER_COMPAT_WORKDIR; prints one JSON object.
 import asyncio
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from cliver_core import util
@@ -41,7 +41,7 @@ class Host:
 def error(call) -> list:
     try:
         return ["ok", call()]
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return [type(e).__name__, str(e).replace(str(work), "<W>")]
 
 
@@ -125,8 +125,8 @@ util.set_cli_instance(None)
 
 out["drop_none"] = util.drop_none(a=1, b=None, c=0, d="")
 util.configure_timezone("Asia/Tokyo")
-out["tz"] = util.format_datetime(datetime(2024, 1, 2, 3, 4, tzinfo=timezone.utc))
-out["tz_fmt"] = util.format_datetime(datetime(2024, 1, 2, 3, 4, tzinfo=timezone.utc), "%H:%M %Z")
+out["tz"] = util.format_datetime(datetime(2024, 1, 2, 3, 4, tzinfo=UTC))
+out["tz_fmt"] = util.format_datetime(datetime(2024, 1, 2, 3, 4, tzinfo=UTC), "%H:%M %Z")
 util.configure_timezone(None)
 out["user_agent"] = util.get_app_user_agent()
 request = util.url_request("http://example.invalid/x", data=b"1", headers={"X-A": "b"})
