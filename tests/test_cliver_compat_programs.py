@@ -125,6 +125,14 @@ REPLIES: dict[str, list[Reply]] = {
         Reply(text="Hello again."),
         Reply(text="Hello from Claude."),
     ],
+    # MCP over stdio: the model calls a mutating and a read-only MCP tool, answers; a run
+    # offering another server's tools only
+    "mcp_stdio": [
+        calls(("m1", "mcp__notes__add_note", {"text": "call mom", "tags": ["family"]}),
+              ("m2", "mcp__notes__list_notes", {})),
+        Reply(text="Added the note; the notes are listed."),
+        Reply(text="Nothing to do."),
+    ],
     # cliver_core.util's helpers: no model call
     "util_helpers": [],
 }  # fmt: skip
