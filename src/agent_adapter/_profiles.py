@@ -196,15 +196,15 @@ def model_profile(provider: str, model: str) -> ModelProfile | None:
         return None
     profile = _PROFILES[key]
     if key in _UNVERIFIED and profile is _BUILTIN.get(key):
-        from agent_adapter import _maintained
+        from agent_adapter._maintained import maintained_window, source
 
-        window = _maintained.maintained_window(provider, model)
+        window = maintained_window(provider, model)
         if window is not None and window != profile.context_window:
             limit = profile.max_input_tokens
             return ModelProfile(
                 window,
                 min(profile.max_output_tokens, window),
-                _maintained.source(),
+                source(),
                 None if limit is None else min(limit, window),
             )
     return profile
