@@ -31,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _compress_cases import data_dir
 from _locomo_data import load_locomo
-
 from agent_adapter.context._lexical import Terms, index, terms
 
 K1, B = 1.5, 0.75
