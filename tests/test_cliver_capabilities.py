@@ -379,18 +379,14 @@ def test_submit_needs_a_running_loop() -> None:
         agent.submit_image("x")
 
 
-def test_pipelines_mcp_and_local_models_are_out_of_scope() -> None:
-    from cliver_core import local, mcp, pipeline
+def test_pipelines_and_local_models_are_out_of_scope() -> None:
+    from cliver_core import local, pipeline
 
     with pytest.raises(CapabilityNotSupported, match="skill pipelines"):
         pipeline.PipelineStep(name="a", prompt="p")
     with pytest.raises(CapabilityNotSupported, match="skill pipelines"):
         pipeline.SkillPipeline([])
     assert pipeline.PipelineResult().ok and pipeline.FailurePolicy("continue").value == "continue"
-    with pytest.raises(CapabilityNotSupported, match="MCP"):
-        mcp.MCPClient({})
-    with pytest.raises(CapabilityNotSupported, match="MCP"):
-        mcp.discover_mcp_servers()
     with pytest.raises(CapabilityNotSupported, match="local models"):
         local.LocalEmbeddingProvider(model="bge", backend="sentence-transformers")
     with pytest.raises(CapabilityNotSupported, match="local models"):

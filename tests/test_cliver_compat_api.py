@@ -121,3 +121,27 @@ def test_the_check_rules() -> None:
     assert check("f", ref, [p("a"), p("b", default="1"), p("kw", "var_keyword")])  # c dropped
     assert check("f", ref, [*ref, p("z", "keyword_only")])  # a new required keyword
     assert check("f", ref, [p("a", "positional_only"), *ref[1:]])  # a by keyword breaks
+
+
+def test_an_exception_gaining_a_builtin_base_is_refused() -> None:
+    """0.3.0a5's ``SkillError(Exception)`` made a ``ValueError`` would be caught by a 0.3.0a5
+    program's ``except ValueError``: the check refuses it; a base of cliver_core's own is
+    fine."""
+    ref = {"kind": "class", "bases": ["Exception", "BaseException"]}
+    ref.update(methods={}, attributes={})
+
+    class AsValueError(ValueError):
+        pass
+
+    class Own(Exception):
+        pass
+
+    class AsOwn(Own):
+        pass
+
+    for cls in (AsValueError, Own, AsOwn):
+        cls.__module__ = "cliver_core._fake"
+    assert api_snapshot._check_class("E", ref, AsValueError) == [
+        "E: ours adds the builtin exception bases ['ValueError']"
+    ]
+    assert api_snapshot._check_class("E", ref, AsOwn) == []

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from _cliver_helpers import binding, calls
 from agent_adapter import ModelOutputInvalid
 from agent_adapter.testing import ProviderServer, Reply
-from cliver_core import AgentCore, Decision, ModelBindings, presets, tool
+from cliver_core import AgentCore, CLIverMessage, Decision, ModelBindings, presets, tool
 
 
 @tool(name="Peek", description="Peek.", safety="safe")
@@ -50,15 +50,23 @@ async def test_a_deepseek_tool_turn_goes_back_as_deepseek_takes_it(face: str) ->
     assert turn["reasoning_content"] == "plan"
 
 
-async def test_an_openai_tool_turn_goes_back_without_reasoning_content() -> None:
+async def test_any_openai_protocol_turn_goes_back_with_its_reasoning_content() -> None:
+    """Regression: only a ``provider_name="deepseek"`` binding sent reasoning back (and
+    only on tool-call turns); 0.3.0a5 replays every reply's wire message, and GLM and
+    DeepSeek behind a plain OpenAI-compatible binding reject a tool-call turn without it."""
     replies = [calls(("c1", "Peek", {}), text="Let me check.", thinking="plan")]
-    replies.append(Reply(text="done"))
+    replies.append(Reply(text="done", thinking="it is done"))
+    replies.append(Reply(text="bye"))
     with ProviderServer(replies) as server:
-        await AgentCore(ModelBindings(llm=binding(server)), [peek]).chat("hi")
-        body = server.requests[1].body
-    assert isinstance(body, dict)
-    assert body["messages"][1]["content"] == "Let me check."
-    assert "reasoning_content" not in body["messages"][1]
+        agent = AgentCore(ModelBindings(llm=binding(server)), [peek])
+        first = await agent.chat("hi")
+        await agent.chat("thanks", conversation=[CLIverMessage(role="user", content="hi"),
+                                                 first.message])  # fmt: skip
+        bodies = [r.body for r in server.requests]
+    assert isinstance(bodies[1], dict) and isinstance(bodies[2], dict)
+    assert bodies[1]["messages"][1]["content"] == "Let me check."
+    assert bodies[1]["messages"][1]["reasoning_content"] == "plan"
+    assert bodies[2]["messages"][1]["reasoning_content"] == "it is done"
 
 
 async def test_a_safe_tool_hidden_from_the_model_is_asked_for() -> None:

@@ -17,7 +17,6 @@ from _cliver_helpers import binding, calls, read_file, wire_messages
 from agent_adapter.testing import ProviderServer, Reply
 from cliver_core import (
     AgentCore,
-    CapabilityNotSupported,
     CLIverTool,
     InferenceEvent,
     ModelBindings,
@@ -364,10 +363,46 @@ async def test_streaming_emits_first_token_and_tool_call_events() -> None:
     assert "".join(c.content or "" for c in chunks) == "done"
 
 
-async def test_an_mcp_client_is_not_supported() -> None:
-    async with ProviderServer() as server:
-        with pytest.raises(CapabilityNotSupported, match="MCP"):
-            AgentCore(ModelBindings(llm=binding(server)), mcp_client=object())
+async def test_an_mcp_client_of_the_callers_own_is_used_as_0_3_0a5_uses_it() -> None:
+    """Any object with MCPClient's start / get_tools / call_tool serves: started before the
+    run, its tools offered, the model's ``mcp__`` calls sent to it (an unadvertised one
+    too, as 0.3.0a5 routes every ``mcp__`` name there)."""
+    from cliver_core import CLIverTool
+
+    class Fake:
+        def __init__(self) -> None:
+            self.log: list[Any] = []
+
+        async def start(self) -> None:
+            self.log.append("start")
+
+        async def get_tools(self, servers: list[str] | None = None) -> list[CLIverTool]:
+            self.log.append(["get_tools", servers])
+            return [CLIverTool(name="mcp__s__t", description="T.", parameters={},
+                               execute=lambda **kw: None, safety="safe")]  # fmt: skip
+
+        async def call_tool(self, name: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+            self.log.append(["call", name, args])
+            return [{"text": f"{name} ran"}]
+
+    fake = Fake()
+    replies = [calls(("c1", "mcp__s__t", {"a": 1}), ("c2", "mcp__s__hidden", {})),
+               Reply(text="done")]  # fmt: skip
+    async with ProviderServer(replies) as server:
+        agent = AgentCore(ModelBindings(llm=binding(server)), mcp_client=fake)
+        assert agent.mcp_client is fake
+        await agent.chat("go", mcp_servers=["s"])
+        body = server.requests[0].body
+        results = server.requests[1].body
+    assert isinstance(body, dict) and isinstance(results, dict)
+    assert [t["function"]["name"] for t in body["tools"]] == ["mcp__s__t"]
+    assert fake.log == [
+        "start", ["get_tools", ["s"]],
+        ["call", "mcp__s__t", {"a": 1}], ["call", "mcp__s__hidden", {}],
+    ]  # fmt: skip
+    assert [m["content"] for m in results["messages"][-2:]] == [
+        "mcp__s__t ran", "mcp__s__hidden ran"
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])

@@ -138,6 +138,7 @@ def test_cliver_core_comes_from_the_distribution_cliver_core(site: Path, tmp_pat
     assert version.startswith("0.4.")
     assert any(r.startswith("agent-adapter") for r in requires)
     assert any(r.startswith("httpx") for r in requires)
+    assert any(r.startswith("mcp") for r in requires)  # cliver_core.mcp, as 0.3.0a5
 
 
 def test_the_library_requires_neither_httpx_typer_rich_nor_numpy(
@@ -172,4 +173,5 @@ def test_the_library_requires_neither_httpx_typer_rich_nor_numpy(
     assert {"agent-adapter", "agent-adapter-cli", "starlette", "uvicorn", "httpx"} <= required(
         "agent-adapter-gateway"
     )
-    assert required("agent-adapter", "relevance") == {"numpy", "rank-bm25"}
+    assert required("agent-adapter", "relevance") == {"numpy", "rank-bm25", "snowballstemmer"}
+    assert required("agent-adapter", "prices") == {"genai-prices"}

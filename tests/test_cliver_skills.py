@@ -270,11 +270,16 @@ def test_from_file_raises_what_the_manager_skips(tmp_path: Path) -> None:
     assert loaded.name == "pdf-processing" and loaded.source == "mine"
 
 
-def test_errors_are_config_errors() -> None:
-    assert issubclass(SkillError, ConfigError) and issubclass(SkillError, ValueError)
+def test_skill_errors_are_plain_exceptions_as_in_0_3_0a5() -> None:
+    """0.3.0a5: ``class SkillError(Exception)``; an ``except ValueError`` must not catch it."""
+    assert SkillError.__bases__ == (Exception,)
+    assert not issubclass(SkillError, ValueError) and not issubclass(SkillError, ConfigError)
     assert issubclass(SkillNotFoundError, SkillError)
-    with pytest.raises(ValueError, match="gone"):
-        raise SkillNotFoundError("gone")
+    with pytest.raises(SkillError, match="gone"):
+        try:
+            raise SkillNotFoundError("gone")
+        except ValueError:  # pragma: no cover - the regression
+            pytest.fail("a ValueError handler caught a SkillError")
 
 
 # ── Bundled files ─────────────────────────────────────────────────────────────────────

@@ -126,7 +126,8 @@ def test_prices_per_million_with_cache_reads_and_writes() -> None:
     assert cost == pytest.approx(0.4 * 3 + 0.5 * 0.3 + 0.1 * 3.75 + 15)
     assert table.cost("openai", "gpt-4o-2024-08-06", Usage(input_tokens=2_000_000)) == 5.0
     assert table.find("openai", "gpt-4o-mini") == Price(0.15, 0.60, 0.075)
-    assert table.find("openai", "gpt-4o-mini-audio-preview") == table.find("openai", "gpt-4o-mini")
+    # a name no source knows takes the longest known entry it starts with
+    assert table.find("openai", "gpt-4o-mini-acme-ft") == table.find("openai", "gpt-4o-mini")
     assert table.cost("openai", "gpt-4omni", Usage(input_tokens=1)) is None
     assert table.cost("acme", "m", Usage(input_tokens=1)) is None
 
@@ -147,7 +148,6 @@ def test_price_table_is_user_extendable() -> None:
 def test_model_profiles_know_todays_models() -> None:
     cases = {
         ("openai", "gpt-4o-2024-08-06"): 128_000,
-        ("openai", "gpt-4.1-mini"): 1_047_576,
         ("openai", "gpt-5"): 400_000,
         ("openai", "o4-mini"): 200_000,
         ("anthropic", "claude-sonnet-4-5-20250929"): 200_000,
@@ -157,6 +157,8 @@ def test_model_profiles_know_todays_models() -> None:
         ("vllm", "meta-llama/Llama-3.3-70B-Instruct"): 131_072,
         ("ollama", "qwen2.5-coder:7b"): 32_768,
     }
+    # (the window of a profile written from memory comes from genai-prices when installed:
+    # tests/test_maintained_sources.py)
     for (provider, model), window in cases.items():
         profile = model_profile(provider, model)
         assert profile is not None, model

@@ -6,9 +6,13 @@ bill, and override what differs with :meth:`PriceTable.set` or a mapping passed 
 :class:`PriceTable` (a :class:`~agent_adapter.RunContext` prices its ledger with its own table).
 Each group names the provider page that states its figures, as read in December 2026; an entry
 marked ``unverified`` was written from memory and no provider page reachable then stated it, so
-treat it as an estimate. Tiered prices (Gemini 2.5 Pro above 200k input tokens) use the first
-tier. Anthropic cache prices follow the page's multipliers (reads 0.1x, 5-minute writes 1.25x)
-except Claude Haiku 3, which the page lists at $0.03 reads and $0.30 writes.
+treat it as an estimate. With ``genai-prices`` installed (extra ``prices``), its maintained
+prices replace those estimates: :meth:`PriceTable.find` takes the caller's entries, then this
+table's verified ones, then ``genai-prices`` (:mod:`agent_adapter._maintained`), then the
+unverified ones, the documented fallback. Tiered prices (Gemini 2.5 Pro above 200k input
+tokens) use the first tier. Anthropic cache prices follow the page's multipliers (reads 0.1x,
+5-minute writes 1.25x) except Claude Haiku 3, which the page lists at $0.03 reads and $0.30
+writes.
 """
 
 from __future__ import annotations
@@ -125,6 +129,26 @@ DEFAULT_PRICES: Mapping[str, Price] = {
     "deepseek:deepseek-reasoner": Price(0.14, 0.28, 0.0028),
 }
 
+#: The entries of :data:`DEFAULT_PRICES` written from memory (a figure no provider page then
+#: stated): ``genai-prices`` goes before them.
+_UNVERIFIED = frozenset(
+    {
+        "openai:gpt-4o",
+        "openai:gpt-4o-mini",
+        "openai:gpt-4.1",
+        "openai:gpt-4.1-mini",
+        "openai:gpt-5",
+        "openai:o3",
+        "openai:o3-mini",
+        "openai:o4-mini",
+        "gemini:gemini-2.5-pro",
+        "gemini:gemini-2.5-flash",
+        "gemini:gemini-2.5-flash-lite",
+        "gemini:gemini-2.0-flash",
+        "gemini:gemini-2.0-flash-lite",
+    }
+)
+
 #: A dated snapshot name (``gpt-4o-2024-08-06``, ``claude-sonnet-4-5-20250929``,
 #: ``claude-3-5-sonnet-latest``) or a preview suffix, stripped when the exact name is unknown.
 _VERSION_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest|-preview(-[\w-]+)?|-\d{3})$")
@@ -139,7 +163,10 @@ class PriceTable(Mapping[str, Price]):
 
     Lookups try the exact key, then the name without a dated-snapshot suffix
     (``gpt-4o-2024-08-06`` -> ``gpt-4o``), then the longest entry of that provider the name
-    starts with (``gpt-4o-mini-audio`` -> ``gpt-4o-mini``).
+    starts with (``gpt-4o-mini-audio`` -> ``gpt-4o-mini``). The entry found is used when it
+    is yours or one of the defaults a provider page stated; otherwise (a default written
+    from memory, or none) ``genai-prices``' price is used when it is installed and knows the
+    model (see :mod:`agent_adapter._maintained`), else that default.
 
     Args:
         prices: entries to add or override, keyed ``"provider:model"``.
@@ -151,6 +178,7 @@ class PriceTable(Mapping[str, Price]):
 
     def __init__(self, prices: Mapping[str, Price] | None = None, *, defaults: bool = True) -> None:
         self._prices: dict[str, Price] = dict(DEFAULT_PRICES) if defaults else {}
+        self._defaults = defaults
         self._lock = threading.Lock()
         for key, price in (prices or {}).items():
             self.set(key, price)
@@ -178,14 +206,33 @@ class PriceTable(Mapping[str, Price]):
         return len(self._prices)
 
     def find(self, provider: str, model: str) -> Price | None:
-        """The price of ``model`` at ``provider``, or ``None`` when unknown."""
+        """The price of ``model`` at ``provider``, or ``None`` when unknown (see the class
+        docstring for where it comes from)."""
+        key = self._key_of(provider, model)
+        hit = self._prices.get(key) if key is not None else None
+        if hit is not None and not (key in _UNVERIFIED and hit is DEFAULT_PRICES.get(key)):
+            return hit
+        if self._defaults:
+            from agent_adapter._maintained import maintained_price
+
+            found = maintained_price(provider, model)
+            if found is not None:
+                plain, out, read, write = found
+                # a cache price equal to the input price is no cache price (None: as billed)
+                return Price(
+                    plain, out, None if read == plain else read, None if write == plain else write
+                )
+        return hit
+
+    def _key_of(self, provider: str, model: str) -> str | None:
+        """The entry ``model`` at ``provider`` resolves to (exact, undated, prefix)."""
         prices = self._prices
-        hit = prices.get(_key(provider, model))
-        if hit is not None:
-            return hit
+        exact = _key(provider, model)
+        if exact in prices:
+            return exact
         base = _VERSION_SUFFIX.sub("", model)
-        if base != model and (hit := prices.get(_key(provider, base))) is not None:
-            return hit
+        if base != model and _key(provider, base) in prices:
+            return _key(provider, base)
         prefix = f"{provider}:"
         best = ""
         for key in list(prices):
@@ -193,7 +240,7 @@ class PriceTable(Mapping[str, Price]):
                 name = key[len(prefix) :]
                 if len(name) > len(best) and model[len(name) : len(name) + 1] in ("", "-", "@"):
                     best = name
-        return prices[prefix + best] if best else None
+        return prefix + best if best else None
 
     def cost(self, provider: str, model: str, usage: Usage) -> float | None:
         """The USD cost of ``usage`` on ``provider:model``, or ``None`` without a price."""

@@ -5,6 +5,10 @@ adapter its default ``max_tokens``. The window is the figure the provider calls 
 window (for Gemini the input token limit, per https://ai.google.dev/gemini-api/docs/tokens).
 Each group names the provider page that states its figures, as read in December 2026; a figure
 marked ``unverified`` was written from memory and no provider page reachable then stated it.
+With ``genai-prices`` installed (extra ``prices``), its maintained context windows replace
+those (:func:`model_profile`; the output limits stay this table's: it has none) and give the
+window of models this table lacks (:func:`known_window`); this table is the documented
+fallback (precedence: :mod:`agent_adapter._maintained`).
 Limits change: override or add one with :func:`register_model_profile`, or give the port a
 ``context_window`` attribute; self-hosted models (Llama, Qwen behind vLLM, Ollama, llama.cpp)
 get the window the server was started with, so set it there when it is smaller.
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 
 from agent_adapter._errors import ConfigError
 
-__all__ = ["ModelProfile", "model_profile", "register_model_profile"]
+__all__ = ["ModelProfile", "known_window", "model_profile", "register_model_profile"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +136,31 @@ _PROFILES: dict[str, ModelProfile] = {
     "*:qwen2.5": ModelProfile(32_768, 8_192, _QWEN25),
     "*:qwen3": ModelProfile(32_768, 32_768, _QWEN3),
 }
+#: The built-in profiles, and those written from memory (see the module docstring): a
+#: window from genai-prices goes before these.
+_BUILTIN = dict(_PROFILES)
+_UNVERIFIED = frozenset(
+    {
+        "openai:gpt-4o",
+        "openai:gpt-4o-mini",
+        "openai:gpt-4.1",
+        "openai:gpt-4.1-mini",
+        "openai:gpt-5",
+        "openai:o3",
+        "openai:o3-mini",
+        "openai:o4-mini",
+        "anthropic:claude-opus-4-1",
+        "anthropic:claude-opus-4",
+        "anthropic:claude-sonnet-4",
+        "anthropic:claude-3-7-sonnet",
+        "anthropic:claude-3-5-sonnet",
+        "anthropic:claude-3-5-haiku",
+        "anthropic:claude-3-haiku",
+        "gemini:gemini-2.5-pro",
+        "gemini:gemini-2.5-flash",
+        "gemini:gemini-2.5-flash-lite",
+    }
+)
 _lock = threading.Lock()
 _VERSION_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest|-preview(-[\w-]+)?|-\d{3})$")
 _VENDOR_PREFIX = re.compile(r"^(?:[\w.-]+/)+")  # meta-llama/Llama-3.3-70B, models/gemini-2.5-pro
@@ -157,16 +186,51 @@ def model_profile(provider: str, model: str) -> ModelProfile | None:
 
     Tries ``provider:model``, then the name without a dated-snapshot suffix or a vendor path
     (``models/gemini-2.5-pro``, ``meta-llama/Llama-3.3-70B-Instruct``, lower-cased), then
-    the longest known name the model starts with, under ``provider`` first, then ``*``.
+    the longest known name the model starts with, under ``provider`` first, then ``*``. A
+    built-in profile written from memory takes its window from ``genai-prices`` when that
+    is installed and knows the model (its output limit stays the table's, cut to the
+    window).
     """
+    key = _profile_key(provider, model)
+    if key is None:
+        return None
+    profile = _PROFILES[key]
+    if key in _UNVERIFIED and profile is _BUILTIN.get(key):
+        from agent_adapter._maintained import maintained_window, source
+
+        window = maintained_window(provider, model)
+        if window is not None and window != profile.context_window:
+            limit = profile.max_input_tokens
+            return ModelProfile(
+                window,
+                min(profile.max_output_tokens, window),
+                source(),
+                None if limit is None else min(limit, window),
+            )
+    return profile
+
+
+def known_window(provider: str, model: str) -> int | None:
+    """The most tokens a request to ``model`` at ``provider`` may carry: its profile's
+    :attr:`~ModelProfile.input_limit`, else the window ``genai-prices`` states (a model
+    the table lacks), else ``None``."""
+    profile = model_profile(provider, model)
+    if profile is not None:
+        return profile.input_limit
+    from agent_adapter._maintained import maintained_window
+
+    return maintained_window(provider, model)
+
+
+def _profile_key(provider: str, model: str) -> str | None:
+    """The key of the profile ``model`` at ``provider`` resolves to (see model_profile)."""
     name = _VENDOR_PREFIX.sub("", model).lower()
     base = _VERSION_SUFFIX.sub("", name)
     profiles = _PROFILES
     for p in (provider, "*"):
         for candidate in (model, name, base):
-            hit = profiles.get(f"{p}:{candidate}")
-            if hit is not None:
-                return hit
+            if f"{p}:{candidate}" in profiles:
+                return f"{p}:{candidate}"
     for p in (provider, "*"):
         prefix = f"{p}:"
         best = ""
@@ -180,5 +244,5 @@ def model_profile(provider: str, model: str) -> ModelProfile | None:
                 ):
                     best = known
         if best:
-            return profiles[prefix + best]
+            return prefix + best
     return None

@@ -27,13 +27,16 @@ parameters only with defaults (at the end of the positional ones, or keyword-onl
 drop, rename or reorder a positional parameter, turn a keyword parameter positional-only or
 keyword-only into positional-only, drop ``*args`` / ``**kwargs``, change a simple default,
 or make an optional parameter required; sync / ``async`` / async-generator must match; a
-dataclass stays a dataclass, a pydantic model a pydantic model, an enum an enum.
+dataclass stays a dataclass, a pydantic model a pydantic model, an enum an enum; an exception
+gains no builtin exception base (``SkillError`` a ``ValueError`` would be caught by the
+``except ValueError`` of a 0.3.0a5 program).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import dataclasses
 import enum
 import importlib
@@ -65,6 +68,7 @@ FULL_MODULES = (
     "cliver_core.errors",
     "cliver_core.presets",
     "cliver_core.capabilities",
+    "cliver_core.util",
 )
 #: modules whose names only are pinned
 NAME_MODULES = (
@@ -510,6 +514,16 @@ def _check_class(where: str, ref: dict[str, Any], cls: type) -> list[str]:
     missing = [b for b in ref["bases"] if b not in bases]
     if missing:
         problems.append(f"{where}: ours does not derive from {missing} (ours: {bases})")
+    if "BaseException" in ref["bases"]:
+        # an exception may not gain a builtin exception base: an ``except ValueError``
+        # written around other code would start catching it
+        added = [
+            b for b in bases
+            if b not in ref["bases"] and isinstance(getattr(builtins, b, None), type)
+            and issubclass(getattr(builtins, b), BaseException)
+        ]  # fmt: skip
+        if added:
+            problems.append(f"{where}: ours adds the builtin exception bases {added}")
     if "init" in ref:
         try:
             init = describe_params(inspect.signature(cls))

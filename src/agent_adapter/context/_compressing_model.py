@@ -29,7 +29,7 @@ from agent_adapter._callable import fn_name
 from agent_adapter._errors import ConfigError, ModelContextOverflow, ToolUsageError
 from agent_adapter._messages import Message
 from agent_adapter._model import LLMPort, ModelRequest, ModelResponse, StreamEnd, StreamEvent, Usage
-from agent_adapter._profiles import model_profile
+from agent_adapter._profiles import known_window
 from agent_adapter._run import emit_event
 from agent_adapter.context._compress_for import stateful_compress
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
@@ -119,7 +119,8 @@ class CompressingModel:
       no overflow retry for that call).
     * The context window is the policy's ``model_max_tokens``, else the wrapped port's
       ``context_window`` attribute, else the model profile of ``provider:model``
-      (:func:`~agent_adapter.model_profile`). A policy in token counts needs none.
+      (:func:`~agent_adapter.model_profile`), else the window ``genai-prices`` states when
+      it is installed. A policy in token counts needs none.
     * Under the (calibrated) threshold the engine does not run: the request goes on unchanged
       (only marked ``precompressed``), so its messages are not re-validated here; the provider
       does that. Above it, :func:`~agent_adapter.context.compress` runs with the calibrated
@@ -215,8 +216,7 @@ class CompressingModel:
         own = getattr(self.wrapped, "context_window", None)
         if isinstance(own, int) and not isinstance(own, bool) and own > 0:
             return own
-        profile = model_profile(self.provider, self.model)
-        return profile.input_limit if profile is not None else None
+        return known_window(self.provider, self.model)
 
     def _limits_of(self, policy: CompressionPolicy) -> CompressionLimits:
         window = self._window(policy) if policy is not self.policy else self.context_window

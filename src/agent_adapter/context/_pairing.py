@@ -168,6 +168,14 @@ def describe(
     return f"{field(call)}: call {ids} of the last call turn has no result yet"
 
 
+def _kind(item: object) -> str:
+    """What ``item`` is, for the error: its class and module (``HumanMessage from
+    langchain_core.messages.human``), or the builtin type."""
+    cls = type(item)
+    module = cls.__module__
+    return cls.__name__ if module == "builtins" else f"{cls.__name__} from {module}"
+
+
 def validate_messages(messages: object) -> list[Message]:
     """``messages`` checked as a conversation; a new list of the same objects.
 
@@ -189,7 +197,12 @@ def validate_messages(messages: object) -> list[Message]:
     for i in range(start, len(messages)):
         m = messages[i]
         if not isinstance(m, Message):
-            raise ConfigError(f"messages[{i}] is {type(m).__name__}, not a Message")
+            raise ConfigError(
+                f"messages[{i}] is {type(m).__name__}, not a Message: compress() and the "
+                "Compactor of Messages take agent_adapter.Message objects; for a framework's "
+                f"or a provider's own messages ({_kind(m)}) use compress_for(messages, "
+                "policy), which converts them and gives them back in their own format"
+            )
     result, turn = pairing.result, pairing.turn
     for i in range(start, len(messages)):
         m = messages[i]

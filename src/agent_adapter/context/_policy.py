@@ -60,7 +60,10 @@ class CompressionPolicy:
         model_max_tokens: the model's context window in tokens, for percents.
         steps: the steps to run, in order; ``None`` for :meth:`resolved_steps`' defaults.
         token_counter: ``list[Message] -> int``; ``None`` for
-            :func:`~agent_adapter.context.estimate_tokens` (chars/4).
+            :func:`~agent_adapter.context.estimate_tokens` (chars/4). LangChain's are taken
+            too: a chat model (its ``get_num_tokens_from_messages``) or a LangChain counter
+            such as ``count_tokens_approximately`` (each called with the messages written
+            as LangChain messages).
         if_still_too_long: what happens when every step ran and the list is still over the
             target (usually because the protected newest turn alone is bigger):
             ``"keep"`` returns it as is and the report says so; ``"cut"`` cuts the text of the
@@ -310,6 +313,18 @@ def _callable(name: str, v: Any) -> None:
         raise ConfigError(f"CompressionPolicy.{name} must be callable")
 
 
+def _counter(name: str, v: Any) -> None:
+    """A token counter: a callable, or LangChain's (a chat model, or a counter such as
+    ``count_tokens_approximately``), which the meter adapts to take Messages."""
+    from agent_adapter.context._langchain_counters import is_langchain_counter
+
+    if v is not None and not callable(v) and not is_langchain_counter(v):
+        raise ConfigError(
+            f"CompressionPolicy.{name} must be callable (list[Message] -> int), a LangChain "
+            f"chat model or a LangChain token counter, got {type(v).__name__}"
+        )
+
+
 def _field(name: str, check: Callable[[str, Any], None]) -> Callable[[CompressionPolicy], None]:
     """``check`` on the field ``name``."""
     return lambda policy: check(name, getattr(policy, name))
@@ -330,5 +345,5 @@ _VALIDATORS: tuple[Callable[[CompressionPolicy], None], ...] = (
     _field("on_step_error", _on_step_error),
     _field("if_still_too_long", _if_still_too_long),
     _field("steps", _steps),
-    _field("token_counter", _callable),
+    _field("token_counter", _counter),
 )

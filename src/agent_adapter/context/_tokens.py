@@ -358,6 +358,13 @@ class TokenMeter:
     __slots__ = ("_counts", "counter")
 
     def __init__(self, counter: TokenCounter | None = None) -> None:
+        from agent_adapter.context._langchain_counters import (
+            is_langchain_counter,
+            langchain_counter,
+        )
+
+        if counter is not None and is_langchain_counter(counter):
+            counter = langchain_counter(counter)  # LangChain's take LangChain messages
         self.counter: TokenCounter = counter or estimate_tokens
         self._counts = _shared_counts(self.counter)
 

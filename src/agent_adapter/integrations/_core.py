@@ -113,6 +113,9 @@ class Compressor:
         on_report: called with each compression's report (also when nothing was compressed;
             its ``prefix_tokens`` counts what the request shares with the previous one).
         states: where the conversations' compaction states live (see :data:`States`).
+        window_at_call: the framework tells each call's context window (a model's profile),
+            so a policy in percents without ``model_max_tokens`` is not refused here but at
+            a call whose window is unknown.
     """
 
     policy: CompressionPolicy
@@ -121,6 +124,7 @@ class Compressor:
     model_max_tokens: int | None = None
     on_report: OnReport | None = None
     states: States = None
+    window_at_call: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.policy, CompressionPolicy):
@@ -135,7 +139,8 @@ class Compressor:
             object.__setattr__(self, "states", CompactionStates())
         # a bad window, or a percent policy without one, fails here, not at the first call
         check_window(self.model_max_tokens, self.framework)
-        self.policy.limits(self.model_max_tokens)
+        if not (self.window_at_call and self.policy.uses_percent):
+            self.policy.limits(self.model_max_tokens)
 
     def _done(
         self,
@@ -163,8 +168,12 @@ class Compressor:
         agent: str | None = None,
         model: str | None = None,
         conversation: str | None = None,
+        model_max_tokens: int | None = None,
     ) -> list[Any]:
         """The natives to send (the caller's list object when nothing changed).
+
+        ``model_max_tokens`` is this call's context window when the compressor has none of
+        its own (the model's profile: see ``window_at_call``).
 
         ``conversation`` is the framework's conversation id (``None``: the history's
         opening; conversations that share it keep branches of their own in the states): a
@@ -178,7 +187,7 @@ class Compressor:
             messages,
             self.policy,
             format=self.format,
-            model_max_tokens=self.model_max_tokens,
+            model_max_tokens=self.model_max_tokens or model_max_tokens,
             ctx=owner_context(conversation),
             conversation=conversation or None,
             states=self.states,
@@ -193,6 +202,7 @@ class Compressor:
         agent: str | None = None,
         model: str | None = None,
         conversation: str | None = None,
+        model_max_tokens: int | None = None,
     ) -> list[Any]:
         """:meth:`run` for sync code (see :func:`compress_for_sync`)."""
         started = time.time_ns()
@@ -200,7 +210,7 @@ class Compressor:
             messages,
             self.policy,
             format=self.format,
-            model_max_tokens=self.model_max_tokens,
+            model_max_tokens=self.model_max_tokens or model_max_tokens,
             ctx=owner_context(conversation),
             conversation=conversation or None,
             states=self.states,

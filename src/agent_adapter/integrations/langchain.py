@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_adapter._errors import MissingDependency
+from agent_adapter._errors import ConfigError, MissingDependency
 from agent_adapter.context import CompressionPolicy
 from agent_adapter.integrations._core import Compressor, OnReport, States, langgraph_thread
 from agent_adapter.integrations._langchain_tools import langchain_tool
@@ -61,6 +61,17 @@ def _model_name(model: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _profile_window(model: Any) -> int | None:
+    """The chat model's context window from its LangChain profile (``model.profile``, a
+    ``ModelProfile`` whose ``max_input_tokens`` is the input limit: langchain-core's
+    "Model profiles", loaded from the provider package's data), else ``None``."""
+    profile = getattr(model, "profile", None)
+    window = profile.get("max_input_tokens") if isinstance(profile, dict) else None
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+        return window
+    return None
+
+
 def _thread(request: Any) -> str | None:
     """The conversation key of the agent run ``request`` belongs to: its LangGraph thread."""
     try:
@@ -75,10 +86,16 @@ def _thread(request: Any) -> str | None:
 class CompressionMiddleware(AgentMiddleware):
     """Compresses the messages of every model call of a LangChain agent with ``policy``.
 
+    A policy in percents takes the window from ``model_max_tokens``, else the policy's
+    own, else the chat model's LangChain profile (``max_input_tokens``) at each call: a
+    ``ChatOpenAI("gpt-4o")`` agent compresses at 80% of 128,000 with no number written. A
+    LangChain counter (``count_tokens_approximately``, or the chat model) is taken as the
+    policy's ``token_counter``.
+
     Args:
         policy: the compression policy.
         model_max_tokens: the model's context window, for a policy in percents (else the
-            policy's own ``model_max_tokens``).
+            policy's own ``model_max_tokens``, else the model's profile).
         on_report: called with the :class:`~agent_adapter.context.CompressionReport` of every
             model call (also when nothing was compressed; ``prefix_tokens`` counts what the
             request shares with the thread's previous one).
@@ -88,8 +105,9 @@ class CompressionMiddleware(AgentMiddleware):
             call compresses the full history).
 
     Raises:
-        ConfigError: ``policy`` is not a CompressionPolicy, or it is in percents and no window
-            is known; ``states`` is none of the above.
+        ConfigError: ``policy`` is not a CompressionPolicy, or ``states`` is none of the
+            above; at a call, a policy in percents whose window is known from none of the
+            three.
     """
 
     def __init__(
@@ -108,12 +126,33 @@ class CompressionMiddleware(AgentMiddleware):
             model_max_tokens=model_max_tokens,
             on_report=on_report,
             states=states,
+            window_at_call=True,
         )
 
     @property
     def name(self) -> str:
         """The middleware's name in the agent graph."""
         return "AgentAdapterCompression"
+
+    def _window(self, model: Any) -> int | None:
+        """This call's window when the middleware and the policy give none.
+
+        Raises:
+            ConfigError: the policy is in percents and the model's profile has none.
+        """
+        compressor = self._compressor
+        policy = compressor.policy
+        if compressor.model_max_tokens or policy.model_max_tokens or not policy.uses_percent:
+            return None
+        window = _profile_window(model)
+        if window is None:
+            raise ConfigError(
+                "CompressionMiddleware: the policy is in percents and no context window is "
+                f"known: the chat model ({type(model).__name__} "
+                f"{_model_name(model) or ''}) has no profile with max_input_tokens; pass "
+                "CompressionMiddleware(policy, model_max_tokens=...) or a policy in tokens"
+            )
+        return window
 
     def _apply(self, request: Any, result: list[Any]) -> Any:
         if request.system_message is None:
@@ -129,7 +168,10 @@ class CompressionMiddleware(AgentMiddleware):
         """Send ``request`` with its messages compressed (sync agents)."""
         natives = self._natives(request)
         result = self._compressor.run_sync(
-            natives, model=_model_name(request.model), conversation=_thread(request)
+            natives,
+            model=_model_name(request.model),
+            conversation=_thread(request),
+            model_max_tokens=self._window(request.model),
         )
         return handler(request if result is natives else self._apply(request, result))
 
@@ -139,6 +181,9 @@ class CompressionMiddleware(AgentMiddleware):
         """Send ``request`` with its messages compressed (async agents)."""
         natives = self._natives(request)
         result = await self._compressor.run(
-            natives, model=_model_name(request.model), conversation=_thread(request)
+            natives,
+            model=_model_name(request.model),
+            conversation=_thread(request),
+            model_max_tokens=self._window(request.model),
         )
         return await handler(request if result is natives else self._apply(request, result))

@@ -1,4 +1,6 @@
-"""OpenAI Agents SDK: :func:`compression_filter`, a ``RunConfig.call_model_input_filter``.
+"""OpenAI Agents SDK: :func:`compression_filter`, a ``RunConfig.call_model_input_filter``, and
+:class:`CompressingSession`, a ``Session`` whose stored items stay bounded (the library's
+counterpart of the SDK's ``OpenAIResponsesCompactionSession``).
 
 Install with ``pip install "agent-adapter[openai-agents]"`` (openai-agents).
 
@@ -72,7 +74,9 @@ try:
 except ImportError as e:  # pragma: no cover - exercised without the extra
     raise MissingDependency("openai-agents", "openai-agents", "compression_filter") from e
 
-__all__ = ["agents_tool", "compression_filter"]
+from agent_adapter.integrations._openai_agents_session import CompressingSession
+
+__all__ = ["CompressingSession", "agents_tool", "compression_filter"]
 
 
 def _model_name(agent: Any) -> str | None:

@@ -19,7 +19,8 @@ and of the request (:mod:`agent_adapter.providers._anthropic_cache`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from agent_adapter._errors import (
@@ -28,6 +29,7 @@ from agent_adapter._errors import (
     ModelOutputInvalid,
     ModelTimeout,
 )
+from agent_adapter._messages import Message, ThinkingPart
 from agent_adapter._model import (
     FinishReason,
     JsonSchema,
@@ -135,7 +137,7 @@ class AnthropicModel(ProviderModel):
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": max_tokens,
-            "messages": _results_together(strip_reserved(_ANTHROPIC.dump_all(rest))),
+            "messages": _results_together(strip_reserved(_ANTHROPIC.dump_all(_signed(rest)))),
         }
         if system:
             kwargs["system"] = _system_blocks(system)
@@ -263,6 +265,28 @@ class AnthropicModel(ProviderModel):
         if isinstance(error, anthropic.AnthropicError):
             return ModelError(f"{type(error).__name__}: {error}", **where)
         return None
+
+
+def _signed(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` without the thinking parts Anthropic cannot take back: those with no
+    signature (another provider's reasoning, e.g. a Chat Completions reply's
+    ``reasoning_content`` after a failover or a switch of model). Anthropic's extended
+    thinking guide: thinking blocks go back with their ``signature`` (the API checks it);
+    its checker here calls a block without one ``thinking_signature``. A message with
+    nothing of that kind is the same object."""
+    out = []
+    for message in messages:
+        parts = message.content
+        if isinstance(parts, str) or not any(
+            isinstance(p, ThinkingPart) and not p.redacted and not p.signature for p in parts
+        ):
+            out.append(message)
+            continue
+        kept = tuple(
+            p for p in parts if not isinstance(p, ThinkingPart) or p.redacted or p.signature
+        )
+        out.append(replace(message, content=kept))
+    return out
 
 
 def _only_results(native: Any) -> bool:

@@ -117,6 +117,8 @@ class OpenAIChatModel(ProviderModel):
             ``"max_completion_tokens"`` (OpenAI's, the only one its reasoning models accept)
             or ``"max_tokens"`` (what most compatible servers read); default the first for
             provider ``"openai"``, else the second.
+        reasoning_back: which assistant turns send their reasoning back (see the class
+            attribute); ``None``: the class's.
         **kwargs: see :class:`~agent_adapter.providers._base.ProviderModel` (``client``,
             ``api_key``, ``base_url``, ``timeout_s``, ``max_retries``, ``context_window``,
             ``provider``).
@@ -128,10 +130,15 @@ class OpenAIChatModel(ProviderModel):
     """
 
     default_provider = "openai"
-    #: Send an assistant tool-call turn's reasoning (its leading thinking part, from the
-    #: reply's ``reasoning_content``) back as ``reasoning_content`` (DeepSeek's thinking mode
-    #: requires it; other servers take no such field).
-    reasoning_back: bool = False
+    #: Which assistant turns send their reasoning (the leading thinking part, from the
+    #: reply's ``reasoning_content``) back as ``reasoning_content``: ``False`` none (OpenAI
+    #: takes no such field), ``True`` the turns that made tool calls (DeepSeek's thinking
+    #: mode requires those: Thinking Mode guide, "Tool Calls"), ``"always"`` every turn
+    #: that has reasoning (what cliver-core 0.3.0a5 sends, replaying each reply's wire
+    #: message; GLM wants it with tool results, "Interleaved thinking", and from every
+    #: earlier turn unmodified with preserved thinking: docs.z.ai/guides/capabilities/
+    #: thinking-mode). The constructor's ``reasoning_back`` overrides it for one model.
+    reasoning_back: bool | Literal["always"] = False
     #: The environment variable holding the API key (the SDK's own for OpenAI).
     api_key_env: str | None = None
     #: The base URL when none is given (``None``: the SDK's, OpenAI's).
@@ -142,6 +149,7 @@ class OpenAIChatModel(ProviderModel):
         model: str,
         *,
         max_tokens_field: Literal["max_completion_tokens", "max_tokens"] | None = None,
+        reasoning_back: bool | Literal["always"] | None = None,
         **kwargs: Any,
     ) -> None:
         if kwargs.get("base_url") is None and self.default_base_url is not None:
@@ -157,6 +165,12 @@ class OpenAIChatModel(ProviderModel):
                 f"{max_tokens_field!r}"
             )
         self.max_tokens_field = max_tokens_field
+        if reasoning_back is not None:
+            if reasoning_back not in (True, False, "always"):
+                raise ConfigError(
+                    f"reasoning_back must be True, False or 'always', got {reasoning_back!r}"
+                )
+            self.reasoning_back = reasoning_back
 
     def _make_client(self, api_key: str | None) -> Any:
         if api_key is None and self.api_key_env is not None:
@@ -177,10 +191,10 @@ class OpenAIChatModel(ProviderModel):
         returns it (its reasoning has no slot in a list of parts either): DeepSeek and other
         compatible servers reject list content on an assistant turn ("invalid type:
         sequence, expected a string"). With ``reasoning_back``, an assistant turn that made
-        tool calls carries its reasoning as ``reasoning_content`` (DeepSeek's Thinking Mode
-        guide: for turns that performed tool calls, "the reasoning_content must be fully
-        passed back to the API in all subsequent requests", else a 400; a turn without
-        tool calls needs none)."""
+        tool calls (``"always"``: any turn) carries its reasoning as ``reasoning_content``
+        (DeepSeek's Thinking Mode guide: for turns that performed tool calls, "the
+        reasoning_content must be fully passed back to the API in all subsequent
+        requests", else a 400; a turn without tool calls needs none)."""
         natives = strip_reserved(_CHAT.dump_all(messages))
         if len(natives) != len(messages):
             return natives
@@ -205,7 +219,7 @@ class OpenAIChatModel(ProviderModel):
         parts = message.content
         if (
             self.reasoning_back
-            and message.tool_calls
+            and (message.tool_calls or self.reasoning_back == "always")
             and not isinstance(parts, str)
             and parts
             and isinstance(parts[0], ThinkingPart)

@@ -18,7 +18,6 @@ from agent_adapter import ConfigError, Message
 from cliver_core._candidates import CandidateSelector, Offer, ToolSelector, gather, narrowing
 from cliver_core._compaction import validate_history
 from cliver_core._embedded_api import EmbeddedModelsMixin
-from cliver_core._errors import CapabilityNotSupported
 from cliver_core._events import EventHandler
 from cliver_core._format import from_message, to_messages
 from cliver_core._messages import CLIverMessage, CLIverMessageChunk, CLIverResponse
@@ -61,13 +60,6 @@ def _message(item: Any, index: int) -> Any:
         except ValueError as e:
             raise ConfigError(f"conversation[{index}]: not a message: {e}") from e
     return item
-
-
-def _no_mcp(what: str) -> CapabilityNotSupported:
-    return CapabilityNotSupported(
-        f"{what}: MCP is not supported by this version of cliver_core (no MCP client; "
-        "give the tools as CLIverTool / @tool functions instead)"
-    )
 
 
 def _check_run_args(user_input: Any, max_iterations: Any) -> None:
@@ -120,8 +112,10 @@ class AgentCore(EmbeddedModelsMixin):
             ``embed`` and ``rerank`` bindings serve :meth:`embed` and :meth:`rerank`.
         builtin_tools: tools every call may use (CLIverTool, FunctionTool or plain
             functions).
-        mcp_client: not supported by this version: anything but ``None`` raises
-            :class:`~cliver_core.CapabilityNotSupported`.
+        mcp_client: a :class:`cliver_core.mcp.MCPClient` (or an object with its async
+            ``start()``, ``get_tools(servers)`` and ``call_tool(name, args)``): started
+            before each run, its tools (``mcp__<server>__<tool>``) offered after the
+            builtin ones, and the model's calls of ``mcp__`` names sent to it, as 0.3.0a5.
         skill_manager: the skills: :meth:`run_skill` looks names up in it, and ``chat`` /
             ``stream`` advertise its catalog with ``FindSkills`` and ``ActivateSkill``
             (``skill_dispatch=False`` per call turns that off).
@@ -163,7 +157,6 @@ class AgentCore(EmbeddedModelsMixin):
         ConfigError: no llm binding, or a bad setting (a ``ValueError``).
         ValueError: a binding made for another purpose in ``bindings.llm`` or its
             fallbacks (``ModelBinding.image(...)``), as 0.3.0a5 fails.
-        CapabilityNotSupported: an ``mcp_client`` was given.
     """
 
     def __init__(
@@ -201,8 +194,6 @@ class AgentCore(EmbeddedModelsMixin):
             wrong = misplaced(fallback, "llm", f"bindings.llm_fallbacks[{i}]")
             if wrong is not None:
                 raise ConfigError(wrong)
-        if mcp_client is not None:
-            raise _no_mcp("AgentCore(mcp_client=...)")
         if isinstance(max_consecutive_errors, bool) or not isinstance(max_consecutive_errors, int):
             raise ConfigError("AgentCore: max_consecutive_errors must be an int >= 0")
         if max_consecutive_errors < 0:
@@ -216,7 +207,7 @@ class AgentCore(EmbeddedModelsMixin):
         self.bindings = bindings
         self.llm = bindings.llm
         self.tool_registry = ToolRegistry(tool_list(builtin_tools, "builtin_tools"))
-        self.mcp_client = None
+        self.mcp_client = mcp_client
         self.skill_manager = skill_manager
         self.skill_selector = skill_selector
         self.skill_search = skill_search
@@ -247,9 +238,16 @@ class AgentCore(EmbeddedModelsMixin):
         extra_tools: Sequence[Any] | None,
         tool_filter: Callable[[CLIverTool], bool] | None,
         skill_dispatch: bool,
+        mcp_servers: Sequence[str] | None = None,
     ) -> Offer:
+        registry = list(self.tool_registry.all_tools)
+        if self.mcp_client is not None:
+            # 0.3.0a5: the client is started (once) before each run; its tools follow the
+            # builtin ones, those of the servers named by mcp_servers when given
+            await self.mcp_client.start()
+            registry += await self.mcp_client.get_tools(servers=list(mcp_servers or ()) or None)
         return await gather(
-            registry=self.tool_registry.all_tools,
+            registry=registry,
             extra=tool_list(extra_tools, "extra_tools"),
             query=user_input,
             tool_filter=tool_filter,
@@ -288,10 +286,7 @@ class AgentCore(EmbeddedModelsMixin):
         timeout = (
             self.run_timeout if run_timeout is _UNSET else _positive(run_timeout, "run_timeout")
         )
-        # mcp_servers names servers of an MCP client; with none (this version), 0.3.0a5
-        # ignores it too
-        del mcp_servers
-        offer = await self._offer(user_input, extra_tools, tool_filter, skill_dispatch)
+        offer = await self._offer(user_input, extra_tools, tool_filter, skill_dispatch, mcp_servers)
         history = [_message(m, i) for i, m in enumerate(conversation or ())]
         parts = [p for p in (self._builtin_system_prompt, system_prompt, offer.catalog) if p]
         parts += _leading_system_texts(history)
@@ -318,6 +313,7 @@ class AgentCore(EmbeddedModelsMixin):
             safety_overrides=self.safety_overrides,
             execution_policy=policy,
             fallback_tools=self.tool_registry.get,
+            mcp_call=self.mcp_client.call_tool if self.mcp_client is not None else None,
             retool=narrowing(offer.state),
             inference_events=self.inference_events,
             logger=self.logger,
@@ -362,7 +358,8 @@ class AgentCore(EmbeddedModelsMixin):
             media: :class:`~cliver_core.media.MediaContent` items attached to the user's
                 message as content blocks.
             extra_tools: more tools for this call (one named like a builtin replaces it).
-            mcp_servers: MCP server names (ignored: this version has no MCP client).
+            mcp_servers: the servers of the ``mcp_client`` whose tools are offered
+                (``None``: every server's).
             tool_filter: keeps the tools it returns True for.
             options: call options over the binding's ``params`` (``temperature``,
                 ``max_tokens``, ``tool_choice``...; a key the SDK does not take goes in the
@@ -477,7 +474,7 @@ class AgentCore(EmbeddedModelsMixin):
             SkillError: no skill manager, or none of the allowed tools is available.
         """
         skill = self._skill(skill)
-        tool_filter = await self._skill_tool_filter(skill, user_input, extra_tools)
+        tool_filter = await self._skill_tool_filter(skill, user_input, extra_tools, mcp_servers)
         if execution_policy is None and self.execution_policy is not None:
             execution_policy = dataclasses.replace(self.execution_policy, cwd=skill.base_dir)
         combined = "\n\n".join(p for p in (system_prompt, format_skill_body(skill)) if p)
@@ -517,14 +514,18 @@ class AgentCore(EmbeddedModelsMixin):
         return skill
 
     async def _skill_tool_filter(
-        self, skill: Skill, user_input: str, extra_tools: Sequence[Any] | None
+        self,
+        skill: Skill,
+        user_input: str,
+        extra_tools: Sequence[Any] | None,
+        mcp_servers: Sequence[str] | None = None,
     ) -> Callable[[CLIverTool], bool] | None:
         """The skill's ``allowed-tools`` as a tool filter (None when it lists none); an error
         when none of them is available, a warning for those that are not."""
         allowed = frozenset(skill.allowed_tools or ())
         if not allowed:
             return None
-        offer = await self._offer(user_input, extra_tools, None, False)
+        offer = await self._offer(user_input, extra_tools, None, False, mcp_servers)
         names_now = {t.name for t in offer.tools}
         if not allowed & names_now:
             raise SkillError(

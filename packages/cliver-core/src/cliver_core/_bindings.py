@@ -491,10 +491,11 @@ class ModelBinding:
             if self.provider_name == "deepseek":
                 from agent_adapter.providers import DeepSeekModel
 
-                return DeepSeekModel(self.model, **kwargs)
+                return DeepSeekModel(self.model, reasoning_back="always", **kwargs)
             from agent_adapter.providers import OpenAIChatModel
 
-            return OpenAIChatModel(self.model, **kwargs)
+            # every brand gets its turns' reasoning back, as 0.3.0a5 replays each reply
+            return OpenAIChatModel(self.model, reasoning_back="always", **kwargs)
         if self.protocol == "responses":
             from agent_adapter.providers import OpenAIResponsesModel
 

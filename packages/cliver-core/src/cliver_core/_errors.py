@@ -5,9 +5,9 @@ Hierarchy (the ``ValueError`` s are raised before any model call)::
     TimeoutError
     └── RunTimeout                 a run took longer than its run_timeout
     agent_adapter.ConfigError (ValueError)
-    ├── CompactionError            a compactor's plan or history breaks the contract
-    └── SkillError                 a skill cannot be loaded or run
-        └── SkillNotFoundError
+    └── CompactionError            a compactor's plan or history breaks the contract
+    SkillError (Exception, as 0.3.0a5's)  a skill cannot be loaded or run
+    └── SkillNotFoundError
     CapabilityNotSupported         no model bound for a purpose
 
 Model failures are agent_adapter's :class:`~agent_adapter.ModelError` family, unchanged.

@@ -493,7 +493,31 @@ def _from_fields(native: CLIverMessage, where: str, names: dict[str, str]) -> Me
         )
     if native.tool_call_id is not None:
         raise ConfigError(f"{where}.tool_call_id is only allowed on tool, not {native.role}")
+    thinking = _native_thinking(native) if native.role == "assistant" else ()
+    if thinking:
+        rest = ((TextPart(body),) if body else ()) if isinstance(body, str) else body
+        body = (*thinking, *rest)
     return Message(native.role, body, tool_calls=calls)
+
+
+def _native_thinking(message: CLIverMessage) -> tuple[ThinkingPart, ...]:
+    """The reasoning a message's ``native`` carries (a Chat Completions reply's
+    ``reasoning_content``; an Anthropic reply's thinking blocks, signatures included), as
+    thinking parts: a history restored from ``model_dump()`` sends it back as 0.3.0a5
+    does (it replays ``native``), which DeepSeek and GLM require on tool-call turns."""
+    native = message.native
+    if not isinstance(native, dict):
+        return ()
+    if message.native_protocol == "openai":
+        reasoning = native.get("reasoning_content")
+        return (ThinkingPart(reasoning),) if isinstance(reasoning, str) and reasoning else ()
+    if message.native_protocol == "anthropic" and isinstance(native.get("content"), list):
+        try:
+            loaded = native_converter("anthropic").load(native, 0)
+        except ConfigError:
+            return ()
+        return tuple(p for m in loaded for p in m.parts if isinstance(p, ThinkingPart))
+    return ()
 
 
 def to_messages(messages: Sequence[CLIverMessage]) -> list[Message]:

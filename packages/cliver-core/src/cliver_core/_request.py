@@ -11,7 +11,10 @@ The call options (a binding's ``params`` under a call's ``options``) go on the w
   ``max_output_tokens``, which each provider writes under its API's name;
 * any other key the SDK's request method does not take goes in ``extra_body`` (0.3.0a5's
   transports split the body the same way: "known keys become kwargs, everything else merges
-  into extra_body", which the OpenAI and Anthropic SDKs fold into the top-level JSON).
+  into extra_body", which the OpenAI and Anthropic SDKs fold into the top-level JSON);
+* an explicit ``None`` is sent as ``null`` on both protocols, as 0.3.0a5 sends it (its
+  bodies are ``{**options}``; the SDKs send a keyword given as ``None`` as ``null``): an
+  option the caller set to ``None`` is not the option left out.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ _FIELDS = {"temperature", "top_p", "stop", "seed"}
 _MAX_TOKENS = ("max_output_tokens", "max_tokens", "max_completion_tokens")
 _PASSTHROUGH = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
 _DUMP = {"native", "native_protocol", "trace"}
+#: the protocols whose explicit ``None`` options go on the wire as ``null`` (0.3.0a5's two)
+_NULLS = frozenset({"openai", "anthropic"})
 
 
 @functools.cache
@@ -76,12 +81,22 @@ def request_fields(
     rest: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in options.items():
-        if key in _FIELDS or (key == "tool_choice" and isinstance(value, str)):
-            if value is not None:
-                fields[key] = value
-        elif key in _MAX_TOKENS:
-            if value is None:
+        if value is None and key in _FIELDS | set(_MAX_TOKENS):
+            if protocol not in _NULLS:
                 continue
+            # an explicit None goes as null, as 0.3.0a5 sends its options verbatim (its
+            # Anthropic body's max_tokens is the options' max_tokens, else
+            # max_completion_tokens): an SDK keyword or body field, which wins over the
+            # request field the provider writes
+            if key in _MAX_TOKENS and (protocol == "anthropic" or key == "max_output_tokens"):
+                key = "max_tokens"
+            if accepted is not None and key not in accepted:
+                extra[key] = None
+            else:
+                rest[key] = None
+        elif key in _FIELDS or (key == "tool_choice" and isinstance(value, str)):
+            fields[key] = value
+        elif key in _MAX_TOKENS:
             if protocol == "openai" and key != "max_output_tokens":
                 rest[key] = value
             else:

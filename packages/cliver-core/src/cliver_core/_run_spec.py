@@ -6,7 +6,7 @@ both read it."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,9 @@ class RunSpec:
     #: tools the model may call though they are not advertised (0.3.0a5 runs a registered
     #: builtin by name even when a filter hid it)
     fallback_tools: Callable[[str], CLIverTool | None] | None = None
+    #: the MCP client's ``call_tool``: the model's calls of ``mcp__`` names go there
+    #: (0.3.0a5), whether or not they were advertised
+    mcp_call: Callable[[str, dict[str, Any]], Awaitable[Any]] | None = None
     #: the model-call events (``inference.*``) reach the handlers too (0.3.0a5: tool events
     #: only)
     inference_events: bool = False

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_adapter import ConfigError
-
 __all__ = [
     "SKILL_FILENAME",
     "Skill",
@@ -49,11 +47,11 @@ _NAME_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}")
 _BLOCK_SCALAR = re.compile(r"[>|][+-]?")
 
 
-class SkillError(ConfigError):
+class SkillError(Exception):
     """A skill cannot be loaded, read or run.
 
-    A subclass of :class:`agent_adapter.ConfigError` (so a ``ValueError``) and, like
-    0.3.0a5's ``SkillError``, of ``Exception``: ``except`` clauses written for either work.
+    A plain ``Exception``, as 0.3.0a5's: not a ``ValueError``, so an ``except ValueError``
+    (or ``except ConfigError``) written around other code does not swallow it.
     """
 
 

@@ -114,6 +114,9 @@ async def run_call(
             await event(
                 ToolEventType.PERMISSION_DENIED, args=given, error=text.removeprefix("Error: ")
             )
+        elif call.name.startswith("mcp__") and spec.mcp_call is not None:
+            text, failed = format_result(await spec.mcp_call(call.name, given))
+            status = "error" if failed else "ok"
         elif call.name.startswith("mcp__") and tool is None:
             text = "Error: No MCP client configured"
         elif tool is None:

@@ -39,7 +39,7 @@ from pydantic import ValidationError
 from agent_adapter._errors import ModelContextOverflow, ModelOutputInvalid, ModelTimeout
 from agent_adapter._messages import Message
 from agent_adapter._model import JsonSchema, LLMPort, ModelRequest, ModelResponse
-from agent_adapter._profiles import model_profile
+from agent_adapter._profiles import known_window
 from agent_adapter._run import emit_event
 from agent_adapter.context._digest import Name, join_names
 from agent_adapter.context._steps._base import StepContext
@@ -124,8 +124,7 @@ def summarizer_window(model: LLMPort, given: int | None) -> int | None:
     own = getattr(model, "context_window", None)
     if isinstance(own, int) and not isinstance(own, bool) and own > 0:
         return own
-    profile = model_profile(str(getattr(model, "provider", "")), str(getattr(model, "model", "")))
-    return profile.input_limit if profile is not None else None
+    return known_window(str(getattr(model, "provider", "")), str(getattr(model, "model", "")))
 
 
 def _parse(text: str) -> ContextSummary | None:

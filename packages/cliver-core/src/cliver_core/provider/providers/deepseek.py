@@ -24,7 +24,7 @@ class DeepSeekOpenAIProvider(OpenAIProvider):
     def _make_port(self, model: str, **kwargs: Any) -> LLMPort:
         from agent_adapter.providers import DeepSeekModel
 
-        return DeepSeekModel(model, **kwargs)
+        return DeepSeekModel(model, reasoning_back="always", **kwargs)
 
 
 class DeepSeekAnthropicProvider(AnthropicProvider):

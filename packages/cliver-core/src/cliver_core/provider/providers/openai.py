@@ -13,7 +13,12 @@ __all__ = ["OpenAIProvider"]
 
 class OpenAIProvider(PortProvider):
     """Any OpenAI Chat Completions endpoint (OpenAI, and every compatible server with a
-    ``base_url``). ``native`` messages are Chat Completions message dicts."""
+    ``base_url``). ``native`` messages are Chat Completions message dicts.
+
+    Every assistant turn that came with reasoning sends it back as ``reasoning_content``
+    (``reasoning_back="always"``), whatever the brand: 0.3.0a5 replays each reply's wire
+    message as it came, and DeepSeek and GLM reject a tool-call turn without it.
+    """
 
     protocol = "openai"
     brand = "openai"
@@ -22,4 +27,4 @@ class OpenAIProvider(PortProvider):
     def _make_port(self, model: str, **kwargs: Any) -> LLMPort:
         from agent_adapter.providers import OpenAIChatModel
 
-        return OpenAIChatModel(model, **kwargs)
+        return OpenAIChatModel(model, reasoning_back="always", **kwargs)
