@@ -26,10 +26,12 @@ __all__ = [
     "Protection",
     "ProtectionReason",
     "Unit",
+    "UnitSpans",
     "carries_approval_state",
     "has_approval_marker",
     "opens_turn",
     "split_units",
+    "unit_spans",
 ]
 
 # Tool names that ask a human to confirm (Google ADK's adk_request_confirmation, LangGraph
@@ -397,6 +399,69 @@ def _unit_reasons(
     return reasons
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class UnitSpans:
+    """A list's units as its units' bounds and flags, with no object a unit.
+
+    What :func:`split_units` gives, for code that walks every unit: a conversation of
+    100,000 messages is about 100,000 units, and a :class:`Unit` each (its object and its
+    tuple of messages) is some 25 MB and most of what the garbage collector walks during a
+    compression. The library's own steps read these; :meth:`unit` and :meth:`units` make
+    the :class:`Unit` s ``split_units`` gives.
+
+    Attributes:
+        messages: the messages split, held.
+        bounds: ``(start, stop)`` of each unit, in order.
+        protected: for each unit, 1 when it holds a protected message, else 0.
+    """
+
+    messages: tuple[Message, ...]
+    bounds: Bounds
+    protected: bytes
+
+    def __len__(self) -> int:
+        return len(self.bounds)
+
+    def is_tool_round(self, n: int) -> bool:
+        """:attr:`Unit.is_tool_round` of unit ``n``."""
+        start, stop = self.bounds[n]
+        if stop - start == 1:
+            return bool(self.messages[start].tool_calls)
+        return any(m.tool_calls for m in self.messages[start:stop])
+
+    def unit(self, n: int) -> Unit:
+        """Unit ``n``, as :func:`split_units` gives it."""
+        start, stop = self.bounds[n]
+        return Unit(start, stop, self.messages[start:stop], bool(self.protected[n]))
+
+    def units(self) -> list[Unit]:
+        """Every unit, in order (:func:`split_units`)."""
+        messages, flags = self.messages, self.protected
+        units: list[Unit] = []
+        start = 0
+        for n, stop in enumerate(self.bounds.stops):  # a start: the int object of the stop before
+            units.append(Unit(start, stop, messages[start:stop], bool(flags[n])))
+            start = stop
+        return units
+
+
+def unit_spans(messages: Sequence[Message], protection: Protection) -> UnitSpans:
+    """``messages``' units as a :class:`UnitSpans`, protected as ``protection`` says (a unit
+    holding a protected message is protected)."""
+    held = tuple(messages)
+    bounds = _bounds(held)
+    reasons = protection._reasons  # is_protected, inlined: this runs for every message
+    flags = bytearray(len(bounds))
+    stops = bounds.stops
+    unit = 0
+    for i, m in enumerate(held):
+        if m.origin in reasons:  # few are: the unit is found from where the last one was
+            while stops[unit] <= i:
+                unit += 1
+            flags[unit] = 1
+    return UnitSpans(held, bounds, bytes(flags))
+
+
 def split_units(messages: Sequence[Message], protection: Protection | None = None) -> list[Unit]:
     """``messages`` as units in order; ``protected`` follows ``protection``.
 
@@ -405,15 +470,4 @@ def split_units(messages: Sequence[Message], protection: Protection | None = Non
         protection: defaults to ``Protection(messages)``.
     """
     prot = protection if protection is not None else Protection(messages)
-    reasons = prot._reasons  # is_protected, inlined: this runs for every unit of every step
-    units: list[Unit] = []
-    start = 0
-    for stop in _bounds(messages).stops:  # a unit's start: the int object of the stop before
-        chunk = tuple(messages[start:stop])
-        if stop - start == 1:
-            protected = chunk[0].origin in reasons
-        else:
-            protected = any(m.origin in reasons for m in chunk)
-        units.append(Unit(start, stop, chunk, protected))
-        start = stop
-    return units
+    return unit_spans(messages, prot).units()

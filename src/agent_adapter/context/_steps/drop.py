@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -13,13 +14,19 @@ from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import Name, clip_ends, join_names, names_in, shown_by
 from agent_adapter.context._lru import Memo
 from agent_adapter.context._own import NAMES_INTRO, note_count, note_head, sign, summary_count
-from agent_adapter.context._steps._base import BaseCompressionStep, StepContext, first_non_system
+from agent_adapter.context._steps._base import (
+    BaseCompressionStep,
+    StepContext,
+    first_non_system,
+    last_non_system,
+    spans_of,
+)
 from agent_adapter.context._steps._extractive import extract_summary
 from agent_adapter.context._steps._summary_text import render
 from agent_adapter.context._stores._base import check_save_to
 from agent_adapter.context._stores._commit import stage_span
 from agent_adapter.context._stores._span import saved_phrase
-from agent_adapter.context._units import Unit
+from agent_adapter.context._units import Bounds
 
 __all__ = ["RemoveOldMessages"]
 
@@ -272,7 +279,7 @@ class RemoveOldMessages(BaseCompressionStep):
         """messages with the oldest middle units removed until under the target (the notes
         included)."""
         total = context.tokens(messages)
-        candidates = self._candidates(messages, context)
+        bounds, candidates = self._candidates(messages, context)
         drop: set[int] = set()
         chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
         opener = next(
@@ -289,10 +296,10 @@ class RemoveOldMessages(BaseCompressionStep):
         out = list(messages)
         for _ in range(4):  # a note's size is known once its run is: settle it
             while taken < len(candidates) and not context.under_target(total + reserve):
-                unit = candidates[taken]
+                start, stop = bounds[candidates[taken]]
                 taken += 1
-                drop.update(range(unit.start, unit.stop))
-                total -= sum(context.message_tokens(m) for m in unit.messages)
+                drop.update(range(start, stop))
+                total -= sum(context.message_tokens(m) for m in messages[start:stop])
             if not drop:
                 return out
             if not self.note:
@@ -307,18 +314,18 @@ class RemoveOldMessages(BaseCompressionStep):
             return out  # over the target even without notes: they cost nothing that helps
         return await self._shorter_notes(messages, drop, total, opener, foldable, out, context)
 
-    def _candidates(self, messages: list[Message], context: StepContext) -> list[Unit]:
-        """The units that may go, oldest first: unprotected, and none of the first
-        ``keep_first`` or last ``keep_last`` non-system messages."""
-        non_system = [i for i, m in enumerate(messages) if m.role != "system"]
-        first = set(first_non_system(messages, self.keep_first))
-        last = set(non_system[len(non_system) - self.keep_last :]) if self.keep_last else set()
-        kept = first | last
-        return [
-            unit
-            for unit in context.units(messages)
-            if not unit.protected and kept.isdisjoint(range(unit.start, unit.stop))
-        ]
+    def _candidates(
+        self, messages: list[Message], context: StepContext
+    ) -> tuple[Bounds, list[int]]:
+        """The units that may go, oldest first (the list's unit bounds, and the indexes of
+        those units): unprotected, and none of the first ``keep_first`` or last
+        ``keep_last`` non-system messages."""
+        kept = set(first_non_system(messages, self.keep_first))
+        kept |= last_non_system(messages, self.keep_last)
+        spans = spans_of(context, messages)
+        held = {bisect_right(spans.bounds.stops, i) for i in kept}  # the units holding them
+        protected = spans.protected
+        return spans.bounds, [n for n in range(len(spans)) if not protected[n] and n not in held]
 
     def _foldable(self, messages: list[Message], context: StepContext) -> set[int]:
         """Where an earlier note of ours stands (unprotected): next to a dropped run it is
