@@ -360,6 +360,23 @@ def _loader(
     return None
 
 
+def _chat_load(
+    converter: Converter[Any], bound: Converter[Any], natives: Sequence[Any]
+) -> Callable[[Any, int], list[Message]]:
+    """The per-native load of a Chat Completions conversion, each native classified once:
+    an ``openai`` list's :meth:`~OpenAIChatConverter.bind` found no Responses item in it
+    (else it would be bound to Responses), a ``chat`` list is classified here (its mix of
+    APIs raises, as ``ChatConverter.load_grouped`` does); the natives are then loaded
+    without classifying each again, unless a Responses item is among them (its load raises
+    the error naming it)."""
+    chat = bound if isinstance(bound, ChatConverter) else _CHAT  # (unbound openai: as _loader)
+    if type(converter) is OpenAIChatConverter:
+        return chat.load_classified
+    flavours = [classify(split_carrier(n)[0]) for n in natives]
+    check_one_api(flavours)
+    return chat.load if "responses" in flavours else chat.load_classified
+
+
 def _load_grouped(
     converter: Converter[Any], bound: Converter[Any], natives: Sequence[Any]
 ) -> tuple[list[Message], Sequence[tuple[int, int]], dict[int, int]]:
@@ -373,9 +390,8 @@ def _load_grouped(
     if how is None or not isinstance(natives, list | tuple):
         return bound.load_grouped(natives)
     kind, load = how
-    if kind == "chat" and type(converter) is not OpenAIChatConverter:
-        # (an ``openai`` list bound to Chat has no Responses item: bind() looked at each)
-        check_one_api([classify(split_carrier(n)[0]) for n in natives])
+    if kind == "chat":
+        load = _chat_load(converter, bound, natives)
     messages: list[Message] = []
     stops: array[int] = array("q")
     seen: set[int] = set()
