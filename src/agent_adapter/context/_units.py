@@ -30,6 +30,7 @@ __all__ = [
     "carries_approval_state",
     "has_approval_marker",
     "opens_turn",
+    "origins_with",
     "split_units",
     "unit_spans",
 ]
@@ -330,6 +331,12 @@ class Protection:
     def protected(self, messages: Iterable[Message]) -> list[Message]:
         """The protected ones among ``messages``, in order."""
         return [m for m in messages if m.origin in self._reasons]
+
+
+def origins_with(protection: Protection, reason: ProtectionReason) -> set[int]:
+    """The origins of the messages ``protection`` protects for ``reason`` (a few: the
+    protected messages only, never a walk of the list)."""
+    return {origin for origin, why in protection._reasons.items() if why == reason}
 
 
 def _message_reasons(

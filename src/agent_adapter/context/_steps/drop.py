@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -26,7 +27,7 @@ from agent_adapter.context._steps._summary_text import render
 from agent_adapter.context._stores._base import check_save_to
 from agent_adapter.context._stores._commit import stage_span
 from agent_adapter.context._stores._span import saved_phrase
-from agent_adapter.context._units import Bounds
+from agent_adapter.context._units import Bounds, origins_with
 
 __all__ = ["RemoveOldMessages"]
 
@@ -66,30 +67,64 @@ def _remembered_note(
     kept_text: Callable[[], str],
     max_chars: int,
     saved: str = "",
+    scans: _Scans | None = None,
 ) -> Message:
     """:func:`_note` of ``run`` against the ``kept`` messages (``kept_text()``: their text,
-    joined only when the note is not remembered)."""
+    joined only when the note is not remembered; ``scans``: see :func:`_note`)."""
     return _NOTES.by_identity(
         (*run, *kept),
-        lambda: _note(run, kept_text(), max_chars, saved),
+        lambda: _note(run, kept_text(), max_chars, saved, scans),
         (len(run), max_chars, saved),
     )
 
 
-def _note(run: Sequence[Message], kept: str, max_chars: int, saved: str = "") -> Message:
-    """One user message standing for the dropped ``run``: how many messages went (and, with
-    ``saved``, the line that says how to read them back) and the names they held that the
-    kept text does not show (see :mod:`agent_adapter.context._digest`). An earlier note in
-    the run is folded in: its count is added and its names come first, as they are older.
-    The run's messages are read as one text (each clipped to its two ends), in one scan."""
-    count = 0
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """What :func:`_note` has read of a run's first ``len(run)`` messages: the messages they
+    stand for, the names of earlier notes folded in (and their ``+N more``), and each other
+    message's text clipped to its two ends."""
+
+    run: tuple[Message, ...]
+    count: int
+    names: tuple[Name, ...]
+    extra: int
+    texts: tuple[str, ...]
+
+
+#: The run scans of one ``RemoveOldMessages.apply``, by the identity of the run's first
+#: message: its settling rounds drop more units after a run's end, so the next round's run
+#: starts with the one read before and only its new messages are read.
+_Scans = dict[int, _Scan]
+
+_SCAN_WHOLE = sum(_NOTE_SCAN)  # a text this long or shorter is read whole (clip_ends)
+
+
+def _scan(run: Sequence[Message], scans: _Scans | None) -> _Scan:
+    """The :class:`_Scan` of ``run``, from the one in ``scans`` that ``run`` starts with
+    (the very same messages), if any."""
+    count, extra, start = 0, 0, 0
     names: list[Name] = []
-    seen: set[str] = set()
-    extra = 0
     texts: list[str] = []
-    for m in run:
-        # a str that does not open with "[" is no note or summary of ours (their heads do):
-        # most of a run, answered without the two lookups
+    before = scans.get(id(run[0])) if scans and run else None
+    if (
+        before is not None
+        and len(before.run) <= len(run)
+        and all(map(operator.is_, before.run, run))
+    ):
+        count, extra, start = before.count, before.extra, len(before.run)
+        names, texts = list(before.names), list(before.texts)
+    seen = {name[0] for name in names}
+    for i in range(start, len(run)):
+        m = run[i]
+        content = m.content
+        if type(content) is str and not m.tool_calls and not content.startswith("["):
+            # no note or summary of ours (their heads open with "["), no calls: most of a
+            # run, its text read as it is
+            count += 1
+            texts.append(
+                content if len(content) <= _SCAN_WHOLE else clip_ends(content, *_NOTE_SCAN)
+            )
+            continue
         plain = _plain(m)
         folded = None if plain else note_count(m)
         if folded is None:
@@ -106,12 +141,35 @@ def _note(run: Sequence[Message], kept: str, max_chars: int, saved: str = "") ->
             elif label and label not in seen:
                 seen.add(label)
                 names.append((label, 1, (label,), False))
-    if texts:
-        found, more_names = names_in("\n".join(texts), scan=_NO_CLIP, max_names=_NOTE_NAMES)
+    scan = _Scan(tuple(run), count, tuple(names), extra, tuple(texts))
+    if scans is not None and run:
+        scans[id(run[0])] = scan
+    return scan
+
+
+def _note(
+    run: Sequence[Message],
+    kept: str,
+    max_chars: int,
+    saved: str = "",
+    scans: _Scans | None = None,
+) -> Message:
+    """One user message standing for the dropped ``run``: how many messages went (and, with
+    ``saved``, the line that says how to read them back) and the names they held that the
+    kept text does not show (see :mod:`agent_adapter.context._digest`). An earlier note in
+    the run is folded in: its count is added and its names come first, as they are older.
+    The run's messages are read as one text (each clipped to its two ends), in one scan;
+    with ``scans``, a run that starts with one read before reads only its new messages."""
+    scan = _scan(run, scans)
+    names = list(scan.names)
+    extra = scan.extra
+    if scan.texts:
+        found, more_names = names_in("\n".join(scan.texts), scan=_NO_CLIP, max_names=_NOTE_NAMES)
         extra += more_names
+        seen = {name[0] for name in names}
         names += [name for name in found if name[0] not in seen]
     listed = join_names(names, extra, max_chars, sep="\n", hidden=shown_by(kept))
-    head = note_head(count) + (f" ({saved})" if saved else "")
+    head = note_head(scan.count) + (f" ({saved})" if saved else "")
     text = f"{head}; {NAMES_INTRO}\n{listed}]" if listed else f"{head}]"
     return Message("user", sign(text))  # tagged: known as ours on the next call
 
@@ -141,20 +199,14 @@ def _into_summary(first: Message, second: Message) -> Message:
     return _NOTES.by_identity((first, second), fold, "summary")
 
 
-def _one_a_place(
-    out: list[Message], notes: set[int], messages: Sequence[Message], context: StepContext
-) -> list[Message]:
+def _one_a_place(out: list[Message], notes: set[int], free: set[int]) -> list[Message]:
     """``out`` with each new note (``notes``: their ids) that stands right next to a summary
-    of ours no protection keeps folded into it, never two additions side by side.
+    of ours no protection keeps (``free``: their ids, see :class:`_Walk`) folded into it,
+    never two additions side by side.
 
     The note's names join the summary (:func:`_into_summary`); when both carry a saved line
     (two stores' ids, of which a head holds one), the summary goes into the note's run
     instead (:meth:`RemoveOldMessages._with_notes`), whose saved transcript holds it."""
-    free = {
-        id(m)
-        for m in messages
-        if not _plain(m) and summary_count(m) is not None and not context.is_protected(m)
-    }
     if not free or not notes:
         return out
     folded: list[Message] = []
@@ -167,6 +219,35 @@ def _one_a_place(
             continue
         folded.append(m)
     return folded
+
+
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    """What one :meth:`RemoveOldMessages.apply` reads of its list once, for every settling
+    round.
+
+    Attributes:
+        messages: the list.
+        opener: the index of the current turn's thinking opener (``len(messages)``: none).
+        foldable: see :meth:`RemoveOldMessages._foldable`.
+        free: the ids of the summaries of ours no protection keeps (see
+            :func:`_one_a_place`).
+        scans: the runs read so far (see :func:`_note`).
+    """
+
+    messages: list[Message]
+    opener: int
+    foldable: set[int]
+    free: set[int]
+    scans: _Scans
+
+
+def _maybe_own(messages: Sequence[Message]) -> list[int]:
+    """The indexes of the messages that may be a note or summary of ours: all but those
+    whose ``str`` content does not open with ``[`` (:func:`_plain`, inlined: one pass)."""
+    return [
+        i for i, m in enumerate(messages) if type(m.content) is not str or m.content.startswith("[")
+    ]
 
 
 #: What a bare note with its saved line costs, in tokens (about 190 characters), for a
@@ -280,17 +361,10 @@ class RemoveOldMessages(BaseCompressionStep):
         included)."""
         total = context.tokens(messages)
         bounds, candidates = self._candidates(messages, context)
-        drop: set[int] = set()
+        drop = bytearray(len(messages))  # 1: dropped (a set of 100,000 ints was 7 MB)
+        dropped = False
         chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
-        opener = next(
-            (
-                i
-                for i, m in enumerate(messages)
-                if context.protection.reason(m) == "thinking_opener"
-            ),
-            len(messages),
-        )
-        foldable = self._foldable(messages, context)
+        walk = self._walk(messages, context)
         reserve = 0  # what the notes cost, once known
         taken = 0
         out = list(messages)
@@ -298,13 +372,14 @@ class RemoveOldMessages(BaseCompressionStep):
             while taken < len(candidates) and not context.under_target(total + reserve):
                 start, stop = bounds[candidates[taken]]
                 taken += 1
-                drop.update(range(start, stop))
+                drop[start:stop] = b"\x01" * (stop - start)
+                dropped = True
                 total -= sum(context.message_tokens(m) for m in messages[start:stop])
-            if not drop:
+            if not dropped:
                 return out
             if not self.note:
-                return [m for i, m in enumerate(messages) if i not in drop]
-            out = await self._with_notes(messages, drop, chars, opener, foldable, context)
+                return [m for m, gone in zip(messages, drop, strict=True) if not gone]
+            out = await self._with_notes(walk, drop, chars, context)
             reserve = context.tokens(out) - total
             if context.under_target(total + reserve):
                 return out
@@ -312,7 +387,21 @@ class RemoveOldMessages(BaseCompressionStep):
                 break
         if not context.under_target(total):
             return out  # over the target even without notes: they cost nothing that helps
-        return await self._shorter_notes(messages, drop, total, opener, foldable, out, context)
+        return await self._shorter_notes(walk, drop, total, out, context)
+
+    def _walk(self, messages: list[Message], context: StepContext) -> _Walk:
+        """What every settling round of :meth:`apply` reads of ``messages``, found once."""
+        openers = origins_with(context.protection, "thinking_opener")
+        opener = len(messages)
+        if openers:
+            opener = next((i for i, m in enumerate(messages) if m.origin in openers), opener)
+        ours = _maybe_own(messages)
+        free = {
+            id(m)
+            for m in (messages[i] for i in ours)
+            if summary_count(m) is not None and not context.is_protected(m)
+        }
+        return _Walk(messages, opener, self._foldable(messages, ours, context), free, {})
 
     def _candidates(
         self, messages: list[Message], context: StepContext
@@ -327,16 +416,16 @@ class RemoveOldMessages(BaseCompressionStep):
         protected = spans.protected
         return spans.bounds, [n for n in range(len(spans)) if not protected[n] and n not in held]
 
-    def _foldable(self, messages: list[Message], context: StepContext) -> set[int]:
+    def _foldable(self, messages: list[Message], ours: list[int], context: StepContext) -> set[int]:
         """Where an earlier note of ours stands (unprotected): next to a dropped run it is
         folded into the run's note (one note a run, never two side by side). With
         ``save_to``, a saved summary too: a head holds one store id, so the summary joins
-        the run (its saved transcript keeps it), see ``_one_a_place``."""
+        the run (its saved transcript keeps it), see ``_one_a_place``. ``ours``: the
+        indexes of the messages that may be ours (:func:`_maybe_own`)."""
         return {
             i
-            for i, m in enumerate(messages)
-            if not _plain(m)
-            and not context.is_protected(m)
+            for i in ours
+            if not context.is_protected(m := messages[i])
             and (
                 note_count(m) is not None
                 or (self.save_to is not None and summary_count(m) is not None and _saved_of(m))
@@ -344,14 +433,7 @@ class RemoveOldMessages(BaseCompressionStep):
         }
 
     async def _shorter_notes(
-        self,
-        messages: list[Message],
-        drop: set[int],
-        total: int,
-        opener: int,
-        foldable: set[int],
-        out: list[Message],
-        context: StepContext,
+        self, walk: _Walk, drop: bytearray, total: int, out: list[Message], context: StepContext
     ) -> list[Message]:
         """Nothing more to drop and the notes are what is over: shorter notes, then bare
         ones (the count alone), which stay even over the target: a run never goes
@@ -361,35 +443,39 @@ class RemoveOldMessages(BaseCompressionStep):
         slack = context.target_tokens - total
         for short in (4 * slack - 80, 0):
             if short >= 0:
-                out = await self._with_notes(messages, drop, short, opener, foldable, context)
+                out = await self._with_notes(walk, drop, short, context)
                 if context.under_target(context.tokens(out)):
                     return out
-        return out if context.tokens(out) < context.tokens(messages) else messages
+        return out if context.tokens(out) < context.tokens(walk.messages) else walk.messages
 
     async def _with_notes(
-        self,
-        messages: list[Message],
-        drop: set[int],
-        chars: int,
-        opener: int,
-        foldable: set[int],
-        context: StepContext,
+        self, walk: _Walk, drop: bytearray, chars: int, context: StepContext
     ) -> list[Message]:
-        """``messages`` without ``drop``, each run of dropped messages replaced by its note
-        (its names within ``chars`` characters). Runs after the current turn's thinking
-        opener (``messages[opener]``; ``len(messages)`` when there is none) share one note
-        right before it: nothing may be added inside a turn that must keep opening on its
-        thinking block (see the guard's placement rule). A note of ours in ``foldable``
-        right next to a dropped run joins the run (its count and names are folded in), and a
-        note that would stand right next to a summary of ours is folded into it
-        (:func:`_one_a_place`). With ``save_to``, each run is staged and its note names it."""
-        drop = set(drop)
+        """``walk.messages`` without those ``drop`` marks, each run of dropped messages
+        replaced by its note (its names within ``chars`` characters). Runs after the current
+        turn's thinking opener (``messages[walk.opener]``) share one note right before it:
+        nothing may be added inside a turn that must keep opening on its thinking block (see
+        the guard's placement rule). A note of ours in ``walk.foldable`` right next to a
+        dropped run joins the run (its count and names are folded in), and a note that
+        would stand right next to a summary of ours is folded into it (:func:`_one_a_place`).
+        With ``save_to``, each run is staged and its note names it.
+
+        The list is walked a stretch at a time (dropped or kept, found by ``bytearray.find``),
+        not a message at a time: a run of 100,000 dropped messages is one slice."""
+        messages, opener, n = walk.messages, walk.opener, len(walk.messages)
+        drop = bytearray(drop)
         grown = True
         while grown:
-            more = {i for i in foldable - drop if i - 1 in drop or i + 1 in drop}
+            more = [
+                i
+                for i in walk.foldable
+                if not drop[i] and ((i > 0 and drop[i - 1]) or (i + 1 < n and drop[i + 1]))
+            ]
             grown = bool(more)
-            drop |= more
-        kept = tuple(m for i, m in enumerate(messages) if i not in drop)
+            for i in more:
+                drop[i] = 1
+        stretches = _stretches(drop)
+        kept = tuple(m for gone, a, b in stretches if not gone for m in messages[a:b])
         joined: list[str] = []
 
         def kept_text() -> str:
@@ -397,33 +483,38 @@ class RemoveOldMessages(BaseCompressionStep):
                 joined.append("\n".join(map(_text, kept)))
             return joined[0]
 
-        late = [m for i, m in enumerate(messages) if i in drop and i > opener]
+        # the runs after the opener, and the run right before it, share one note there
+        late = [m for gone, a, b in stretches if gone and a > opener for m in messages[a:b]]
         notes: set[int] = set()  # ids of the notes written here
         out: list[Message] = []
         run: list[Message] = []
         at_opener = -1
-        for i, m in enumerate(messages):
-            if i in drop:
-                if i < opener:
-                    run.append(m)
+        for gone, a, b in stretches:
+            if gone:
+                if a < opener:  # (a stretch never holds the opener: it is kept)
+                    run = messages[a:b]
                 continue
-            if i == opener:
-                # the run right before the opener and the runs after it share one note there
+            if a == opener:
                 late = run + late
                 run = []
-                at_opener = len(out)
             if run:
-                out.append(await self._run_note(run, kept, kept_text, chars, context))
+                out.append(await self._run_note(run, kept, kept_text, chars, walk, context))
                 notes.add(id(out[-1]))
                 run = []
-            out.append(m)
+            if a <= opener < b:
+                out.extend(messages[a:opener])
+                at_opener = len(out)
+                out.extend(messages[opener:b])
+            else:
+                out.extend(messages[a:b])
         if run:
-            out.append(await self._run_note(run, kept, kept_text, chars, context))
+            out.append(await self._run_note(run, kept, kept_text, chars, walk, context))
             notes.add(id(out[-1]))
         if late:
-            out.insert(at_opener, await self._run_note(late, kept, kept_text, chars, context))
-            notes.add(id(out[at_opener]))
-        return _one_a_place(out, notes, messages, context)
+            note = await self._run_note(late, kept, kept_text, chars, walk, context)
+            out.insert(at_opener, note)
+            notes.add(id(note))
+        return _one_a_place(out, notes, walk.free)
 
     async def _run_note(
         self,
@@ -431,7 +522,22 @@ class RemoveOldMessages(BaseCompressionStep):
         kept: tuple[Message, ...],
         kept_text: Callable[[], str],
         chars: int,
+        walk: _Walk,
         context: StepContext,
     ) -> Message:
         saved = await span_phrase(self, run, context)
-        return _remembered_note(run, kept, kept_text, chars, saved)
+        return _remembered_note(run, kept, kept_text, chars, saved, walk.scans)
+
+
+def _stretches(drop: bytearray) -> list[tuple[bool, int, int]]:
+    """``drop`` as its stretches in order: (dropped, start, stop) of each longest run of
+    equal marks."""
+    out: list[tuple[bool, int, int]] = []
+    n, a = len(drop), 0
+    while a < n:
+        gone = bool(drop[a])
+        b = drop.find(0 if gone else 1, a)
+        b = n if b < 0 else b
+        out.append((gone, a, b))
+        a = b
+    return out
