@@ -6,7 +6,7 @@ import dataclasses
 import math
 import types
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -72,6 +72,12 @@ class StepContext:
             else:
                 originals[m.origin] = m
         self._originals = originals
+
+    def _input_origins(self) -> Container[int]:
+        """The origins of the compression's input (what :meth:`set_originals` was given):
+        the keys of what :meth:`original_of` answers from, not a set of their own (100,000
+        origins are 4 MB a set)."""
+        return self._root()._originals.keys()
 
     def _root(self) -> StepContext:
         context: StepContext = self
