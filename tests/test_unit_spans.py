@@ -17,7 +17,7 @@ from agent_adapter.context._steps._base import (
     spans_of,
 )
 from agent_adapter.context._tokens import TokenMeter
-from agent_adapter.context._units import unit_spans
+from agent_adapter.context._units import _bounds, _unit_reasons, unit_spans
 
 _KINDS = ("system", "user", "assistant", "round1", "round2")
 
@@ -86,3 +86,41 @@ def test_a_context_splits_a_list_once_for_spans_and_units() -> None:
     other = _SharedCostContext(context, Protection(messages, lambda m: m.role == "user"))
     assert spans_of(other, messages) is not spans  # its own protection: its own split
     assert spans_of(context, messages[:-1]) is not spans
+
+
+def _old_unit_reasons(
+    messages: list[Message], bounds: list[tuple[int, int]], why: list[str], newest_turn: bool
+) -> dict[int, str]:
+    """Protection's unit reasons as they were written (a slice of ``why`` a unit)."""
+    reasons: dict[int, str] = {}
+    for n, (start, stop) in enumerate(bounds):
+        newest = newest_turn and n == len(bounds) - 1
+        if newest or any(why[start:stop]):
+            for j in range(start, stop):
+                reasons[messages[j].origin] = why[j] or ("newest_turn" if newest else "unit")
+    return reasons
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from(_KINDS), max_size=20),
+    st.data(),
+    st.booleans(),
+)
+def test_unit_reasons_are_those_of_the_unit_by_unit_walk(
+    kinds: list[str], data: st.DataObject, newest_turn: bool
+) -> None:
+    messages = _conversation(kinds)
+    why = data.draw(
+        st.lists(
+            st.sampled_from(["", "", "", "system", "pinned", "approval"]),
+            min_size=len(messages),
+            max_size=len(messages),
+        )
+    )
+    bounds = _bounds(messages)
+    as_list = list(bounds)
+    new = _unit_reasons(messages, bounds, why, newest_turn)  # type: ignore[arg-type]
+    assert new == _old_unit_reasons(messages, as_list, why, newest_turn)
+    assert _unit_reasons(messages, as_list, why, newest_turn) == new  # type: ignore[arg-type]
+    assert list(new.items()) == list(_old_unit_reasons(messages, as_list, why, newest_turn).items())

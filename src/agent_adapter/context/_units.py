@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import weakref
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -223,7 +224,9 @@ def _split(messages: Sequence[Message]) -> Bounds:
             end = last_result.get(k)
             if end is not None and end >= stop:
                 stop = end + 1
-            if _reasoning_only(messages[k]):
+            m = messages[k]
+            # (a str content holds no reasoning: most messages, answered without the call)
+            if type(m.content) is not str and _reasoning_only(m):
                 # the reasoning item belongs to every output item of its response: the
                 # assistant messages right after it
                 while stop < n and (stop == k + 1 or messages[stop].role == "assistant"):
@@ -349,18 +352,28 @@ def _message_reasons(
     ``pinned`` marks, and the index of the caller's latest user message (``-1``: none)."""
     why: list[ProtectionReason] = [""] * len(messages)
     pinned_origins: set[int] = set()
-    latest_user = -1
+    latest_user = next(  # the newest first: one user message read, mostly
+        (
+            i
+            for i in range(len(messages) - 1, -1, -1)
+            if messages[i].role == "user" and (i >= last_unit or not is_own(messages[i]))
+        ),
+        -1,
+    )  # a note or summary of ours is never the user's; nothing in the newest turn is ours
+    # (the library never adds there), whatever its tag
     for i, m in enumerate(messages):
-        if m.role == "user" and (i >= last_unit or not is_own(m)):
-            # a note or summary of ours is never the user's; nothing in the newest turn
-            # is ours (the library never adds there), whatever its tag
-            latest_user = i
+        role = m.role
         if pinned is not None and pinned(m):
             why[i] = (reason_of(m) if reason_of is not None else "") or "pinned"
             pinned_origins.add(m.origin)
-        elif m.role == "system":
+        elif role == "system":
             why[i] = "system"
-        elif _approval_of(m):
+        elif (
+            # a plain message carries no approval state (_approval_of's own first answer,
+            # without the call: most of a chat)
+            (type(m.content) is not str or role == "tool" or m.tool_calls or m.extras)
+            and _approval_of(m)
+        ):
             why[i] = "approval"
     return why, pinned_origins, latest_user
 
@@ -398,11 +411,18 @@ def _unit_reasons(
     """Origin -> reason for every message of a unit that holds a protected message (or of
     the newest unit): its own reason, else ``"newest_turn"`` or ``"unit"``."""
     reasons: dict[int, ProtectionReason] = {}
-    for n, (start, stop) in enumerate(bounds):
-        newest = protect_newest_turn and n == len(bounds) - 1
-        if newest or any(why[start:stop]):
-            for j in range(start, stop):
-                reasons[messages[j].origin] = why[j] or ("newest_turn" if newest else "unit")
+    last = len(bounds) - 1
+    # the units holding a message with a reason of its own (few: found from those messages,
+    # never a slice of ``why`` a unit), in order, and the newest
+    stops = bounds.stops if isinstance(bounds, Ranges) else [stop for _, stop in bounds]
+    units = sorted({bisect_right(stops, i) for i, w in enumerate(why) if w})
+    if protect_newest_turn and last >= 0 and (not units or units[-1] != last):
+        units.append(last)
+    for n in units:
+        start, stop = bounds[n]
+        newest = protect_newest_turn and n == last
+        for j in range(start, stop):
+            reasons[messages[j].origin] = why[j] or ("newest_turn" if newest else "unit")
     return reasons
 
 
