@@ -145,7 +145,23 @@ def _keys(spans: UnitSpans) -> list[int]:
     out: list[int] = []
     start = 0
     for n, stop in enumerate(spans.bounds.stops):
-        out.append(classes.setdefault(_key(messages[start:stop], n >= fresh), len(classes)))
+        m = messages[start]
+        content = m.content
+        key: Hashable
+        if (
+            n < fresh
+            and stop - start == 1
+            and type(content) is str
+            and not m.tool_calls
+            and m.tool_call_id is None
+        ):
+            # _unit_key(remember=False) of a plain message (no call, not a result: most of a
+            # chat), inlined: the same key
+            parts = (("text", content, None),) if content else ()
+            key = (((m.role, m.name, parts, ()), None),)
+        else:
+            key = _key(messages[start:stop], n >= fresh)
+        out.append(classes.setdefault(key, len(classes)))
         start = stop
     return out
 
@@ -361,7 +377,7 @@ def _groups(
     """
     count = len(spans)
     protected, bounds, messages = spans.protected, spans.bounds, spans.messages
-    rounds = [spans.is_tool_round(n) for n in range(count)]
+    rounds = _rounds(spans)
 
     def key(i: int) -> Hashable:
         return keys[i] if 0 <= i < count else _EDGE
@@ -406,3 +422,17 @@ def _groups(
             start, stop = bounds[i]
             total -= sum(context.message_tokens(msg) for msg in messages[start:stop])
     return groups
+
+
+def _rounds(spans: UnitSpans) -> list[bool]:
+    """:meth:`UnitSpans.is_tool_round` of every unit, in one walk of its bounds."""
+    messages = spans.messages
+    out: list[bool] = []
+    start = 0
+    for stop in spans.bounds.stops:
+        if stop - start == 1:
+            out.append(bool(messages[start].tool_calls))
+        else:
+            out.append(any(m.tool_calls for m in messages[start:stop]))
+        start = stop
+    return out
