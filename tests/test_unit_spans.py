@@ -11,6 +11,7 @@ from _convo import calls, result
 from agent_adapter._messages import Message
 from agent_adapter.context import Protection, Unit, split_units
 from agent_adapter.context._engine import _SharedCostContext
+from agent_adapter.context._invariants import _Starts
 from agent_adapter.context._steps._base import (
     StepContext,
     last_non_system,
@@ -124,3 +125,16 @@ def test_unit_reasons_are_those_of_the_unit_by_unit_walk(
     assert new == _old_unit_reasons(messages, as_list, why, newest_turn)
     assert _unit_reasons(messages, as_list, why, newest_turn) == new  # type: ignore[arg-type]
     assert list(new.items()) == list(_old_unit_reasons(messages, as_list, why, newest_turn).items())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(_KINDS), max_size=15))
+def test_the_guards_unit_starts_are_the_set_it_replaced(kinds: list[str]) -> None:
+    messages = _conversation(kinds)
+    bounds = _bounds(messages)
+    expected = {start for start, _ in bounds}
+    for given_bounds in (bounds, list(bounds)):
+        starts = _Starts(given_bounds)
+        assert [g in starts for g in range(-1, len(messages) + 2)] == [
+            g in expected for g in range(-1, len(messages) + 2)
+        ]

@@ -136,9 +136,11 @@ def _key(unit: tuple[Message, ...], remember: bool = True) -> Hashable:
 
 def _keys(spans: UnitSpans) -> list[int]:
     """Each unit's :func:`_key` as a small int (equal keys, equal ints): hashed once, then
-    compared at once. Only the newest units go through the memos: the puts of the newer ones
-    would evict an older one's key within this very walk (a memo holds ``entries`` keys), so
-    the older ones are keyed without looking up or remembering (same keys, no churn)."""
+    compared at once. A plain message's key (no call, not a result) is made inline, for less
+    than a memo lookup costs; of the others, only the newest units go through the memos: the
+    puts of the newer ones would evict an older one's key within this very walk (a memo holds
+    ``entries`` keys), so the older ones are keyed without looking up or remembering (same
+    keys, no churn)."""
     classes: dict[Hashable, int] = {}
     messages = spans.messages
     fresh = len(spans) - _UNIT_KEYS.entries
@@ -149,14 +151,13 @@ def _keys(spans: UnitSpans) -> list[int]:
         content = m.content
         key: Hashable
         if (
-            n < fresh
-            and stop - start == 1
+            stop - start == 1
             and type(content) is str
             and not m.tool_calls
             and m.tool_call_id is None
         ):
-            # _unit_key(remember=False) of a plain message (no call, not a result: most of a
-            # chat), inlined: the same key
+            # _unit_key of a plain message (no call, not a result: most of a chat), inlined:
+            # the same key, made at less than the memos' lookup costs (they hold the others)
             parts = (("text", content, None),) if content else ()
             key = (((m.role, m.name, parts, ()), None),)
         else:

@@ -375,7 +375,10 @@ class RemoveOldMessages(BaseCompressionStep):
                 taken += 1
                 drop[start:stop] = b"\x01" * (stop - start)
                 dropped = True
-                total -= sum(context.message_tokens(m) for m in messages[start:stop])
+                if stop - start == 1:  # most units: one message, no generator
+                    total -= context.message_tokens(messages[start])
+                else:
+                    total -= sum(context.message_tokens(m) for m in messages[start:stop])
             if not dropped:
                 return out
             if not self.note:
