@@ -66,3 +66,17 @@ def test_a_chat_list_mixing_apis_names_both() -> None:
     ]
     with pytest.raises(ConfigError, match=r"messages\[0\]\) and Responses items \(messages\[1\]"):
         convert(natives, ChatConverter())
+
+
+def test_a_cold_conversion_loads_what_a_warm_one_reuses() -> None:
+    from agent_adapter.context.formats import _conversion
+
+    natives = [dict(n) for n in _CHAT] * 3  # the same dicts again: each place its own message
+    _conversion._REMEMBERED.clear()
+    cold = convert(natives, "openai").messages
+    assert len({id(m) for m in cold}) == len(cold)
+    warm = convert(natives, "openai").messages  # through what the cold one remembered
+    assert warm == cold and len({id(m) for m in warm}) == len(warm)
+    fresh = [dict(n) for n in natives]  # no native twice
+    _conversion._REMEMBERED.clear()
+    assert convert(fresh, "openai").messages == cold

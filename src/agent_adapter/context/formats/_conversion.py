@@ -399,6 +399,20 @@ def _load_grouped(
     # only the last ``memo.size`` natives are remembered: the puts after an older one would
     # evict it in this very loop (and copying and walking it is most of a put's cost)
     kept_from = len(natives) - memo.size
+    if (
+        not memo.entries
+        and not _memo.remembers_alone(kind)
+        and len(set(map(id, natives))) == len(natives)
+    ):
+        # nothing remembered to reuse and no native twice (a cold conversion): each native
+        # loaded, the newest remembered, without a lookup a native
+        for i, native in enumerate(natives):
+            loaded = load(native, i)
+            if i >= kept_from and type(native) is dict:
+                memo.put(kind, native, tuple(loaded))
+            messages.extend(loaded)
+            stops.append(len(messages))
+        return messages, Ranges(stops, "native"), {}
     for i, native in enumerate(natives):
         twice = id(native) in seen
         got: Sequence[Message] | None = (

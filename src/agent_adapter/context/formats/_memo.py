@@ -79,6 +79,7 @@ __all__ = [
     "loaded_alone",
     "loaded_prefix",
     "native_shape",
+    "remembers_alone",
     "scan",
     "snapshot",
 ]
@@ -480,6 +481,13 @@ def loaded_alone(kind: str, native: Any) -> tuple[Message, ...] | None:
     each = _ANTHROPIC_EACH if kind == "anthropic" else _CHAT_EACH if kind == "chat" else None
     entry = each.natives.entries.get(id(native)) if each is not None else None
     return entry.messages if entry is not None and entry.native is native else None
+
+
+def remembers_alone(kind: str) -> bool:
+    """False when :func:`loaded_alone` finds nothing for any native of ``kind`` (its loader
+    remembers none): a conversion then skips asking native by native."""
+    each = _ANTHROPIC_EACH if kind == "anthropic" else _CHAT_EACH if kind == "chat" else None
+    return each is not None and bool(each.natives.entries)
 
 
 def _run(

@@ -184,7 +184,12 @@ def load_chat(native: Any, where: str) -> Message:
     if role == "tool" and (not isinstance(call_id, str) or not call_id):
         raise ConfigError(f"{where}.tool_call_id must be a non-empty str on a tool message")
     name = native.get("name")
-    extras = {k: v for k, v in native.items() if k not in _KNOWN_KEYS}
+    # (most dicts hold known keys only: a C-level subset check, no comprehension)
+    extras = (
+        {}
+        if native.keys() <= _KNOWN_KEYS
+        else {k: v for k, v in native.items() if k not in _KNOWN_KEYS}
+    )
     if role == "developer":
         extras["role"] = "developer"
     return Message(
