@@ -353,7 +353,14 @@ class _Each:
         # is converted the usual way, which decides
         seen: set[str] = set(before.state) if before else set()
         memo, load = self.natives, self.converter.load
+        # a native classified here is not classified again by its load (Chat's)
+        classified = load
+        if self.flavours and isinstance(self.converter, ChatConverter):
+            classified = self.converter.load_classified
         tail = len(natives) - _TAIL
+        # the natives the puts after them evict within this very loop are not put (nor
+        # their entries made): only the last ``memo.size`` stay remembered
+        kept_from = len(natives) - memo.size
         for i in range(start, len(natives)):
             native = natives[i]
             shape = native_shape(native)
@@ -363,9 +370,15 @@ class _Each:
                 if flavour == "responses":
                     raise _Fallback  # not a Chat list after all: the caller reloads it
                 try:
-                    messages = tuple(load(native, i))
+                    messages = tuple((classified if self.flavours else load)(native, i))
                 except ConfigError:
                     raise _Fallback from None
+                if i < kept_from and entry is None:
+                    starts.append(len(out))
+                    out.extend(messages)
+                    if flavour is not None:
+                        seen.add(flavour)
+                    continue
                 if entry is None or entry.messages != messages or entry.flavour != flavour:
                     anywhere = self._anywhere(messages)
                     entry = _Entry(native, shape or (), i, anywhere, messages, flavour)
