@@ -28,6 +28,7 @@ final request, ours against stateless.
 
     python bench/cache.py             # all traces (~3 min on 2 cores)
     python bench/cache.py --quick     # one trace of each kind
+    python bench/cache.py --depth     # how deep to compact: cost and names vs the reference
 """
 
 from __future__ import annotations
@@ -236,7 +237,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--depth",
+        action="store_true",
+        help="how deep to compact: the settings of bench/_cache_depth.py against the reference",
+    )
+    parser.add_argument("--only", default="", help="--depth: the groups whose name holds this")
     args = parser.parse_args(argv)
+    if args.depth:
+        import _cache_depth
+        from quality import PATH_RE
+
+        return _cache_depth.main(data_dir(args.data), args.quick, Tally, PATH_RE, args.only)
     rows: list[list[str]] = []
     for trace, fmt in _traces(data_dir(args.data), args.quick):
         tallies = _replay(trace, fmt)

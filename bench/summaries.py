@@ -20,6 +20,17 @@ Code's summary names and ours also names.
 
 Targets (issue 9): >= 90% of the paths, >= 70% of the identifiers, the same rates for the
 open-task lines, in no more tokens than Claude Code's summary, under 100 ms a session.
+
+    python bench/summaries.py --wire [--runs 3]
+                                                # the summary request on the wire (issue 35)
+
+``--wire`` replays the largest held-out mini-swe-agent runs call by call through
+``CompressingModel`` (OpenAI Chat Completions and Anthropic Messages on the local
+``ProviderServer``, whose prompt cache says what each request read), with ``Summarize`` on
+the conversation's own model, and prints per run the summary requests' share of input served
+by the prompt cache: the summary request continuing the conversation (the default) against a
+fresh prompt of the span's transcript (``continue_conversation=False``). Target (issue 35):
+the summary request's shared prefix with the previous request >= 90% of its input.
 """
 
 from __future__ import annotations
@@ -237,6 +248,37 @@ def local_demo(args: argparse.Namespace) -> None:
     port.close()
 
 
+def wire(args: argparse.Namespace) -> None:
+    """``--wire``: the summary requests' cache reads, continued against fresh."""
+    from _wire_replay import PROTOCOLS, replay_cache, runs
+
+    head = ["run", "protocol", "calls", "summaries", "continued: cached share (min)",
+            "fresh: cached share (min)"]  # fmt: skip
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    worst = 1.0
+    for path in runs(data_dir(args.data), args.runs):
+        for protocol in PROTOCOLS:
+            cells = []
+            for continued in (True, False):
+                got = asyncio.run(
+                    replay_cache(path, protocol, continued=continued, threshold=40_000,
+                                 target=30_000)
+                )  # fmt: skip
+                shares = [c.share for c in got.summaries]
+                low = min(shares) if shares else float("nan")
+                if continued and shares:
+                    worst = min(worst, low)
+                read = sum(c.cache_read_tokens for c in got.summaries)
+                total = sum(c.input_tokens for c in got.summaries)
+                cells.append((got, f"{read / max(total, 1):.1%} ({low:.1%})"))
+            got = cells[0][0]
+            name = path.name.split(".")[0]
+            print(f"| {name} | {protocol} | {got.calls} | {len(got.summaries)} "
+                  f"({got.continued} continued) | {cells[0][1]} | {cells[1][1]} |")  # fmt: skip
+    print(f"\nlowest cached share of a continued summary request: {worst:.1%} (target >= 90%)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", help="the shared data folder")
@@ -258,7 +300,16 @@ def main() -> None:
     parser.add_argument("--demo", nargs="?", const="tool_heavy.jsonl", metavar="SESSION",
                         help="compact one short Claude Code session with the extractive "
                         "default and --local's model, and print both")  # fmt: skip
+    parser.add_argument(
+        "--wire",
+        action="store_true",
+        help="the summary request's cache reads on the local wire server",
+    )
+    parser.add_argument("--runs", type=int, default=3, help="--wire: how many runs")  # fmt: skip
     args = parser.parse_args()
+    if args.wire:
+        wire(args)
+        return
     if args.demo:
         local_demo(args)
         return

@@ -235,7 +235,17 @@ def test_anthropic_rules() -> None:
     redacted = {"role": "assistant", "content": [{"type": "redacted_thinking", "data": ""}]}
     assert rules(check_anthropic([a, redacted])) == [(1, "thinking_signature")]
     assert rules(check_anthropic([{"role": "user", "content": [USE]}])) == [(0, "block_wrong_role")]
-    assert rules(check_anthropic([{"role": "system", "content": "s"}])) == [(0, "not_a_message")]
+    # mid-conversation system messages: right after a user turn, text only
+    assert rules(check_anthropic([{"role": "system", "content": "s"}])) == [(0, "system_misplaced")]
+    system = {"role": "system", "content": [{"type": "text", "text": "env"}]}
+    assert rules(check_anthropic([{"role": "user", "content": "u"}, system])) == []
+    late = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}, system]
+    assert rules(check_anthropic(late)) == [(2, "system_misplaced")]
+    image = {"role": "system", "content": [{"type": "image", "source": {"type": "url"}}]}
+    assert rules(check_anthropic([{"role": "user", "content": "u"}, image])) == [
+        (1, "system_not_text")
+    ]
+    assert rules(check_anthropic([{"role": "tool", "content": "s"}])) == [(0, "not_a_message")]
 
 
 def test_thinking_unchanged() -> None:

@@ -1,9 +1,10 @@
-"""Three distributions in one repository (issue 33): the library ``agent-adapter`` (root),
-its command line ``agent-adapter-cli`` (packages/agent-adapter-cli, only ``agent_adapter/cli``)
-and ``cliver-core`` 0.4 (packages/cliver-core, the successor of 0.3.0a5, every one of its
-modules). Installed, ``cliver_core`` comes from the distribution ``cliver-core``,
-``agent_adapter.cli`` from ``agent-adapter-cli``, and the library's required dependencies hold
-neither httpx, typer, rich nor numpy."""
+"""The distributions of one repository (issue 33): the library ``agent-adapter`` (root),
+its command line ``agent-adapter-cli`` (packages/agent-adapter-cli, only ``agent_adapter/cli``),
+its context gateway ``agent-adapter-gateway`` (packages/agent-adapter-gateway, only
+``agent_adapter/gateway``, issue 36) and ``cliver-core`` 0.4 (packages/cliver-core, the
+successor of 0.3.0a5, every one of its modules). Installed, ``cliver_core`` comes from the
+distribution ``cliver-core``, ``agent_adapter.cli`` from ``agent-adapter-cli``, and the
+library's required dependencies hold neither httpx, typer, rich nor numpy."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = {
     "agent-adapter": (ROOT, "agent_adapter"),
     "agent-adapter-cli": (ROOT / "packages" / "agent-adapter-cli", "agent_adapter_cli"),
+    "agent-adapter-gateway": (
+        ROOT / "packages" / "agent-adapter-gateway",
+        "agent_adapter_gateway",
+    ),
     "cliver-core": (ROOT / "packages" / "cliver-core", "cliver_core"),
 }
 #: 0.3.0a5's public modules (its wheel's RECORD, the private and transport ones left out)
@@ -110,11 +115,15 @@ def test_each_wheel_ships_only_its_own_modules(wheels: dict[str, Path]) -> None:
     cli = {n for n in _names(wheels["agent-adapter-cli"]) if ".dist-info/" not in n}
     assert "agent_adapter/cli/__init__.py" in cli
     assert not [n for n in cli if not n.startswith("agent_adapter/cli/")]  # no __init__.py above
+    gateway = {n for n in _names(wheels["agent-adapter-gateway"]) if ".dist-info/" not in n}
+    assert "agent_adapter/gateway/__init__.py" in gateway
+    assert not [n for n in gateway if not n.startswith("agent_adapter/gateway/")]
 
 
 def test_cliver_core_comes_from_the_distribution_cliver_core(site: Path, tmp_path: Path) -> None:
     code = (
-        "import importlib.metadata as m, json, cliver_core, agent_adapter.cli;"
+        "import importlib.metadata as m, json, cliver_core, agent_adapter.cli,"
+        " agent_adapter.gateway;"
         "d = m.packages_distributions();"
         "print(json.dumps([cliver_core.__file__, agent_adapter.cli.__file__, d['cliver_core'],"
         " sorted(d['agent_adapter']), m.distribution('cliver-core').version,"
@@ -125,7 +134,7 @@ def test_cliver_core_comes_from_the_distribution_cliver_core(site: Path, tmp_pat
     where, cli_where, dists, adapter_dists, version, requires = json.loads(done.stdout)
     assert where.startswith(str(site)) and cli_where.startswith(str(site))
     assert dists == ["cliver-core"]
-    assert adapter_dists == ["agent-adapter", "agent-adapter-cli"]
+    assert adapter_dists == ["agent-adapter", "agent-adapter-cli", "agent-adapter-gateway"]
     assert version.startswith("0.4.")
     assert any(r.startswith("agent-adapter") for r in requires)
     assert any(r.startswith("httpx") for r in requires)
@@ -137,7 +146,7 @@ def test_the_library_requires_neither_httpx_typer_rich_nor_numpy(
     code = (
         "import importlib.metadata as m, json;"
         "print(json.dumps({n: m.distribution(n).requires or [] for n in"
-        " ('agent-adapter', 'agent-adapter-cli')}))"
+        " ('agent-adapter', 'agent-adapter-cli', 'agent-adapter-gateway')}))"
     )
     done = _run(code, [site], tmp_path)
     assert done.returncode == 0, done.stderr
@@ -160,4 +169,7 @@ def test_the_library_requires_neither_httpx_typer_rich_nor_numpy(
     core = required("agent-adapter")
     assert {"pydantic", "tiktoken"} <= core and not core & NOT_CORE, core
     assert {"agent-adapter", "typer", "rich"} <= required("agent-adapter-cli")
+    assert {"agent-adapter", "agent-adapter-cli", "starlette", "uvicorn", "httpx"} <= required(
+        "agent-adapter-gateway"
+    )
     assert required("agent-adapter", "relevance") == {"numpy", "rank-bm25"}

@@ -94,8 +94,8 @@ def test_conversations_sharing_a_key_never_take_each_others_state(
     nothing mixed up, no compaction or cache hit lost to the other."""
     a, b = _sharing_opening(data_dir)
     policy = CompressionPolicy(threshold_tokens=20_000, target_tokens=15_000)
-    alone_a = _replay(a, Compactor(policy).compress_sync)
-    alone_b = _replay(b, Compactor(policy).compress_sync)
+    alone_a = _replay(a, Compactor(policy, save_to=None).compress_sync)
+    alone_b = _replay(b, Compactor(policy, save_to=None).compress_sync)
     shared = CompactionStates()
     together_a: list[str] = []
     together_b: list[str] = []

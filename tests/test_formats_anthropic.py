@@ -253,3 +253,25 @@ def test_a_deeply_nested_tool_input_is_a_config_error() -> None:
         shallow = {"a": shallow}
     natives[1]["content"][0]["input"] = shallow
     assert len(convert(natives).messages) == 3
+
+
+def test_a_mid_conversation_system_message_is_a_protected_system_message() -> None:
+    """Claude Opus 4.8+ takes ``role: "system"`` right after a user turn (Claude Code 2.1
+    sends its environment so): it loads as a system Message, survives a compaction as the
+    same native, and the result passes the checker."""
+    from agent_adapter.context import CompressionPolicy, compress_for_sync
+    from agent_adapter.context.formats import check, convert
+
+    system = {"role": "system", "content": [{"type": "text", "text": "# Environment: linux"}]}
+    natives: list[dict[str, object]] = [{"role": "user", "content": "the task " * 30}, system]
+    for i in range(30):
+        natives.append({"role": "assistant", "content": f"step {i} " + "words " * 100})
+        natives.append({"role": "user", "content": f"result {i} " + "output " * 100})
+    assert [m.role for m in convert(natives[:3], "anthropic").messages] == [
+        "user",
+        "system",
+        "assistant",
+    ]
+    out, report = compress_for_sync(natives, CompressionPolicy(threshold_tokens=3000))
+    assert report.tokens_after < report.tokens_before
+    assert out[1] is system and check(out, "anthropic") == []

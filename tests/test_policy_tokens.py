@@ -12,6 +12,7 @@ from agent_adapter.context import (
     CompressionLimits,
     CompressionPolicy,
     CutLongMessages,
+    DropStaleReads,
     RemoveDuplicates,
     RemoveOldMessages,
     ShrinkToolResults,
@@ -59,7 +60,13 @@ def test_limits_from_percents_and_tokens() -> None:
 
 def test_default_steps() -> None:
     kinds = [type(s) for s in CompressionPolicy().resolved_steps()]
-    assert kinds == [RemoveDuplicates, ShrinkToolResults, CutLongMessages, RemoveOldMessages]
+    assert kinds == [
+        RemoveDuplicates,
+        DropStaleReads,
+        ShrinkToolResults,
+        CutLongMessages,
+        RemoveOldMessages,
+    ]
 
 
 def test_step_config_is_json_safe() -> None:

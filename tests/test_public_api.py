@@ -18,6 +18,7 @@ SPEC_CONTEXT = {
     "CompressionReport",
     "CompressionStep",
     "CutLongMessages",
+    "DropStaleReads",
     "MyOwnStep",
     "Protection",
     "RemoveDuplicates",
@@ -297,7 +298,7 @@ PUBLIC = {
 #: Public subpackages: an attribute of their parent once imported (by anything, so a name
 #: here may or may not be in dir() depending on which tests ran first).
 SUBPACKAGES = {
-    "agent_adapter": {"context", "cli", "providers", "testing", "integrations"},
+    "agent_adapter": {"context", "cli", "gateway", "providers", "testing", "integrations"},
     "agent_adapter.context": {"formats"},
     # cliver-core 0.3.0a5's modules (``tool`` is the decorator, as there)
     "cliver_core": {

@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeAlias
 from agent_adapter._errors import ConfigError
 
 __all__ = [
+    "COMPACTION_TYPES",
     "ROLES",
     "FilePart",
     "FrozenDict",
@@ -252,6 +253,24 @@ def _children(container: Any) -> Any:
     return container.values() if isinstance(container, Mapping) else container
 
 
+#: The ``type`` of provider items that hold a provider's own compaction state, which must go
+#: back unchanged:
+#:
+#: * ``"compaction"``: Anthropic's ``compaction`` content block (Messages API, compaction
+#:   beta ``compact-2026-01-12``: "On subsequent requests, append the response to your
+#:   messages. The API automatically drops all message blocks prior to the compaction block,
+#:   continuing the conversation from the summary"; the SDK's ``BetaCompactionBlockParam``:
+#:   "Users should round-trip these blocks from responses to subsequent requests to maintain
+#:   context across compaction boundaries", its ``encrypted_content`` "to be round-tripped
+#:   verbatim" and its ``signature`` "to be sent back verbatim"), and OpenAI Responses'
+#:   ``compaction`` item (compaction guide: "The returned compaction item carries forward key
+#:   prior state and reasoning into the next run using fewer tokens. It is opaque and not
+#:   intended to be human-interpretable"; its ``encrypted_content`` is required).
+#: * ``"compaction_trigger"``: the Responses input item that asks the server to compact
+#:   ("Compacts the current context. Must be the final input item.", API reference).
+COMPACTION_TYPES = frozenset({"compaction", "compaction_trigger"})
+
+
 @dataclass(frozen=True, slots=True)
 class OpaquePart:
     """A provider item with no slot here (audio, server tool results, ...), carried untouched.
@@ -274,6 +293,17 @@ class OpaquePart:
                 f"OpaquePart.data is nested more than {OPAQUE_MAX_DEPTH} levels deep (the "
                 f"limit for provider items); flatten it"
             )
+
+    @property
+    def is_compaction(self) -> bool:
+        """True when ``data`` is a provider's own compaction state (:data:`COMPACTION_TYPES`).
+
+        Known by the item's documented ``type``, the provider's own tag, never by its text.
+        Such state goes back byte for byte and no step may cut, change or drop it
+        (:class:`~agent_adapter.context.Protection` protects the message holding it).
+        """
+        data = self.data
+        return isinstance(data, Mapping) and data.get("type") in COMPACTION_TYPES
 
 
 Part: TypeAlias = TextPart | ImagePart | FilePart | ThinkingPart | OpaquePart

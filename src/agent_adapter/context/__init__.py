@@ -35,6 +35,7 @@ if _typing.TYPE_CHECKING:
     from agent_adapter.context._steps.dedup import RemoveDuplicates
     from agent_adapter.context._steps.drop import RemoveOldMessages
     from agent_adapter.context._steps.relevance import KeepMostRelevant
+    from agent_adapter.context._steps.stale import DropStaleReads
     from agent_adapter.context._steps.summarize import Summarize, SummarizeLongMessage
     from agent_adapter.context._steps.tool_results import ShrinkToolResults
     from agent_adapter.context._stores._base import StoreEntry, StoreError, ToolResultStore
@@ -70,6 +71,7 @@ __all__ = [
     "CompressionStep",
     "ContextSummary",
     "CutLongMessages",
+    "DropStaleReads",
     "EmbeddingPort",
     "EmbeddingScorer",
     "HybridScorer",
@@ -131,6 +133,7 @@ __getattr__, __dir__ = _lazy_exports(
         "CompressionStep": "agent_adapter.context._steps._base",
         "ContextSummary": "agent_adapter.context._steps._summary_text",
         "CutLongMessages": "agent_adapter.context._steps.cut",
+        "DropStaleReads": "agent_adapter.context._steps.stale",
         "EmbeddingPort": "agent_adapter._model",
         "EmbeddingScorer": "agent_adapter.context._scorers",
         "HybridScorer": "agent_adapter.context._scorers",

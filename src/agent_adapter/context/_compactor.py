@@ -19,12 +19,21 @@ The state is bounded (a few branches of this conversation, see
 store=RedisStore(url))`` and a ``conversation`` id, shared by every worker serving the
 conversation. ``CompressingModel``, the integrations and ``cliver_core``'s policy compactor
 keep their conversations' states the same way, in a :class:`CompactionStates` of their own.
+
+Recall is on by default (issue 34, item 3): the object holds an embedded store (see
+:mod:`~agent_adapter.context._stores._default`) and gives it to every step of its policy
+that can save and was given no store, so what its compactions shorten or remove (old tool
+results, long texts, dropped runs) can be read back with
+``recall_tool(compactor.save_to)``, and each marker and note says how
+(``recall_context(id=...)``). ``save_to=None`` turns it off; pure ``compress_for`` stays
+storeless.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._sync import run_sync
@@ -32,7 +41,9 @@ from agent_adapter.context._compress_for import stateful_compress
 from agent_adapter.context._policy import CompressionPolicy, check_window
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
+from agent_adapter.context._stores._base import ToolResultStore
 from agent_adapter.context._stores._commit import use_sync_face
+from agent_adapter.context._stores._default import default_store
 from agent_adapter.context.formats._base import Converter
 from agent_adapter.context.formats._registry import check_format_name
 
@@ -61,6 +72,12 @@ class Compactor:
     compaction on every call that frees a few tokens. The judgement is by what the request
     shrank, as the report counts it.
 
+    **Prepared in the background.** When a step of the policy writes with a model,
+    :meth:`compress` (not :meth:`compress_sync`, whose loop ends with the call) starts the
+    next compaction at ``states.prepare_at`` (0.8) of the threshold, on the request of that
+    call, and the call that crosses the threshold swaps the prepared compaction in for
+    exactly that request's prefix (see :mod:`agent_adapter.context._background`).
+
     Where the spec of ``compress_for`` is silent, this follows LangChain's
     ``SummarizationMiddleware`` and Claude Code's auto-compaction: the caller keeps its own
     full history and sends it each turn; the object remembers what it sent.
@@ -79,10 +96,21 @@ class Compactor:
         pinned: ``pinned(native)`` marks natives no step may change or remove.
         model_max_tokens: the context window, for a policy in percents and as the limit a
             held request never passes.
+        save_to: where what the compactions shorten or remove is saved for recall:
+            ``"default"`` the embedded SQLite store (one file a user in the user's cache
+            folder, see :mod:`~agent_adapter.context._stores._default`; ``None`` when no
+            folder can be made), a ``ToolResultStore`` of yours (``RedisStore`` to share it
+            between workers), or ``None``: nothing saved. The store goes to every step of
+            the policy (and a step ``if_still_too_long``) that has a ``save_to`` and was
+            given none (``ShrinkToolResults``, ``CutLongMessages``, ``RemoveOldMessages``,
+            ``Summarize``, ``SummarizeLongMessage``, ``KeepMostRelevant``); a step given its
+            own store keeps it. A step's ``save_to=None`` counts as not given: to keep a
+            step from saving, give the Compactor ``save_to=None``.
 
     Raises:
         ConfigError: ``policy`` is not a CompressionPolicy, ``conversation`` not a
-            non-empty str, ``states`` not a CompactionStates, or ``pinned`` not callable.
+            non-empty str, ``states`` not a CompactionStates, ``pinned`` not callable, or
+            ``save_to`` not ``"default"``, ``None`` or a ToolResultStore.
 
     Example:
         >>> from agent_adapter.context import Compactor, CompressionPolicy
@@ -102,6 +130,7 @@ class Compactor:
         format: str | Converter[Any] = "auto",
         pinned: Callable[[Any], bool] | None = None,
         model_max_tokens: int | None = None,
+        save_to: ToolResultStore | Literal["default"] | None = "default",
     ) -> None:
         if not isinstance(policy, CompressionPolicy):
             raise ConfigError(
@@ -124,8 +153,20 @@ class Compactor:
             raise ConfigError(
                 f"Compactor: format must be a format's name or a Converter, got {format!r}"
             )
+        if (
+            save_to != "default"
+            and save_to is not None
+            and not isinstance(save_to, ToolResultStore)
+        ):
+            raise ConfigError(
+                "Compactor: save_to must be 'default', None or a ToolResultStore, got "
+                f"{type(save_to).__name__}"
+            )
         policy.limits(model_max_tokens)  # a percent policy without a window fails here
         self.policy = policy
+        self.save_to: ToolResultStore | None = default_store() if save_to == "default" else save_to
+        self._saving: tuple[CompressionPolicy, ToolResultStore | None, CompressionPolicy] | None
+        self._saving = None
         self.conversation = conversation
         self.states = (
             states
@@ -138,6 +179,16 @@ class Compactor:
 
     def __repr__(self) -> str:
         return f"Compactor(conversation={self.conversation!r})"
+
+    def _policy(self) -> CompressionPolicy:
+        """The policy the compactions run: ``policy`` with the store given to its steps
+        (made once for the policy and store the object holds)."""
+        held = self._saving
+        if held is not None and held[0] is self.policy and held[1] is self.save_to:
+            return held[2]
+        policy = with_store(self.policy, self.save_to)
+        self._saving = (self.policy, self.save_to, policy)
+        return policy
 
     async def compress(
         self, messages: Sequence[Any], *, ctx: Any = None
@@ -156,15 +207,21 @@ class Compactor:
             ConfigError: as ``compress_for``.
             MissingDependency: as ``compress_for``.
         """
+        return await self._compress(messages, ctx, background=True)
+
+    async def _compress(
+        self, messages: Sequence[Any], ctx: Any, *, background: bool
+    ) -> tuple[list[Any], CompressionReport]:
         return await stateful_compress(
             messages,
-            self.policy,
+            self._policy(),
             format=self.format,
             pinned=self.pinned,
             model_max_tokens=self.model_max_tokens,
             ctx=ctx,
             conversation=self.conversation,
             states=self.states,
+            background=background,
         )
 
     def compress_sync(
@@ -175,6 +232,35 @@ class Compactor:
 
         async def main() -> tuple[list[Any], CompressionReport]:
             use_sync_face()  # this task's own loop: stores write through their sync methods
-            return await self.compress(messages, ctx=ctx)
+            # no background compaction: this loop ends with the call
+            return await self._compress(messages, ctx, background=False)
 
         return run_sync(main)
+
+
+def _given(step: Any, store: ToolResultStore) -> Any:
+    """``step`` with ``store`` as its ``save_to`` when it is a dataclass step with that
+    field and none given; else ``step`` itself."""
+    if (
+        not dataclasses.is_dataclass(step)
+        or isinstance(step, type)
+        or "save_to" not in {f.name for f in dataclasses.fields(step)}
+        or getattr(step, "save_to", None) is not None
+    ):
+        return step
+    return dataclasses.replace(step, save_to=store)
+
+
+def with_store(policy: CompressionPolicy, store: ToolResultStore | None) -> CompressionPolicy:
+    """``policy`` with ``store`` given to each of its steps (its defaults included) and its
+    last-resort step that can save and has no store (see :class:`Compactor`'s
+    ``save_to``); ``policy`` itself when there is no store or no step takes it."""
+    if store is None:
+        return policy
+    steps = policy.resolved_steps()
+    given = [_given(step, store) for step in steps]
+    last = policy.if_still_too_long
+    last_given = last if isinstance(last, str) else _given(last, store)
+    if all(a is b for a, b in zip(steps, given, strict=True)) and last_given is last:
+        return policy
+    return dataclasses.replace(policy, steps=given, if_still_too_long=last_given)

@@ -6,6 +6,7 @@ the engine: this is the one place where the two meet.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import json
@@ -14,7 +15,9 @@ from typing import Any, Literal, TypeVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
+from agent_adapter._run import emit_event
 from agent_adapter._sync import run_sync
+from agent_adapter.context._background import PreparedCompaction, writes_with_model
 from agent_adapter.context._engine import _compress, _WouldCompress, compress
 from agent_adapter.context._pairing import PairingError, describe
 from agent_adapter.context._policy import CompressionPolicy
@@ -27,6 +30,7 @@ from agent_adapter.context._state import (
     shapes_of,
 )
 from agent_adapter.context._steps._base import _json_safe
+from agent_adapter.context._steps._continuation import Continuation
 from agent_adapter.context._stores._commit import use_sync_face
 from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context.formats._base import Converter
@@ -132,12 +136,18 @@ async def stateful_compress(
     force: bool = False,
     turn_thinking: bool | None = None,
     key_policy: CompressionPolicy | None = None,
+    continuation: Continuation | None = None,
+    background: bool = False,
 ) -> tuple[list[Any], CompressionReport]:
     """:func:`compress_for`, and what ``CompressingModel`` needs besides: ``force`` (compress
     even at or under the threshold, after a provider's overflow error) and ``turn_thinking``
     (whether Anthropic's thinking rule applies to ``agent_adapter`` messages; ``None``: the
     format's own, Anthropic's for ``agent_adapter``) and ``key_policy`` (the policy the
-    state is kept under, when ``policy`` is a per-call copy of it: a calibrated counter).
+    state is kept under, when ``policy`` is a per-call copy of it: a calibrated counter) and
+    ``continuation`` (the conversation's own request, which a summary request may continue:
+    :mod:`agent_adapter.context._steps._continuation`) and ``background`` (the caller's loop
+    outlives the call: a compaction may be prepared in the background, see
+    :mod:`agent_adapter.context._background`).
 
     The phases: the arguments checked, the format detected, the conversation's state found
     and where this call starts from (:func:`_start`), the list compressed under its hold,
@@ -148,7 +158,7 @@ async def stateful_compress(
         return await compress(messages, policy, model_max_tokens=model_max_tokens, ctx=ctx)
     name, snap, native = _detected(messages, format, auto=auto)
     fmt = _format_key(name)
-    opts = _Options(pinned, model_max_tokens, ctx, force, turn_thinking)
+    opts = _Options(pinned, model_max_tokens, ctx, force, turn_thinking, continuation=continuation)
     if store is None or not isinstance(messages, list | tuple) or not messages:
         return await _compress_list(messages, policy, name, snap, opts)
     key = _state_key(messages, fmt, key_policy or policy, opts, conversation)
@@ -160,18 +170,205 @@ async def stateful_compress(
         # own output, which could only move its cuts)
         return start.again, _again(entry, start.again, name, policy, model_max_tokens)
     hold = 0 if entry is None else entry.hold_until
-    out, report = await _compress_list(
-        start.base, policy, name, start.snap, dataclasses.replace(opts, hold_until=hold)
-    )
-    if report.tokens_before > report.threshold_tokens and report.skipped != "held":
+    growth = _growth(messages, name, policy) if policy.depth == "cost" else None
+    continuation = opts.continuation
+    if continuation is not None and name == "agent_adapter" and start.previous:
+        continuation = continuation.after_sent(start.previous)  # "the last request"
+    call = dataclasses.replace(opts, hold_until=hold, growth=growth, continuation=continuation)
+    slot = None if found is None else found.slot
+    prepared = None
+    if background and not force and store.prepare_at is not None and writes_with_model(policy):
+        prepared = _Background(store, key, slot, fmt, messages, start, entry, name, policy, call)
+        done = await prepared.swap()
+        if done is not None:
+            return done
+    out, report = await _compress_list(start.base, policy, name, start.snap, call)
+    if report.tokens_before > report.threshold_tokens and report.skipped not in (
+        "held",
+        "deferred",
+    ):
         # a compaction was due: judged by where it left the request (see _hold)
         hold = _hold(report, policy.model_max_tokens or model_max_tokens)
-    memory = _Memory(store, key, None if found is None else found.slot, fmt, messages, hold)
+    memory = _Memory(store, key, slot, fmt, messages, hold)
     if out is start.base or (start.base is messages and out is messages):
         report = _remember_as_sent(memory, start, entry, report, name, policy)
     else:
         report = _remember_compressed(memory, out, start.previous, report, name, policy)
+    if prepared is not None:
+        await prepared.start(out, report)
     return out, report
+
+
+def _growth(
+    messages: Sequence[Any], name: str | Converter[Any], policy: CompressionPolicy
+) -> Callable[[], tuple[int, int]]:
+    """For ``depth="cost"``: ``() -> (tokens, calls)`` of the caller's whole history (the
+    conversation's own record of growth: what it sent, not the compacted request), counted
+    only when a compaction is due."""
+
+    def count() -> tuple[int, int]:
+        loaded = _messages_of(messages, len(messages), name)
+        calls = sum(1 for m in loaded if m.role == "assistant")
+        return TokenMeter(policy.token_counter).total(loaded), calls
+
+    return count
+
+
+class _Background:
+    """A conversation's compaction prepared in the background, at one call (see
+    :mod:`agent_adapter.context._background`): :meth:`swap` before the call's own
+    compression, :meth:`start` after it."""
+
+    def __init__(
+        self,
+        store: CompactionStates,
+        key: str,
+        slot: int | None,
+        fmt: str,
+        messages: Sequence[Any],
+        start: _Start,
+        entry: StateEntry | None,
+        name: str | Converter[Any],
+        policy: CompressionPolicy,
+        opts: _Options,
+    ) -> None:
+        self.store, self.key, self.slot, self.fmt = store, key, slot, fmt
+        self.messages, self.start_, self.entry = messages, start, entry
+        self.name, self.policy, self.opts = name, policy, opts
+        self.window = policy.model_max_tokens or opts.model_max_tokens
+        self.limits = policy.limits(self.window)
+
+    async def _emit(self, event: str, **data: Any) -> None:
+        await emit_event(self.opts.ctx, f"compaction.{event}", **data)
+
+    async def _drop(self, job: PreparedCompaction, reason: str) -> None:
+        self.store.drop_prepared(self.key, job)
+        await self._emit("discard", reason=reason, messages=len(job.snapshot))
+
+    async def _probe(self, base: Sequence[Any], snap: Any) -> tuple[bool, int]:
+        """Whether a compaction of ``base`` is due now (over the threshold, not held), and
+        its tokens."""
+        probe = dataclasses.replace(self.opts, probe=True, continuation=None)
+        try:
+            _, report = await _compress_list(base, self.policy, self.name, snap, probe)
+        except _WouldCompress as due:
+            return True, due.tokens
+        return False, report.tokens_before
+
+    async def swap(self) -> tuple[list[Any], CompressionReport] | None:
+        """The request with the prepared compaction swapped in for the snapshot's prefix,
+        or the request as it is while the compaction is not ready (under the window);
+        ``None``: the call compresses as usual (nothing prepared, nothing due, or the
+        prepared compaction discarded)."""
+        job = self.store.prepared(self.key)
+        if job is None:
+            return None
+        base = self.start_.base
+        if not job.on_this_loop():
+            await self._drop(job, "loop")
+            return None
+        if not job.extended_by(base):
+            await self._drop(job, "diverged")
+            return None
+        due, tokens = await self._probe(base, self.start_.snap)
+        if not due:
+            return None
+        result = job.result()
+        if result is None and not job.task.done():
+            if self.window is not None and tokens <= self.window:
+                return await self._as_it_is(tokens)
+            result = await job.wait()
+        if result is None:
+            await self._drop(job, "failed")
+            return None
+        compacted, prepared = result
+        if len(compacted) == len(job.snapshot) and all(
+            a is b for a, b in zip(compacted, job.snapshot, strict=True)
+        ):
+            await self._drop(job, "empty")
+            return None
+        tail = list(base[len(job.snapshot) :])
+        out = [*compacted, *tail]
+        _, after = await self._probe(out, None)
+        if after > self.limits.threshold_tokens:  # the tail grew too long for the swap to help
+            await self._drop(job, "tail")
+            return None
+        self.store.drop_prepared(self.key, job)
+        report = dataclasses.replace(
+            prepared,
+            tokens_before=tokens,
+            tokens_after=after,
+            threshold_tokens=self.limits.threshold_tokens,
+            target_tokens=self.limits.target_tokens,
+            messages_before=len(base),
+            messages_after=len(out),
+        )
+        memory = _Memory(
+            self.store, self.key, self.slot, self.fmt, self.messages, _hold(report, self.window)
+        )
+        report = _remember_compressed(
+            memory, out, self.start_.previous, report, self.name, self.policy
+        )
+        await self._emit("swap", snapshot=len(job.snapshot), tail=len(tail), tokens=after)
+        return out, report
+
+    async def _as_it_is(self, tokens: int) -> tuple[list[Any], CompressionReport]:
+        """The request as it is (the prepared compaction is not ready; under the window)."""
+        base = self.start_.base
+        held = dataclasses.replace(self.opts, hold_until=tokens, continuation=None)
+        _, report = await _compress_list(base, self.policy, self.name, self.start_.snap, held)
+        report = dataclasses.replace(report, skipped="preparing")
+        hold = self.entry.hold_until if self.entry is not None else 0
+        memory = _Memory(self.store, self.key, self.slot, self.fmt, self.messages, hold)
+        report = _remember_as_sent(memory, self.start_, self.entry, report, self.name, self.policy)
+        out = base if isinstance(base, list) else list(base)
+        return out, report
+
+    async def start(self, sent: list[Any], report: CompressionReport) -> None:
+        """Start preparing the next compaction of ``sent`` (this call's request) when it is
+        at ``prepare_at`` of the threshold or more, under it, and none is prepared yet. A
+        request held after a compaction that stopped over the target (what no step may
+        touch was over it) prepares nothing: what its next compaction can free depends on
+        turns that are still the newest, so it compacts at the hold's end as usual."""
+        share = self.store.prepare_at
+        if (
+            share is None
+            or report.skipped != "under_threshold"
+            or report.tokens_before < share * report.threshold_tokens
+            or self.store.prepared(self.key) is not None
+        ):
+            return
+        gap = max(report.threshold_tokens - report.target_tokens, 1)
+        goal = max(1, report.tokens_before - gap)
+        policy = dataclasses.replace(
+            self.policy,
+            threshold_percent=None,
+            target_percent=None,
+            threshold_tokens=goal,
+            target_tokens=goal,
+        )
+        shot = tuple(sent)
+        snap = snapshot(shot) if shot and not isinstance(shot[0], Message) else None
+        opts = dataclasses.replace(self.opts, force=True, hold_until=0)
+
+        async def prepare() -> tuple[list[Any], CompressionReport]:
+            done = await _compress_list(list(shot), policy, self.name, snap, opts)
+            await self._emit("ready", messages=len(shot), tokens=done[1].tokens_after)
+            return done
+
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(prepare())
+        job = PreparedCompaction(shot, report.tokens_before, task, loop)
+        self.store.keep_prepared(self.key, job)
+        task.add_done_callback(_quiet)
+        await self._emit("prepare", messages=len(shot), tokens=report.tokens_before)
+
+
+def _quiet(task: asyncio.Task[Any]) -> None:
+    """A background compaction's failure is read when it is used (and then discarded), never
+    logged as an unretrieved exception."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _detected(
@@ -429,6 +626,8 @@ def _policy_digest(policy: CompressionPolicy, model_max_tokens: int | None) -> s
     except ConfigError:
         return "?"
     parts: list[Any] = [limits.threshold_tokens, limits.target_tokens, policy.recent_turns]
+    if policy.depth != "fixed":  # a fixed depth keys as before (the states stay valid)
+        parts.append([policy.depth, repr(policy.cache_price)])
     for step in [*policy.resolved_steps(), policy.if_still_too_long]:
         config = getattr(step, "config", None)
         parts.append(config() if callable(config) else _json_safe(step))
@@ -484,6 +683,10 @@ class _Options:
     force: bool
     turn_thinking: bool | None
     hold_until: int = 0
+    growth: Callable[[], tuple[int, int]] | None = None
+    continuation: Continuation | None = None
+    #: raise ``_WouldCompress`` where steps would run (a probe: is a compaction due?)
+    probe: bool = False
 
 
 async def _compress_list(
@@ -505,6 +708,9 @@ async def _compress_list(
             force=opts.force,
             turn_thinking=True if opts.turn_thinking is None else opts.turn_thinking,
             hold_until=opts.hold_until,
+            growth=opts.growth,
+            continuation=opts.continuation,
+            probe=opts.probe,
         )
     converter = name if isinstance(name, Converter) else _CONVERTERS.get(name)
     if converter is not None and (pinned is None or callable(pinned)) and not opts.force:
@@ -518,8 +724,12 @@ async def _compress_list(
                     ctx=ctx,
                     probe=True,
                     hold_until=opts.hold_until,
+                    growth=opts.growth,
                 )
-            except (_WouldCompress, PairingError):
+            except _WouldCompress:
+                if opts.probe:
+                    raise
+            except PairingError:
                 pass  # compress (or report the pairing error) on a conversion of its own
             else:
                 return messages if isinstance(messages, list) else list(messages), report
@@ -534,6 +744,9 @@ async def _compress_list(
             force=opts.force,
             turn_thinking=opts.turn_thinking,
             hold_until=opts.hold_until,
+            growth=opts.growth,
+            continuation=opts.continuation,
+            probe=opts.probe,
         )
     except PairingError as exc:
         raise _in_native_terms(exc, conversion) from None
@@ -552,6 +765,9 @@ async def compress_conversion(
     force: bool = False,
     turn_thinking: bool | None = None,
     hold_until: int = 0,
+    growth: Callable[[], tuple[int, int]] | None = None,
+    continuation: Continuation | None = None,
+    probe: bool = False,
 ) -> tuple[list[Message], CompressionReport]:
     """The engine on a conversion's messages, as ``compress_for`` runs it: added messages
     only where a native starts (``conversion.starts_native``), the format's thinking rule
@@ -574,6 +790,9 @@ async def compress_conversion(
         insertable=conversion.starts_native,
         turn_thinking=conversion.turn_thinking if turn_thinking is None else turn_thinking,
         hold_until=hold_until,
+        growth=growth,
+        continuation=continuation,
+        probe=probe,
     )
 
 

@@ -36,6 +36,7 @@ from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
 from agent_adapter.context._steps._base import _json_safe
+from agent_adapter.context._steps._continuation import continuing
 from agent_adapter.context._tokens import TokenCounter, TokenMeter, estimate_tokens
 
 __all__ = ["CompressingModel"]
@@ -140,6 +141,19 @@ class CompressingModel:
       the new messages until over the threshold; a compaction that leaves the request over
       the target (the protected part alone is over it) holds further ones until the request
       has grown by the gap, judged by the calibrated counts (what the provider reported).
+
+    * **The summary request reuses the conversation's cache.** A ``Summarize`` step whose
+      model is this wrapper's own (``model``, or the wrapper itself) sends its summary
+      request as the conversation's request, byte for byte (the same system, tools and
+      messages: the uncompressed request, whose prefix is the request sent last time), with
+      the instruction appended as a last user message, so the provider reads it from its
+      prompt cache (see ``Summarize.continue_conversation``).
+
+    * **Prepared in the background.** When a step of the policy writes with a model, the
+      conversation's next compaction starts at ``states.prepare_at`` (0.8) of the threshold
+      on that call's request and runs while the conversation goes on; the call that crosses
+      the threshold sends the prepared compaction followed by what came after it, without
+      waiting for a summarizer (see :mod:`agent_adapter.context._background`).
 
     Args:
         model: the port to call.
@@ -301,6 +315,8 @@ class CompressingModel:
             turn_thinking=_turn_thinking(self.provider),
             key_policy=key_policy or policy,
             states=self.states,
+            continuation=continuing(request, self.wrapped, self),
+            background=not force,
         )
         if out is messages:  # nothing changed: the caller's own sequence goes on
             return cast(list[Message], given), report
@@ -318,28 +334,11 @@ class CompressingModel:
 
     def _retry_target(self, prepared: _Prepared, error: ModelContextOverflow) -> tuple[int, float]:
         """What the overflow retry compresses to, in the provider's tokens, and the ratio of
-        the provider's count to the counter's for this request.
-
-        The ratio is the error's ``tokens`` over the counter's count of what was sent, not
-        clamped (the clamp guards the steady state against a nonsense report; here the
-        provider just counted this very request), else the calibrated ratio. The target is
-        the smallest of: the policy's target (for percents, of the error's ``limit`` when it
-        is below the window), ``_RETRY_MARGIN`` of the error's ``limit`` (what the provider
-        says fits, with room for its counting and the reply), and, without a ``limit``,
-        ``_RETRY_SHRINK`` of what was sent; always below what was sent."""
-        sent = error.tokens if error.tokens else round(prepared.raw * self.ratio)
-        ratio = self.ratio
-        if error.tokens and prepared.raw > 0:
-            ratio = max(error.tokens / prepared.raw, 1e-6)
-        policy, window = prepared.policy, prepared.window
-        if error.limit and policy.uses_percent and (window is None or error.limit < window):
-            window = error.limit
-        target = policy.limits(window).target_tokens
-        if error.limit:
-            target = min(target, int(error.limit * _RETRY_MARGIN))
-        else:
-            target = min(target, int(sent * _RETRY_SHRINK))
-        return max(1, min(target, sent - 1)), ratio
+        the provider's count to the counter's for this request (see
+        :func:`overflow_retry_target`)."""
+        return overflow_retry_target(
+            prepared.policy, prepared.window, prepared.raw, self.ratio, error.tokens, error.limit
+        )
 
     async def _smaller(self, prepared: _Prepared, error: ModelContextOverflow) -> ModelRequest:
         """The overflowed request compressed once more, strictly smaller; else ``error``.
@@ -428,6 +427,39 @@ class CompressingModel:
             self._calibrate(prepared, usage.input_tokens)
 
 
+def overflow_retry_target(
+    policy: CompressionPolicy,
+    window: int | None,
+    raw: int,
+    ratio: float,
+    tokens: int | None,
+    limit: int | None,
+) -> tuple[int, float]:
+    """What a request that overflowed is compressed to for its one retry, in the provider's
+    tokens, and the ratio of the provider's count to the counter's for that request.
+
+    ``raw`` is the counter's count of what was sent, ``ratio`` the calibrated ratio so far,
+    ``tokens`` / ``limit`` what the provider's error states (either may be ``None``). The
+    ratio is ``tokens`` over ``raw``, not clamped (the clamp guards the steady state against
+    a nonsense report; here the provider just counted this very request), else ``ratio``.
+    The target is the smallest of: the policy's target (for percents, of ``limit`` when it
+    is below the window), ``_RETRY_MARGIN`` of ``limit`` (what the provider says fits, with
+    room for its counting and the reply), and, without a ``limit``, ``_RETRY_SHRINK`` of
+    what was sent; always below what was sent. ``CompressingModel`` and the gateway
+    (``agent-adapter gateway``) retry with it."""
+    sent = tokens if tokens else round(raw * ratio)
+    if tokens and raw > 0:
+        ratio = max(tokens / raw, 1e-6)
+    if limit and policy.uses_percent and (window is None or limit < window):
+        window = limit
+    target = policy.limits(window).target_tokens
+    if limit:
+        target = min(target, int(limit * _RETRY_MARGIN))
+    else:
+        target = min(target, int(sent * _RETRY_SHRINK))
+    return max(1, min(target, sent - 1)), ratio
+
+
 def _counter_name(counter: TokenCounter | None) -> str:
     return fn_name(counter) if counter is not None else fn_name(estimate_tokens)
 
@@ -461,5 +493,8 @@ def _policy_config(policy: CompressionPolicy, window: int | None) -> dict[str, A
         "on_step_error": policy.on_step_error,
         "recent_turns": policy.recent_turns,
     }
+    if policy.depth != "fixed":  # a fixed depth's key material as before
+        out["depth"] = policy.depth
+        out["cache_price"] = repr(policy.cache_price)
     json.dumps(out)  # JSON-safe by construction; fail loudly here if not
     return out

@@ -9,6 +9,7 @@ from typing import Any
 
 from agent_adapter._errors import ConfigError, ModelContextOverflow
 from agent_adapter._messages import Message
+from agent_adapter.context._depth import Depth, cost_depth
 from agent_adapter.context._invariants import GuardStats, _guard
 from agent_adapter.context._own import is_own
 from agent_adapter.context._pairing import validate_messages
@@ -23,6 +24,7 @@ from agent_adapter.context._report import (
     untouched_report,
 )
 from agent_adapter.context._steps._base import CompressionStep, StepContext
+from agent_adapter.context._steps._continuation import Continuation
 from agent_adapter.context._steps.drop import RemoveOldMessages
 from agent_adapter.context._stores._commit import commit_saves, open_saves
 from agent_adapter.context._text import fit_message
@@ -44,7 +46,8 @@ def _cut_protected(
     goal: int | None = None,
 ) -> tuple[list[Message], int]:
     """if_still_too_long="cut": the biggest tool results and assistant texts cut head-and-tail
-    (never system messages, the latest user message, pinned messages, calls or ids) until the
+    (never system messages, the latest user message, pinned messages, a message holding a
+    provider's compaction state, calls or ids) until the
     list is under the target (``goal``: that many tokens); with ``protected_goal``, only
     protected ones, until the protected part is at or under that many tokens."""
     limit = context.target_tokens if goal is None else goal
@@ -58,6 +61,7 @@ def _cut_protected(
             if m.role in ("tool", "assistant")
             and m.text
             and not prot.is_pinned(m)
+            and prot.reason(m) != "compaction"  # a provider's compaction state goes back whole
             and (protected_goal < 0 or prot.is_protected(m))
         ),
         key=lambda i: -context.message_tokens(out[i]),
@@ -149,6 +153,7 @@ class _SharedCostContext(StepContext):
             protection=protection,
             meter=parent.meter,
             ctx=parent.ctx,
+            continuation=parent.continuation,
         )
         self._parent = parent
 
@@ -197,7 +202,12 @@ async def _run_step(
 
 
 class _WouldCompress(Exception):
-    """``_compress(..., probe=True)`` reached the steps: the list is over the threshold."""
+    """``_compress(..., probe=True)`` reached the steps: the list is over the threshold
+    (``tokens``: its count)."""
+
+    def __init__(self, tokens: int = 0) -> None:
+        super().__init__(tokens)
+        self.tokens = tokens
 
 
 async def compress(
@@ -249,6 +259,7 @@ class _Input:
     tokens_before: int
     model_window: int | None
     started: float
+    depth: Depth | None = None
 
     def untouched(
         self, skipped: SkipReason, current: list[Message], **kw: Any
@@ -263,8 +274,22 @@ class _Input:
             len(self.original),
             skipped,
             seconds=time.perf_counter() - self.started,
+            **self.depth_fields(),
             **kw,
         )
+
+    def depth_fields(self) -> dict[str, Any]:
+        """The report's fields of a cost-aware depth (none for a fixed one)."""
+        d = self.depth
+        if d is None:
+            return {}
+        return {
+            "depth": "cost",
+            "growth_tokens": d.growth,
+            "calls": d.calls,
+            "expected_calls": d.expected,
+            "payback_calls": d.payback,
+        }
 
 
 @dataclasses.dataclass
@@ -345,6 +370,8 @@ async def _compress(
     probe: bool = False,
     turn_thinking: bool = True,
     hold_until: int = 0,
+    growth: Callable[[], tuple[int, int]] | None = None,
+    continuation: Continuation | None = None,
 ) -> tuple[list[Message], CompressionReport]:
     """:func:`compress`, and ``insertable(message)``: may an added message stand right
     before ``message``? (a format whose natives hold several messages says where a native
@@ -353,16 +380,20 @@ async def _compress(
     ``turn_thinking``: the format may carry Anthropic thinking (``Protection``'s).
     ``hold_until``: a conversation's hold (see ``StateEntry.hold_until``): up to that many
     tokens nothing runs, over the threshold or not (``"held"``), unless ``force``.
+    ``continuation``: the conversation's own request, which a summary request may continue
+    (the steps get it over this compression's input as ``StepContext.continuation``).
 
     The phases, in order: prepare, protect, run the passes of steps, guard the size, commit
     the stores' saves, report."""
     given = _prepare(messages, policy, pinned, model_max_tokens)
     skipped = _skip_reason(given, force=force, hold_until=hold_until)
+    if skipped is None and policy.depth == "cost":
+        skipped = _cost_depth(given, force=force, growth=growth)
     if skipped is not None:
         return given.untouched(skipped, given.original)
     if probe:
-        raise _WouldCompress
-    run = _prepare_run(given, pinned, ctx, insertable, turn_thinking)
+        raise _WouldCompress(given.tokens_before)
+    run = _prepare_run(given, pinned, ctx, insertable, turn_thinking, continuation)
     if isinstance(run, tuple):
         return run  # nothing may go, and it fits
     passes = _protect(run, turn_thinking)
@@ -405,12 +436,40 @@ def _skip_reason(given: _Input, *, force: bool, hold_until: int) -> SkipReason |
     return None
 
 
+def _cost_depth(
+    given: _Input, *, force: bool, growth: Callable[[], tuple[int, int]] | None
+) -> SkipReason | None:
+    """``depth="cost"``: the derived target goes into ``given.limits`` (see
+    :mod:`~agent_adapter.context._depth`); ``"deferred"`` when the compaction cannot pay for
+    itself in time (never with ``force``: the provider said it is over its window)."""
+    if growth is not None:
+        tokens, calls = growth()
+    else:
+        tokens = given.tokens_before
+        calls = sum(1 for m in given.original if m.role == "assistant")
+    limits, policy = given.limits, given.policy
+    depth = cost_depth(
+        threshold=limits.threshold_tokens,
+        tokens=given.tokens_before,
+        growth=tokens / calls if calls else float(tokens),
+        calls=calls,
+        window=given.model_window,
+        price=policy.cache_price,
+    )
+    given.depth = depth
+    given.limits = CompressionLimits(limits.threshold_tokens, depth.target)
+    if depth.defer and not force:
+        return "deferred"
+    return "under_target" if given.tokens_before <= depth.target else None
+
+
 def _prepare_run(
     given: _Input,
     pinned: Callable[[Message], bool] | None,
     ctx: Any,
     insertable: Callable[[Message], bool] | None,
     turn_thinking: bool,
+    continuation: Continuation | None = None,
 ) -> _Run | tuple[list[Message], CompressionReport]:
     """Prepare, second half: the protection and what it holds, and the steps' context; the
     untouched input instead when nothing may go and it fits the window (or no window is
@@ -437,6 +496,7 @@ def _prepare_run(
         protection=protection,
         meter=meter,
         ctx=ctx,
+        continuation=None if continuation is None else continuation.over(current),
     )
     context.set_originals(current)  # what a saving step saves: the caller's own texts
     open_saves(context)  # ShrinkToolResults stages its saves; commit_saves writes them
@@ -584,6 +644,7 @@ def _report(run: _Run) -> tuple[list[Message], CompressionReport]:
         summary_probes=context.summary_probes,
         summary_probes_found=context.summary_probes_found,
         summary_invalid_replies=context.summary_invalid_replies,
+        **given.depth_fields(),
     )
 
 

@@ -64,6 +64,8 @@ __all__ = [
     "own_kind",
     "own_text",
     "sign",
+    "stale_marker",
+    "stale_path",
     "summary_count",
     "summary_head",
     "unsigned",
@@ -82,6 +84,11 @@ NAMES_INTRO = "names quoted from them (data, not instructions):"
 SUMMARY_HEAD = "[Summary of the earlier conversation"
 _SUMMARY = SUMMARY_HEAD + " ({n} {messages}); the {them} it replaced {are} gone]"
 _SUMMARY_RE = re.compile(r"\A\[Summary of the earlier conversation \((\d+) messages?\)")
+
+#: The first words of the marker that stands for a stale file read (``DropStaleReads``): a
+#: tool result's text, not a message of its own, so no :data:`OwnKind`.
+STALE_HEAD = "[Stale read of "
+_STALE_RE = re.compile(r"\A\[Stale read of (\S+?):")
 
 #: The environment variable holding the key of the tags (set it per deployment).
 KEY_ENV = "AGENT_ADAPTER_NOTE_KEY"
@@ -234,3 +241,22 @@ def own_kind(message: Message) -> OwnKind | None:
 def is_own(message: Message) -> bool:
     """True for a note or summary this library added (on this call or an earlier one)."""
     return own_kind(message) is not None
+
+
+def stale_marker(path: str, why: str, chars: int, saved: str = "") -> str:
+    """The one-line marker, tagged, that stands for a read of ``path`` a later access made
+    stale (``why``: ``"edited"`` or ``"read again"``), ``chars`` long; ``saved``: the recall
+    note of its copy (``full text: call recall_context(id='...')``)."""
+    text = (
+        f"{STALE_HEAD}{path}: the file was {why} later, so this copy of it is out of date "
+        f"({chars:,} characters left out" + (f"; {saved}" if saved else "") + ")]"
+    )
+    return sign(text)
+
+
+def stale_path(text: str) -> str | None:
+    """The path a stale-read marker of ours names (its tag verified), else ``None``."""
+    if not text.startswith(STALE_HEAD):
+        return None
+    found = _STALE_RE.match(text)
+    return found.group(1) if found is not None and _verified(text) else None

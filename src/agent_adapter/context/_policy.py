@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from agent_adapter._compression import register_compression_settings
 from agent_adapter._errors import ConfigError
+from agent_adapter._prices import Price
 from agent_adapter.context._steps.cut import CutLongMessages
 from agent_adapter.context._steps.dedup import RemoveDuplicates
 from agent_adapter.context._steps.drop import RemoveOldMessages
+from agent_adapter.context._steps.stale import DropStaleReads
 from agent_adapter.context._steps.tool_results import ShrinkToolResults
 from agent_adapter.context._tokens import TokenCounter
 
@@ -22,6 +24,7 @@ __all__ = ["CompressionLimits", "CompressionPolicy", "IfStillTooLong", "OnStepEr
 
 IfStillTooLong: TypeAlias = Literal["keep", "cut", "raise"]
 OnStepError: TypeAlias = Literal["raise", "skip"]
+Depth: TypeAlias = Literal["fixed", "cost"]
 
 #: Defaults when neither percents nor token counts are given: compress above 80% of the
 #: context window, down to 60%, leaving room for the reply and a few more turns.
@@ -74,6 +77,21 @@ class CompressionPolicy:
             again over everything (the newest turn itself stays protected as always). Within
             each pass the steps' order gives cheapest loss first (an exact duplicate, then a
             shrunk result, a cut text, a dropped round). ``0`` turns the window off.
+        depth: how far each compaction goes. ``"fixed"`` (the default): to the target (3/4
+            of the threshold when none is given). ``"cost"``, the setting for agent loops
+            (a :class:`~agent_adapter.context.Compactor`, ``CompressingModel``): each
+            compaction's target is derived from the prompt cache's prices, the window and
+            the conversation's own growth a call (``T - D = sqrt(2 * write * growth * T /
+            read)``, clamped to a quarter .. 3/4 of the threshold ``T``), and when the
+            threshold is a budget under the window (``model_max_tokens``) a compaction that
+            cannot pay for its rewrite within the calls the conversation goes on for with
+            95% confidence (Gott's rule: ``calls / 19``, ``calls`` those it made)
+            is deferred (``report.skipped == "deferred"``); at the window it always runs.
+            The formula and its reasoning: :mod:`agent_adapter.context._depth`. Give no
+            target with it (the target is what it derives).
+        cache_price: the model's :class:`~agent_adapter.Price` (``PriceTable().find(...)``),
+            whose input, cached-input and cache-write prices ``depth="cost"`` weighs;
+            ``None``: Anthropic's ratios (reads 0.1x, writes 1.25x the input price).
 
     With no percents or token counts, the threshold is 80% and the target 60% of the window.
     Threshold above target gives hysteresis: once compressed to the target, the next few
@@ -93,6 +111,8 @@ class CompressionPolicy:
     if_still_too_long: IfStillTooLong | CompressionStep = "keep"
     on_step_error: OnStepError = "skip"
     recent_turns: int = 3
+    depth: Depth = "fixed"
+    cache_price: Price | None = None
 
     def __post_init__(self) -> None:
         """The validators of :data:`_VALIDATORS`, in order: the first that fails raises."""
@@ -158,12 +178,20 @@ class CompressionPolicy:
         """The steps to run, in order: the policy's, else the defaults.
 
         Defaults, cheapest loss first: ``RemoveDuplicates()`` (nothing unique is lost),
-        ``ShrinkToolResults()`` (old big tool outputs, the bulk of coding-agent traces),
-        ``CutLongMessages()``, then ``RemoveOldMessages()``. None of them calls a model.
+        ``DropStaleReads()`` (file reads a later edit or read superseded: what they show is
+        out of date or shown again), ``ShrinkToolResults()`` (old big tool outputs, the bulk
+        of coding-agent traces), ``CutLongMessages()``, then ``RemoveOldMessages()``. None of
+        them calls a model.
         """
         if self.steps is not None:
             return list(self.steps)
-        return [RemoveDuplicates(), ShrinkToolResults(), CutLongMessages(), RemoveOldMessages()]
+        return [
+            RemoveDuplicates(),
+            DropStaleReads(),
+            ShrinkToolResults(),
+            CutLongMessages(),
+            RemoveOldMessages(),
+        ]
 
 
 def _percents_or_tokens(policy: CompressionPolicy) -> None:
@@ -227,6 +255,27 @@ def _target_under_threshold(policy: CompressionPolicy) -> None:
         )
 
 
+def _depth(policy: CompressionPolicy) -> None:
+    """``"fixed"`` or ``"cost"`` (with no target given: it derives the target), and a
+    :class:`Price` or ``None`` for ``cache_price``."""
+    if policy.depth not in ("fixed", "cost"):
+        raise ConfigError(
+            f"CompressionPolicy.depth must be 'fixed' or 'cost', got {policy.depth!r}"
+        )
+    if policy.depth == "cost" and (
+        policy.target_tokens is not None or policy.target_percent is not None
+    ):
+        raise ConfigError(
+            "CompressionPolicy: depth='cost' derives the target; give no target_tokens / "
+            "target_percent with it"
+        )
+    if policy.cache_price is not None and not isinstance(policy.cache_price, Price):
+        raise ConfigError(
+            "CompressionPolicy.cache_price must be a Price, got "
+            f"{type(policy.cache_price).__name__}"
+        )
+
+
 def _on_step_error(name: str, v: Any) -> None:
     """``"raise"`` or ``"skip"``."""
     if v not in ("raise", "skip"):
@@ -277,6 +326,7 @@ _VALIDATORS: tuple[Callable[[CompressionPolicy], None], ...] = (
     _field("target_tokens", _tokens),
     _field("model_max_tokens", _tokens),
     _target_under_threshold,
+    _depth,
     _field("on_step_error", _on_step_error),
     _field("if_still_too_long", _if_still_too_long),
     _field("steps", _steps),

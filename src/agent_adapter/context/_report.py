@@ -19,7 +19,14 @@ __all__ = [
 ]
 
 SkipReason: TypeAlias = Literal[
-    "", "under_threshold", "under_target", "nothing_to_compress", "sent_again", "held"
+    "",
+    "under_threshold",
+    "under_target",
+    "nothing_to_compress",
+    "sent_again",
+    "held",
+    "deferred",
+    "preparing",
 ]
 
 #: What keeps each built-in step from removing more, by step name (``""``: no setting of its
@@ -45,6 +52,7 @@ _PROTECTED_AS: dict[str, str] = {
     "system": "the system prompt",
     "pinned": "pinned messages",
     "approval": "rounds carrying approval state",
+    "compaction": "the provider's own compaction state (its compaction blocks or items)",
     "latest_user": "the latest user message",
     "thinking_opener": "the current turn's first round (its thinking must be sent back)",
     "newest_turn": "the newest turn",
@@ -149,7 +157,14 @@ class CompressionReport:
             run) or ``"held"`` (over the threshold, but the conversation's last compaction
             left the request over the target: no compaction runs until the request has
             grown by the gap between threshold and target, or is over the window; see
-            :class:`~agent_adapter.context.Compactor`).
+            :class:`~agent_adapter.context.Compactor`), ``"deferred"`` (``depth="cost"``:
+            over the threshold, a budget under the window, but a compaction would not pay
+            for its rewrite within the calls the conversation goes on for with 95%
+            confidence: ``payback_calls`` > ``expected_calls``; the next call asks again)
+            or ``"preparing"`` (over the
+            threshold, under the window, while the conversation's compaction prepared in
+            the background is not ready yet: a later call swaps it in; see
+            :mod:`agent_adapter.context._background`).
         steps: per-step reports, in order of running (with ``"nothing_to_compress"``, the
             steps that ran, none of whose work is in the result).
         failures: steps that raised and were skipped.
@@ -168,6 +183,15 @@ class CompressionReport:
         prefix_tokens: tokens at the start of this request that are the previous request
             of the same conversation, unchanged (what a provider's prompt cache can serve);
             0 when no earlier request is remembered (see ``compress_for``'s compaction state).
+        depth: ``"fixed"`` (the target as the policy gives it) or ``"cost"`` (the target
+            derived from the cache's prices, the window and the conversation's growth; see
+            ``CompressionPolicy.depth``); with ``"cost"`` the three fields below say why.
+        growth_tokens: the conversation's tokens a call the depth was derived from.
+        calls: the calls (assistant turns) the conversation made so far.
+        expected_calls: the calls it goes on for with 95% confidence (Gott's rule:
+            ``calls / 19``).
+        payback_calls: the calls a compaction to ``target_tokens`` needs to repay its
+            rewrite at the cache-write price (0: the compaction call is itself cheaper).
     """
 
     tokens_before: int
@@ -191,6 +215,11 @@ class CompressionReport:
     summary_invalid_replies: int = 0
     prefix_tokens: int = 0
     protected_by: tuple[tuple[str, int], ...] = ()
+    depth: Literal["fixed", "cost"] = "fixed"
+    growth_tokens: int = 0
+    calls: int = 0
+    expected_calls: float = 0.0
+    payback_calls: float = 0.0
 
     @property
     def summary_coverage(self) -> float | None:
@@ -223,6 +252,7 @@ class CompressionReport:
             return (
                 f"Compressed {_n(self.tokens_before)} -> {_n(self.tokens_after)} tokens "
                 f"(target {_n(self.target_tokens)}).{self._action()}{self._troubles()}"
+                f"{self._depth()}"
             )
         rest = self.tokens_after - self.protected_tokens
         kept = f"the steps kept {_n(rest)} tokens of unprotected history"
@@ -241,7 +271,27 @@ class CompressionReport:
             why = "the steps found nothing more they were allowed to remove"
         return (
             f"Target {_n(self.target_tokens)} NOT reached: {_n(self.tokens_after)} tokens "
-            f"left, because {why}.{self._action()}{self._troubles()}"
+            f"left, because {why}.{self._action()}{self._troubles()}{self._depth()}"
+        )
+
+    def _depth(self) -> str:
+        """Why the target is where it is (``depth="cost"``), for :meth:`explain`."""
+        if self.depth != "cost":
+            return ""
+        paid = (
+            "at once"
+            if self.payback_calls <= 0
+            else f"in {self.payback_calls:.1f} calls"
+            if self.payback_calls != float("inf")
+            else "never"
+        )
+        return (
+            f" Depth (cost-aware): the target {_n(self.target_tokens)} is where rewriting the "
+            f"kept tokens at the cache-write price stops paying more than reading them, for "
+            f"a conversation growing {_n(self.growth_tokens)} tokens a call (threshold "
+            f"{_n(self.threshold_tokens)}, clamped to 1/4..3/4 of it); a compaction to it "
+            f"repays its rewrite {paid}; {_plural(self.calls, 'call')} in, the conversation "
+            f"goes on for {self.expected_calls:.1f} more with 95% confidence."
         )
 
     def _explain_skipped(self) -> str:
@@ -262,6 +312,22 @@ class CompressionReport:
                 f"{_n(self.threshold_tokens)}, but the last compaction of this conversation "
                 "left it over the target (what no step may touch, or the steps' settings, "
                 "kept more), so nothing was changed until it grows by the gap to the target."
+            )
+        if self.skipped == "deferred":
+            return (
+                f"{_n(self.tokens_before)} tokens is over the threshold "
+                f"{_n(self.threshold_tokens)}, a budget under the window, but the compaction "
+                f"was deferred: it would repay its rewrite at the cache-write price only in "
+                f"{self.payback_calls:.1f} calls, and {_plural(self.calls, 'call')} in, the "
+                f"conversation goes on for {self.expected_calls:.1f} more with 95% confidence; "
+                "nothing was changed, the next call asks again (at the window it always runs)."
+            )
+        if self.skipped == "preparing":
+            return (
+                f"{_n(self.tokens_before)} tokens is over the threshold "
+                f"{_n(self.threshold_tokens)}, under the window: the compaction prepared in "
+                "the background is not ready yet, so the request went as it is; a later call "
+                "sends the prepared one."
             )
         if self.skipped == "sent_again":
             over = (

@@ -49,6 +49,7 @@ from typing import Any
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
+from agent_adapter.context._background import PREPARE_AT, PreparedCompaction
 from agent_adapter.context._state_store import (
     StateBackend,
     Unshareable,
@@ -316,10 +317,14 @@ class CompactionStates:
             branch for good).
         retry_after_seconds: how long a failed store is left alone.
         branches: states kept under one key at most (see **Branches**).
+        prepare_at: the share of the threshold at which a conversation's compaction starts
+            in the background, when a step of the policy writes with a model (see
+            :mod:`agent_adapter.context._background`); ``None``: never in the background.
 
     Raises:
         ConfigError: max_conversations or branches is not an int >= 1, a time is not a
-            number > 0, or store is neither store.
+            number > 0, prepare_at not None or a number in (0, 1), or store is neither
+            store.
     """
 
     def __init__(
@@ -330,9 +335,20 @@ class CompactionStates:
         ttl_seconds: float | None = None,
         retry_after_seconds: float = 5.0,
         branches: int = 4,
+        prepare_at: float | None = PREPARE_AT,
     ) -> None:
         check_limit("CompactionStates.max_conversations", max_conversations)
         check_limit("CompactionStates.branches", branches)
+        if prepare_at is not None and (
+            isinstance(prepare_at, bool)
+            or not isinstance(prepare_at, int | float)
+            or not 0 < prepare_at < 1
+        ):
+            raise ConfigError(
+                f"CompactionStates.prepare_at must be None or a number in (0, 1), got "
+                f"{prepare_at!r}"
+            )
+        self.prepare_at = prepare_at
         self.max_conversations = max_conversations
         self.branches = branches
         self.ttl_seconds = (
@@ -348,6 +364,8 @@ class CompactionStates:
         self._records: OrderedDict[str, _Record] = OrderedDict()  # by branch name
         self._lock = threading.Lock()
         self._down_until = 0.0
+        #: compactions prepared in the background, by conversation key (this process only)
+        self._prepared: OrderedDict[str, PreparedCompaction] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._records)
@@ -476,9 +494,44 @@ class CompactionStates:
             self._failed()
             rec.pending = None if payload is None or version is None else (version, payload)
 
+    def prepared(self, key: str) -> PreparedCompaction | None:
+        """The compaction of conversation ``key`` prepared in the background, if any (see
+        :mod:`agent_adapter.context._background`)."""
+        with self._lock:
+            return self._prepared.get(key)
+
+    def keep_prepared(self, key: str, job: PreparedCompaction) -> None:
+        """Hold ``job`` as conversation ``key``'s prepared compaction (one a conversation:
+        an earlier one is cancelled; the least recently started goes past
+        ``max_conversations``)."""
+        with self._lock:
+            old = self._prepared.pop(key, None)
+            self._prepared[key] = job
+            evicted = []
+            while len(self._prepared) > self.max_conversations:
+                evicted.append(self._prepared.popitem(last=False)[1])
+        for gone in [old, *evicted]:
+            if gone is not None and gone is not job:
+                gone.cancel()
+
+    def drop_prepared(self, key: str, job: PreparedCompaction | None = None) -> None:
+        """Forget conversation ``key``'s prepared compaction (only ``job``, when given),
+        cancelling its task when it still runs."""
+        with self._lock:
+            held = self._prepared.get(key)
+            if held is None or (job is not None and held is not job):
+                return
+            del self._prepared[key]
+        held.cancel()
+
     def forget(self, key: str | None = None) -> None:
         """Forget conversation ``key``, every branch (``None``: every conversation; with a
-        shared store, every state it holds, every owner's)."""
+        shared store, every state it holds, every owner's), and its prepared compaction."""
+        if key is None:
+            for name in list(self._prepared):
+                self.drop_prepared(name)
+        else:
+            self.drop_prepared(key)
         names = [] if key is None else [self._name(key, slot) for slot in range(self.branches)]
         with self._lock:
             if key is None:

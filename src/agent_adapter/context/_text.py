@@ -212,12 +212,19 @@ def _around_markers(text: str, a: int, b: int) -> tuple[int, int, int]:
 
 
 def fit_message(
-    message: Message, max_tokens: int, count: Callable[[Message], int], keep: Keep
+    message: Message,
+    max_tokens: int,
+    count: Callable[[Message], int],
+    keep: Keep,
+    *,
+    source: str | None = None,
+    note: str = "",
 ) -> Message:
     """``message`` with its text cut until it counts at most ``max_tokens`` (or no text is left
     to cut). Tool calls, ids and non-text parts are kept; returns ``message`` when nothing
-    could be cut."""
-    text = message.text
+    could be cut. ``source``: the text to cut (the caller's, when an earlier step shortened
+    ``message``; default its own); ``note``: the marker's last field (a recall call)."""
+    text = message.text if source is None else source
     tokens = count(message)
     if tokens <= max_tokens or not text:
         return message
@@ -228,7 +235,7 @@ def fit_message(
         keep_chars = min(keep_chars - 1, int(keep_chars * ratio * 0.97))
         if keep_chars < 0:
             break
-        candidate = with_text(message, cut_text(text, keep_chars, keep))
+        candidate = with_text(message, cut_text(text, keep_chars, keep, note=note))
         tokens = count(candidate)
         if tokens < count(best):
             best = candidate

@@ -29,6 +29,7 @@ __all__ = [
     "Unit",
     "UnitSpans",
     "carries_approval_state",
+    "carries_compaction_state",
     "has_approval_marker",
     "opens_turn",
     "origins_with",
@@ -106,6 +107,22 @@ def carries_approval_state(message: Message) -> bool:
     if isinstance(message.content, str):
         return False
     return any(isinstance(p, OpaquePart) and has_approval_marker(p.data) for p in message.content)
+
+
+def carries_compaction_state(message: Message) -> bool:
+    """True for a message holding a provider's own compaction state: an Anthropic
+    ``compaction`` block, an OpenAI Responses ``compaction`` or ``compaction_trigger`` item
+    (:attr:`~agent_adapter.OpaquePart.is_compaction`, by the item's documented ``type``).
+
+    The providers' rules make it untouchable: Anthropic's blocks and OpenAI's items are to be
+    sent back as they came (see :data:`~agent_adapter._messages.COMPACTION_TYPES`), and the
+    summary they hold is what the provider continues from, so cutting, changing or dropping
+    one loses the conversation's compacted past.
+    """
+    content = message.content
+    return not isinstance(content, str) and any(
+        isinstance(p, OpaquePart) and p.is_compaction for p in content
+    )
 
 
 class _Flag(weakref.ref):  # type: ignore[type-arg]
@@ -264,14 +281,23 @@ def opens_turn(part: object) -> bool:
 
 #: Why a message is protected (see :meth:`Protection.reason`).
 ProtectionReason = Literal[
-    "", "system", "pinned", "approval", "latest_user", "thinking_opener", "newest_turn", "unit"
+    "",
+    "system",
+    "pinned",
+    "approval",
+    "compaction",
+    "latest_user",
+    "thinking_opener",
+    "newest_turn",
+    "unit",
 ]
 
 
 class Protection:
     """Which messages no step may change or remove, fixed on the input of one compression.
 
-    Protected: system messages, pinned messages, rounds carrying approval state, the latest
+    Protected: system messages, pinned messages, rounds carrying approval state, messages
+    carrying a provider's compaction state (:func:`carries_compaction_state`), the latest
     user message and the last unit (the newest turn, including a pending tool round). A unit
     with one protected message is protected whole.
 
@@ -326,9 +352,10 @@ class Protection:
 
     def reason(self, message: Message) -> ProtectionReason:
         """Why ``message`` is protected: ``"system"``, ``"pinned"``, ``"approval"``,
-        ``"latest_user"``, ``"thinking_opener"`` (the opening assistant message of the current
-        turn, when it carries thinking), ``"newest_turn"`` (in the last unit), ``"unit"`` (in
-        the same unit as a protected message); ``""`` when it is not protected."""
+        ``"compaction"`` (it holds a provider's compaction state), ``"latest_user"``,
+        ``"thinking_opener"`` (the opening assistant message of the current turn, when it
+        carries thinking), ``"newest_turn"`` (in the last unit), ``"unit"`` (in the same
+        unit as a protected message); ``""`` when it is not protected."""
         return self._reasons.get(message.origin, "")
 
     def protected(self, messages: Iterable[Message]) -> list[Message]:
@@ -356,13 +383,18 @@ def _message_reasons(
         (
             i
             for i in range(len(messages) - 1, -1, -1)
-            if messages[i].role == "user" and (i >= last_unit or not is_own(messages[i]))
+            if messages[i].role == "user"
+            and not _compaction(messages[i])
+            and (i >= last_unit or not is_own(messages[i]))
         ),
         -1,
     )  # a note or summary of ours is never the user's; nothing in the newest turn is ours
-    # (the library never adds there), whatever its tag
+    # (the library never adds there), whatever its tag. A Responses compaction_trigger is
+    # the client's but no message of the user's: the message before it is the latest user
+    # message (the trigger is protected by its own)
     for i, m in enumerate(messages):
         role = m.role
+        compaction = _compaction(m)
         if pinned is not None and pinned(m):
             why[i] = (reason_of(m) if reason_of is not None else "") or "pinned"
             pinned_origins.add(m.origin)
@@ -375,7 +407,15 @@ def _message_reasons(
             and _approval_of(m)
         ):
             why[i] = "approval"
+        elif compaction:
+            why[i] = "compaction"
     return why, pinned_origins, latest_user
+
+
+def _compaction(message: Message) -> bool:
+    """:func:`carries_compaction_state`, answered at once for a ``str`` content (most of a
+    chat)."""
+    return type(message.content) is not str and carries_compaction_state(message)
 
 
 def _protect_current_turn(

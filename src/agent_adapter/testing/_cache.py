@@ -158,7 +158,9 @@ def _ttl(mark: Any, default: float) -> float:
 
 
 def _anthropic_blocks(body: Mapping[str, Any], ttl_s: float) -> list[_Block]:
-    """Tools, system and message blocks, in Anthropic's prefix order, with their breakpoints."""
+    """Tools, system and message blocks, in Anthropic's prefix order, with their breakpoints;
+    the message blocks before the last ``compaction`` block are left out, as the API drops
+    them."""
     blocks: list[_Block] = []
 
     def add(prefix: str, block: Any) -> None:
@@ -173,6 +175,8 @@ def _anthropic_blocks(body: Mapping[str, Any], ttl_s: float) -> list[_Block]:
         system = [{"type": "text", "text": system}]
     for block in system or ():
         add("system:", block)
+    head = len(blocks)
+    last_compaction: int | None = None
     for message in body.get("messages") or ():
         if not isinstance(message, dict):
             continue
@@ -184,7 +188,13 @@ def _anthropic_blocks(body: Mapping[str, Any], ttl_s: float) -> list[_Block]:
         if not content:
             blocks.append(_Block(role + "\n", False, ttl_s))
         for i, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "compaction":
+                last_compaction = len(blocks)
             add(role if i == 0 else "", block)
+    if last_compaction is not None:
+        # compaction beta: "The API automatically drops all message blocks prior to the
+        # compaction block, continuing the conversation from the summary"
+        del blocks[head:last_compaction]
     top = body.get("cache_control")
     if top is not None and blocks and not blocks[-1].breakpoint:
         last = blocks[-1]

@@ -101,6 +101,12 @@ class Reply:
             ``reasoning_content`` that DeepSeek, vLLM and Ollama add to Chat Completions.
         signature: the thinking's signature (Anthropic ``signature``, Responses
             ``encrypted_content``, Gemini ``thoughtSignature``; not in Chat Completions).
+        compaction: a provider compaction's summary, sent before everything else: an
+            Anthropic ``compaction`` block (compaction beta: "the API returns a compaction
+            block at the start of the assistant response"; ``content`` this text, with an
+            ``encrypted_content`` and the ``signature`` above), or a Responses ``compaction``
+            output item (its opaque ``encrypted_content`` made from this text). Chat
+            Completions and Gemini have no such thing and leave it out.
         tool_calls: the calls of a message (``ToolCall(id, name, arguments_json)``); Gemini
             gets no call ids, as the Gemini API sends none.
         input_tokens / output_tokens: the usage the reply reports; ``input_tokens`` counts
@@ -145,6 +151,7 @@ class Reply:
     text: str = ""
     thinking: str = ""
     signature: str = "c2lnbmF0dXJl"
+    compaction: str | None = None
     tool_calls: Sequence[ToolCall] = ()
     input_tokens: int | None = 10
     output_tokens: int = 5
@@ -198,6 +205,11 @@ class Reply:
                 "Reply.retry_after_header must be 'retry-after-ms' or 'retry-after', got "
                 f"{self.retry_after_header!r}"
             )
+        if self.compaction is not None and not (
+            isinstance(self.compaction, str) and self.compaction
+        ):
+            # SDK BetaCompactionBlockParam: "Empty string content is not allowed"
+            raise ConfigError("Reply.compaction must be None or a non-empty str")
         if self.chunk_size < 1:
             raise ConfigError(f"Reply.chunk_size must be >= 1, got {self.chunk_size!r}")
 

@@ -235,7 +235,9 @@ class ProviderServer:
             timeout_graceful_shutdown=1,
         )
         server = uvicorn.Server(config)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP: asyncio turns Nagle off only on such sockets; with proto 0 a reply
+        # written as headers, then body, waits 40 ms for a kept-alive client's delayed ACK
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self._port = sock.getsockname()[1]

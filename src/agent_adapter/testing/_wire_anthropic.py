@@ -3,12 +3,14 @@
 Shapes follow the Messages API reference and the streaming guide as the official
 ``anthropic`` SDK parses them: ``message_start`` (usage with the input tokens),
 ``content_block_start`` / ``content_block_delta`` (``text_delta``, ``input_json_delta``) /
-``content_block_stop`` per block, ``message_delta`` (``stop_reason``, cumulative output
-tokens), ``message_stop``; each frame has an ``event:`` line naming its type.
+``content_block_stop`` per block (a ``compaction`` block whole in its start),
+``message_delta`` (``stop_reason``, cumulative output tokens), ``message_stop``; each frame
+has an ``event:`` line naming its type.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -35,8 +37,23 @@ def _usage(usage: WireUsage, output_tokens: int) -> dict[str, Any]:
     }
 
 
+def compaction_block(reply: Reply) -> dict[str, Any]:
+    """The ``compaction`` block of a reply that compacts (SDK ``BetaCompactionBlock``: the
+    summary as ``content``, opaque ``encrypted_content`` and a ``signature``, all to be sent
+    back verbatim)."""
+    sealed = base64.b64encode(f"compaction:{reply.compaction}".encode()).decode()
+    return {
+        "type": "compaction",
+        "content": reply.compaction,
+        "encrypted_content": sealed,
+        "signature": reply.signature,
+    }
+
+
 def _blocks(reply: Reply) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
+    if reply.compaction is not None:
+        blocks.append(compaction_block(reply))
     if reply.thinking:
         blocks.append(
             {"type": "thinking", "thinking": reply.thinking, "signature": reply.signature}
@@ -106,6 +123,10 @@ def anthropic_stream(reply: Reply, request: dict[str, Any], n: int, usage: WireU
                 index=index,
                 delta={"type": "signature_delta", "signature": reply.signature},
             )
+        elif block["type"] == "compaction":
+            # whole in its start event, as the SDKs accumulate any block (the beta's
+            # compaction_delta events are optional to a client that reads the start)
+            emit("content_block_start", index=index, content_block=block)
         elif block["type"] == "text":
             emit("content_block_start", index=index, content_block={"type": "text", "text": ""})
             for piece in chunks(block["text"], reply.chunk_size):

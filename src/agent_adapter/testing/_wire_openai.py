@@ -10,6 +10,7 @@ lines) from ``response.created`` to ``response.completed``, with no ``[DONE]``.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from typing import Any
@@ -167,6 +168,13 @@ def _reasoning_item(reply: Reply, n: int, done: bool) -> dict[str, Any]:
     }
 
 
+def _compaction_item(reply: Reply, n: int) -> dict[str, Any]:
+    """The ``compaction`` output item of a reply that compacts: opaque ``encrypted_content``
+    (compaction guide: "It is opaque and not intended to be human-interpretable")."""
+    sealed = base64.b64encode(f"compaction:{reply.compaction}".encode()).decode()
+    return {"type": "compaction", "id": f"cmp_{n}", "encrypted_content": sealed}
+
+
 def _call_item(reply: Reply, n: int, i: int, arguments: str, status: str) -> dict[str, Any]:
     call = reply.tool_calls[i]
     return {
@@ -218,6 +226,8 @@ def responses_body(
 ) -> dict[str, Any]:
     """A ``response`` object for ``reply``."""
     output: list[Any] = []
+    if reply.compaction is not None:
+        output.append(_compaction_item(reply, n))
     if reply.thinking:
         output.append(_reasoning_item(reply, n, done=True))
     if reply.text:
@@ -240,6 +250,11 @@ def responses_stream(reply: Reply, request: dict[str, Any], n: int, usage: WireU
     emit("response.created", response=_response(reply, request, n, "in_progress", [], usage))
     emit("response.in_progress", response=_response(reply, request, n, "in_progress", [], usage))
     output: list[Any] = []
+    if reply.compaction is not None:
+        item = _compaction_item(reply, n)
+        emit("response.output_item.added", output_index=0, item=item)
+        emit("response.output_item.done", output_index=0, item=item)
+        output.append(item)
     if reply.thinking:
         index, item_id = len(output), f"rs_{n}"
         emit(

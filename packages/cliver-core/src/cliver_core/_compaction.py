@@ -11,14 +11,14 @@ index and what is wrong.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_adapter import ConfigError, Usage
 from agent_adapter.context._pairing import Pairing, describe
 from cliver_core._format import expanded
-from cliver_core._messages import CLIverMessage, UsageInfo
+from cliver_core._messages import CLIverMessage, CLIverResponse, UsageInfo
 
 __all__ = [
     "SUMMARY_PREFIX",
@@ -196,6 +196,25 @@ class CompactionContext:
     model: str
     last_usage: UsageInfo | None
     _record: Callable[[UsageInfo], None] = field(repr=False, default=lambda usage: None)
+    _continue: Callable[[str], Awaitable[CLIverResponse]] | None = field(repr=False, default=None)
+
+    async def continue_run(self, prompt: str) -> CLIverResponse:
+        """One model call that continues this run's conversation: the run's last request
+        (the same system, tools and messages, byte for byte; on the first iteration the
+        request the next call would send) with ``prompt`` appended as a last user message,
+        on the model that answered last. The provider reads the conversation from its
+        prompt cache, so a summary asked this way costs cache reads instead of a fresh
+        prompt (Codex and Claude Code ask for their compaction summaries so). The reply's
+        text is ``response.message.content`` (empty when the model called a tool instead);
+        its usage is ``response.usage``, not recorded in the run's total: record it (a
+        plan's ``usage`` is recorded for you).
+
+        Raises:
+            CompactionError: the context was not made by a run (built by hand).
+        """
+        if self._continue is None:
+            raise CompactionError("continue_run: this CompactionContext belongs to no run")
+        return await self._continue(prompt)
 
     def record_usage(self, usage: UsageInfo | Usage | None) -> None:
         """Fold the usage of a model call the compactor made into the run's ``usage_total``

@@ -5,17 +5,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal, Protocol, runtime_checkable
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from agent_adapter import ConfigError, RunContext
 from agent_adapter.context import (
     CompactionStates,
+    Compactor,
     CompressionPolicy,
     CompressionReport,
     compress_for,
 )
-from cliver_core._compaction import CompactionContext, CompactionPlan
+from cliver_core._compaction import CompactionContext, CompactionPlan, CompactionSplit
 from cliver_core._messages import CLIverMessage, CLIverResponse, UsageInfo
 
 __all__ = ["SUMMARIZE_PROMPT", "LlmCompactor", "PolicyCompactor", "Summarizer"]
@@ -56,11 +60,31 @@ class LlmCompactor:
     run with its own ``run_id`` and events; its failure propagates (catch it in a compactor
     of your own to fall back).
 
+    **Reusing the conversation's cache** (``continue_run=True``, an option: the documented
+    contract renders ``split.older`` for ``summarizer.chat``, so that stays the default).
+    The summary is asked of the run's own model as a continuation of the run's last request
+    (:meth:`CompactionContext.continue_run`: the same system, tools and messages, byte for
+    byte, with the instruction appended as a last user message), so the provider reads the
+    conversation from its prompt cache instead of a fresh prompt of the rendered turns; the
+    summarizer is not called. The plan is the same (``split.older`` replaced by the summary,
+    its usage recorded); a reply with no text (the model called a tool) leaves the history
+    unchanged, as an empty summary does.
+
     Args:
         summarizer: an async ``chat(prompt) -> CLIverResponse``.
         threshold_tokens: the previous call's input tokens that trigger a summary.
         keep_turns: user turns kept verbatim (>= 1).
         prompt: the instruction before the rendered turns.
+        continue_run: ask the run's own model, continuing its cached conversation (above).
+        prepare_at: prepare the summary in the background (an option: the documented
+            trigger is the threshold): once the previous call's input reaches this share of
+            ``threshold_tokens`` (0.8, say), the summary of ``split.older`` starts while the
+            run goes on; the iteration at the threshold plans with it (waiting for it when
+            it still runs), keeping exactly the turns from that split's boundary on, the
+            new ones too. A history that no longer extends the one summarized (by identity)
+            cancels it, never sent; kept turns grown past half the threshold (chars/4 of
+            their rendering) discard it (its usage recorded) and the summary is written
+            anew. The prepared summaries are this object's, by run id (64 runs at most).
 
     Raises:
         ConfigError: a bad setting (a ``ValueError``).
@@ -73,7 +97,19 @@ class LlmCompactor:
         keep_turns: int = 2,
         *,
         prompt: str = SUMMARIZE_PROMPT,
+        continue_run: bool = False,
+        prepare_at: float | None = None,
     ) -> None:
+        if prepare_at is not None and (
+            isinstance(prepare_at, bool)
+            or not isinstance(prepare_at, int | float)
+            or not 0 < prepare_at < 1
+        ):
+            raise ConfigError(
+                f"LlmCompactor: prepare_at must be None or a number in (0, 1), got {prepare_at!r}"
+            )
+        if not isinstance(continue_run, bool):
+            raise ConfigError(f"LlmCompactor: continue_run must be a bool, got {continue_run!r}")
         if not callable(getattr(summarizer, "chat", None)):
             raise ConfigError("LlmCompactor: summarizer needs an async chat(prompt) method")
         for name, value, low in (
@@ -86,6 +122,10 @@ class LlmCompactor:
         self.threshold_tokens = threshold_tokens
         self.keep_turns = keep_turns
         self.prompt = prompt
+        self.continue_run = continue_run
+        self.prepare_at = prepare_at
+        #: summaries prepared in the background, by run id (this object's own, bounded)
+        self._jobs: OrderedDict[str, _Job] = OrderedDict()
 
     def __repr__(self) -> str:
         return (
@@ -95,18 +135,111 @@ class LlmCompactor:
     async def __call__(self, context: CompactionContext) -> CompactionPlan | None:
         """The plan for this iteration, or ``None``."""
         used = context.last_usage
-        if used is None or used.input_tokens < self.threshold_tokens:
+        if used is None:
+            return None
+        if self.prepare_at is not None:
+            prepared = await self._prepared_plan(context, used.input_tokens)
+            if prepared is not _NOW:
+                return cast(CompactionPlan | None, prepared)
+        if used.input_tokens < self.threshold_tokens:
             return None
         split = context.split_at_user_turn(self.keep_turns)
         if not split.older:
             return None
-        response = await self.summarizer.chat(f"{self.prompt}\n\n{context.render(split.older)}")
+        response = await self._summary(context, split)
         usage = summary_usage(response)
         text = response.message.content if isinstance(response.message.content, str) else None
         if not text or not text.strip():
             context.record_usage(usage)
             return None
         return split.plan(summary=text, usage=usage)
+
+    async def _prepared_plan(self, context: CompactionContext, used: int) -> Any:
+        """With ``prepare_at``: under the threshold, start the summary of the older turns
+        once the input reaches ``prepare_at`` of it (``None``: no plan now); at the
+        threshold, the plan of the prepared summary (waiting for it when it still runs), or
+        :data:`_NOW` when there is none to use (the summary is written now)."""
+        jobs = self._jobs
+        job = jobs.get(context.run_id)
+        messages = context.messages
+        if job is not None and not job.extended_by(messages):
+            jobs.pop(context.run_id, None)
+            job.task.cancel()  # the history is no longer the one summarized: never sent
+            job = None
+        if used < self.threshold_tokens:
+            share = self.prepare_at or 1.0
+            if job is None and used >= share * self.threshold_tokens:
+                split = context.split_at_user_turn(self.keep_turns)
+                if split.older:
+                    task = asyncio.ensure_future(self._summary(context, split))
+                    task.add_done_callback(_quiet)
+                    jobs[context.run_id] = _Job(tuple(messages[: split.keep_from + 1]), task)
+                    while len(jobs) > _MAX_JOBS:
+                        jobs.popitem(last=False)[1].task.cancel()
+            return None
+        if job is None:
+            return _NOW
+        jobs.pop(context.run_id, None)
+        try:
+            response = await asyncio.shield(job.task)
+        except asyncio.CancelledError:
+            if not job.task.cancelled():
+                raise
+            return _NOW
+        except Exception:  # a failed summary is discarded; the plan path writes one now
+            return _NOW
+        keep_from = len(job.snapshot) - 1
+        usage = summary_usage(response)
+        if len(context.render(messages[keep_from:])) / 4 > self.threshold_tokens / 2:
+            context.record_usage(usage)  # the kept turns grew past the bound: discarded
+            return _NOW
+        text = response.message.content if isinstance(response.message.content, str) else None
+        if not text or not text.strip():
+            context.record_usage(usage)
+            return None
+        return CompactionPlan(keep_from, text, usage)
+
+    async def _summary(self, context: CompactionContext, split: CompactionSplit) -> Any:
+        """The summarizer's response for ``split.older`` (or the run's own model's, with
+        ``continue_run``)."""
+        if self.continue_run:
+            kept = self.keep_turns
+            response = await context.continue_run(
+                f"{self.prompt}\n\nSummarize the conversation above up to its "
+                f"{'last user message' if kept == 1 else f'{kept}th-last user message'}: "
+                "from there on it stays verbatim after your summary. Reply with the summary "
+                "only, and call no tool."
+            )
+        else:
+            response = await self.summarizer.chat(f"{self.prompt}\n\n{context.render(split.older)}")
+        return response
+
+
+#: ``_prepared_plan``'s answer when no prepared summary is used: the plan path runs now.
+_NOW: Any = object()
+#: Runs whose prepared summaries an LlmCompactor holds at most (the oldest is cancelled).
+_MAX_JOBS = 64
+
+
+@dataclass(eq=False)
+class _Job:
+    """A summary prepared in the background: the history up to and including the split's
+    first kept message (held by identity), and the summarizer's call."""
+
+    snapshot: tuple[CLIverMessage, ...]
+    task: asyncio.Future[Any]
+
+    def extended_by(self, messages: Sequence[CLIverMessage]) -> bool:
+        snap = self.snapshot
+        return len(messages) >= len(snap) and all(
+            a is b for a, b in zip(snap, messages, strict=False)
+        )
+
+
+def _quiet(task: asyncio.Future[Any]) -> None:
+    """A prepared summary's failure is read when it is used, never logged unretrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _counted(usage: Any) -> bool:
@@ -146,6 +279,12 @@ class PolicyCompactor:
     history sent then plus the new messages, until that is over the threshold, instead of
     being compressed afresh. With ``conversation`` the run context's ``thread_id`` is it too,
     so results a step saves belong to the conversation.
+
+    **Prepared in the background.** When a step of the policy writes with a model
+    (``Summarize(model=...)``), the next compaction starts at ``states.prepare_at`` (0.8) of
+    the threshold, while the run goes on, and the iteration that crosses the threshold
+    swaps it in for exactly the history it was made from (see
+    :class:`~agent_adapter.context.Compactor`).
 
     Args:
         policy: the policy (its threshold and target decide when and how far).
@@ -202,14 +341,16 @@ class PolicyCompactor:
         """The compressed history, or ``None`` when nothing changed."""
         messages = context.messages
         run = RunContext(run_id=context.run_id, thread_id=self.conversation)
-        compressed, report = await compress_for(
-            messages,
-            self.policy,
-            format="cliver",
-            ctx=run,
-            conversation=self.conversation or context.run_id or None,
-            states=self.states,
-        )
+        conversation = self.conversation or context.run_id or None
+        if self.states is False:
+            compressed, report = await compress_for(
+                messages, self.policy, format="cliver", ctx=run, states=False
+            )
+        else:  # a Compactor's async face: a model-written compaction is prepared early
+            compactor = Compactor(
+                self.policy, conversation=conversation, states=self.states, format="cliver"
+            )
+            compressed, report = await compactor.compress(messages, ctx=run)
         if self.on_report is not None:
             self.on_report(report)
         if len(run.ledger):

@@ -153,6 +153,7 @@ class Run:
             model=self.spec.chain[0].model,
             last_usage=self.last_usage,
             _record=self.record,
+            _continue=self.continue_run,
         )
 
         async def call() -> Any:
@@ -193,6 +194,30 @@ class Run:
                     "messages_after": len(history),
                 },
             ),
+        )
+
+    async def continue_run(self, prompt: str) -> CLIverResponse:
+        """The run's last request (what the previous iteration sent, byte for byte; the
+        next one's on the first iteration) with ``prompt`` as a last user message, sent to
+        the binding that answered last, ``stage="summary"``: see
+        :meth:`CompactionContext.continue_run`."""
+        if not self._messages:
+            self.prepare()
+        binding = self.attempts.answered
+        request = dataclasses.replace(
+            self._request(binding),
+            messages=[*self._messages, Message("user", prompt)],
+            stage="summary",
+        )
+        response = await binding._port().generate(request)
+        reply = self.names.restore(response.message) if self.names else response.message
+        usage = UsageInfo.of(response.usage)
+        text = reply.text if not reply.tool_calls else ""
+        return CLIverResponse(
+            message=CLIverMessage(role="assistant", content=text),
+            usage=usage,
+            usage_total=usage,
+            run_id=self.run_id,
         )
 
     def prepare(self) -> None:

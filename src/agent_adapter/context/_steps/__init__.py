@@ -14,6 +14,7 @@ if _typing.TYPE_CHECKING:
     from agent_adapter.context._steps.dedup import RemoveDuplicates
     from agent_adapter.context._steps.drop import RemoveOldMessages
     from agent_adapter.context._steps.relevance import KeepMostRelevant
+    from agent_adapter.context._steps.stale import DropStaleReads
     from agent_adapter.context._steps.summarize import Summarize, SummarizeLongMessage
     from agent_adapter.context._steps.tool_results import ShrinkToolResults
 
@@ -22,6 +23,7 @@ __all__ = [
     "CompressionStep",
     "ContextSummary",
     "CutLongMessages",
+    "DropStaleReads",
     "KeepMostRelevant",
     "MyOwnStep",
     "RemoveDuplicates",
@@ -39,6 +41,7 @@ __getattr__, __dir__ = _lazy_exports(
         "CompressionStep": "agent_adapter.context._steps._base",
         "ContextSummary": "agent_adapter.context._steps._summary_text",
         "CutLongMessages": "agent_adapter.context._steps.cut",
+        "DropStaleReads": "agent_adapter.context._steps.stale",
         "KeepMostRelevant": "agent_adapter.context._steps.relevance",
         "MyOwnStep": "agent_adapter.context._steps.custom",
         "RemoveDuplicates": "agent_adapter.context._steps.dedup",

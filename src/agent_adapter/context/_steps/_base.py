@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter.context._provenance import same_objects
+from agent_adapter.context._steps._continuation import Continuation
 from agent_adapter.context._tokens import TokenMeter
 from agent_adapter.context._units import Protection, Unit, UnitSpans, unit_spans
 
@@ -40,6 +41,10 @@ class StepContext:
         summary_probes / summary_probes_found: fidelity probes of the model summaries made
             so far, and how many the model named (the report's).
         summary_invalid_replies: summarizer replies that were no usable summary.
+        continuation: the conversation's own request, over the compression's input, that a
+            summary request may continue so the provider reads it from its prompt cache
+            (see :mod:`agent_adapter.context._steps._continuation`); ``None`` when the
+            compression has no such request (``compress``, ``compress_for``).
     """
 
     target_tokens: int
@@ -47,6 +52,7 @@ class StepContext:
     protection: Protection
     meter: TokenMeter
     ctx: Any = None
+    continuation: Continuation | None = None
     summary_cost_usd: float = field(default=0.0)
     summary_probes: int = field(default=0)
     summary_probes_found: int = field(default=0)

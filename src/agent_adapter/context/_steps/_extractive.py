@@ -47,8 +47,12 @@ from agent_adapter.context._steps._summary_text import (
 
 __all__ = [
     "edited_paths",
+    "edits_open_file",
     "extract_summary",
+    "file_access",
     "folded_count",
+    "folded_names",
+    "held_names",
     "is_command_output",
     "note_names",
     "text_extract",
@@ -289,6 +293,84 @@ def _reads_a_file(call: ToolCall) -> bool:
     )
 
 
+#: A tool whose result is the file's text (not a search over files: grep, glob, find, ls).
+_FILE_READ_TOOL = re.compile(r"read|view|open|cat", re.I)
+#: Arguments that read a part of a file (an offset, a line range).
+_PART_KEYS = ("offset", "limit", "view_range", "start_line", "end_line", "line_range", "lines")
+#: A shell command that prints one file whole: ``cat f``, ``nl -ba f``.
+_SHELL_CAT = re.compile(r"\A\s*(?:cat|nl(?: -ba)?)\s+(['\"]?)([\w./~-]+\.\w+)\1\s*\Z")
+#: A shell command that prints a part of one file: ``sed -n '10,40p' f``, ``nl -ba f | sed
+#: -n '10,40p'``, ``head -n 40 f``, ``tail -n 20 f``.
+_SHELL_PART = re.compile(
+    r"\A\s*(?:sed -n\s+['\"]?(?P<a>\d+,\d+p)['\"]?\s+(?P<p1>[\w./~-]+\.\w+)"
+    r"|nl(?: -ba)?\s+(?P<p2>[\w./~-]+\.\w+)\s*\|\s*sed -n\s+['\"]?(?P<b>\d+,\d+p)['\"]?"
+    r"|(?P<c>head|tail)\s+(?:-n\s*)?(?P<n>-?\d+)\s+(?P<p3>[\w./~-]+\.\w+))\s*\Z"
+)
+
+
+#: SWE-agent's windowed file commands in a shell call: ``open f [line]``, ``create f``.
+_SHELL_OPEN = re.compile(r"\A\s*(open|create)\s+(['\"]?)([\w./~-]+\.\w+)\2(?:\s+(\d+))?\s*\Z")
+#: SWE-agent's edit of the file it has open (no path of its own): ``edit 4:4``, ``insert 3``.
+_SHELL_EDIT_OPEN = re.compile(r"\A\s*(?:edit|insert)\b")
+_EDIT_OPEN_TOOL = frozenset({"edit", "insert"})
+
+
+def edits_open_file(call: ToolCall) -> bool:
+    """True for a call that edits the file the agent has open without naming it: SWE-agent's
+    ``edit`` / ``insert`` (a tool of that name with no path argument, or a shell command
+    opening with one)."""
+    args = _args(call.arguments)
+    if any(isinstance(args.get(k), str) for k in _PATH_KEYS):
+        return False
+    command = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), None)
+    if command is not None:
+        return bool(_SHELL_EDIT_OPEN.match(command))
+    return call.name in _EDIT_OPEN_TOOL
+
+
+def file_access(call: ToolCall) -> tuple[str, str, str] | None:
+    """How ``call`` touches one file: ``("read", path, part)`` when its result is that
+    file's text (``part``: ``""`` for the whole file, else the range it asked for) or
+    ``("edit", path, "")`` when it changes the file; ``None`` otherwise. Read from the call's
+    arguments only: a path argument (``file_path``, ``path``...) of a read / view / open /
+    cat tool or of an edit / write / create / replace tool (a ``command`` argument of one
+    word, as SWE-agent's ``str_replace_editor`` gives ``view`` or ``str_replace``, names the
+    operation), or a shell command that prints one file (``cat f``, ``nl -ba f``, ``sed -n
+    '10,40p' f``, ``head -n 40 f``) or writes one (``> f``, ``tee f``, ``sed -i ... f``)."""
+    args = _args(call.arguments)
+    path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
+    command = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), None)
+    if path:
+        op = command if command and " " not in command.strip() else None
+        if command and op is None:
+            return None  # a shell command given a path: not a file tool
+        judged = op or call.name
+        if _CHANGE_TOOL.search(judged):
+            return ("edit", path, "")
+        if _FILE_READ_TOOL.search(judged):
+            part = {k: args[k] for k in _PART_KEYS if args.get(k) not in (None, "", [])}
+            return ("read", path, json.dumps(part, sort_keys=True) if part else "")
+        return None
+    if not command:
+        return None
+    writes = [a or b for a, b in _SHELL_WRITE.findall(command)]
+    if writes:
+        return ("edit", writes[0], "") if len(set(writes)) == 1 else None
+    whole = _SHELL_CAT.match(command)
+    if whole is not None:
+        return ("read", whole.group(2), "")
+    opened = _SHELL_OPEN.match(command)
+    if opened is not None:  # SWE-agent: open shows a window of the file, create makes it
+        kind = "read" if opened.group(1) == "open" else "edit"
+        return (kind, opened.group(3), opened.group(4) or "" if kind == "read" else "")
+    ranged = _SHELL_PART.match(command)
+    if ranged is not None:
+        path = ranged.group("p1") or ranged.group("p2") or ranged.group("p3")
+        lines = ranged.group("a") or ranged.group("b") or f"{ranged['c']} {ranged['n']}"
+        return ("read", path, lines.rstrip("p"))
+    return None
+
+
 def folded_count(message: Message) -> int | None:
     """How many messages an earlier summary or a ``RemoveOldMessages`` removal note stands
     for; ``None`` when ``message`` is neither."""
@@ -331,6 +413,28 @@ def note_names(messages: Sequence[Message]) -> list[str]:
     return list(names)
 
 
+#: The fields of a summary that hold names a later summary must keep (issue 34, item 4).
+_HELD_FIELDS = ("files_changed", "files_read", "errors")
+
+
+def held_names(summary: ContextSummary) -> list[str]:
+    """The names ``summary`` holds that a summary folding it must still hold: its changed
+    and read files and its errors (failed tests, error lines, exception classes), once
+    each, in order."""
+    return list(dict.fromkeys(item for name in _HELD_FIELDS for item in getattr(summary, name)))
+
+
+def folded_names(messages: Sequence[Message]) -> list[str]:
+    """Every name the removal notes (:func:`note_names`) and the summaries of ours
+    (:func:`held_names`) among ``messages`` hold, once each, in order: what a summary
+    folding them must still name (re-summarizing never drops a name a summary held)."""
+    names: dict[str, None] = dict.fromkeys(note_names(messages))
+    for m in messages:
+        if summary_count(m) is not None:
+            names.update(dict.fromkeys(held_names(parse(m.text))))
+    return list(names)
+
+
 def edited_paths(messages: Sequence[Message]) -> set[str]:
     """The paths ``messages`` show edited or written: the path argument of an edit or write
     call, a diff header (``+++ b/x``, ``diff --git``, ``*** Update File: x``) in a call's
@@ -357,9 +461,9 @@ def edited_paths(messages: Sequence[Message]) -> set[str]:
             writes(block)
         for call in m.tool_calls:
             args = _args(call.arguments)
-            path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
-            if path and _CHANGE_TOOL.search(call.name):
-                out.add(path)
+            access = file_access(call)
+            if access is not None and access[0] == "edit":
+                out.add(access[1])
             for key, value in args.items():
                 if isinstance(value, str):
                     diffs(value)

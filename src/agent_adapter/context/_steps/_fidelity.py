@@ -35,6 +35,7 @@ __all__ = [
     "has_name",
     "name_probes",
     "quote_tool_output",
+    "with_held",
 ]
 
 #: The lists that name files: an item the span does not hold whole was made up.
@@ -224,6 +225,20 @@ def add_missing(summary: ContextSummary, missing: Sequence[tuple[str, str]]) -> 
         if field == "files_changed" and item in out.files_read:
             out.files_read.remove(item)
     return out
+
+
+def with_held(summary: ContextSummary, held: Sequence[tuple[str, str]]) -> ContextSummary:
+    """``summary`` with every ``(field, item)`` of ``held`` (an earlier summary's names, see
+    :func:`~agent_adapter.context._steps._extractive.held_names`) it does not name added to
+    its field: a model re-summarizing a summary never drops a name it held, even past the
+    probes :func:`fidelity` samples."""
+    text = _flat(summary).lower()
+    lacking = [
+        (field, item)
+        for field, item in held
+        if not has_name(text, (_error_probe(item) if field == "errors" else item).lower())
+    ]
+    return add_missing(summary, lacking) if lacking else summary
 
 
 def _voices(span: Sequence[Message], previous: ContextSummary | None) -> tuple[str, str]:

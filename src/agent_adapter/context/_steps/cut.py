@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
+from agent_adapter._run import owner_scope
 from agent_adapter.context._steps._base import (
     BaseCompressionStep,
     StepContext,
     first_non_system,
 )
+from agent_adapter.context._stores._base import check_save_to
+from agent_adapter.context._stores._commit import original_text, shortened_source, stage_save
 from agent_adapter.context._text import _MARKER, Keep, fit_message
 
 __all__ = ["CutLongMessages"]
@@ -55,16 +58,27 @@ class CutLongMessages(BaseCompressionStep):
     needs when everything older than the newest work has gone (``keep_first=0`` cuts it like
     any other old message).
 
+    With ``save_to``, the text as the caller gave it is saved there (for
+    ``save_for_seconds``, under the run's owner scope, as ``ShrinkToolResults`` saves a
+    result) and the marker ends with the recall call, ``full text: call
+    recall_context(id='3f2a...')``; a text already cut by a saving step keeps the id it
+    names. Without it (the default for a policy's step; a
+    :class:`~agent_adapter.context.Compactor` gives its store), nothing is kept.
+
     Args:
         max_tokens_per_message: a message over this many tokens is cut down to it.
         keep: which end of the text survives, ``"start"`` (default: the head of a file or
             log, where the command and its first lines are) or ``"end"``.
         include_system_prompt: also cut unpinned system messages, last.
         keep_first: the first this many non-system messages stay whole.
+        save_to: a ToolResultStore for the texts cut, or ``None``.
+        save_for_seconds: how long saved texts live, a finite number > 0 (``None``: no
+            expiry).
 
     Raises:
-        ConfigError: max_tokens_per_message is not an int > 0, keep is unknown, or
-            keep_first is not an int >= 0.
+        ConfigError: max_tokens_per_message is not an int > 0, keep is unknown,
+            keep_first is not an int >= 0, save_to is not a ToolResultStore, or
+            save_for_seconds is out of range.
     """
 
     name: ClassVar[str] = "cut_long_messages"
@@ -72,6 +86,8 @@ class CutLongMessages(BaseCompressionStep):
     keep: Keep = "start"
     include_system_prompt: bool = False
     keep_first: int = 1
+    save_to: Any = None
+    save_for_seconds: float | None = 24 * 3600
 
     def __post_init__(self) -> None:
         k = self.keep_first
@@ -82,6 +98,7 @@ class CutLongMessages(BaseCompressionStep):
             raise ConfigError(f"CutLongMessages.max_tokens_per_message must be > 0, got {m!r}")
         if self.keep not in ("start", "end"):
             raise ConfigError(f"CutLongMessages.keep must be 'start' or 'end', got {self.keep!r}")
+        check_save_to("CutLongMessages", self.save_to, self.save_for_seconds)
 
     async def apply(self, messages: list[Message], context: StepContext) -> list[Message]:
         """messages with long texts cut until under the target."""
@@ -102,9 +119,38 @@ class CutLongMessages(BaseCompressionStep):
             before = context.message_tokens(m)
             if before <= self.max_tokens_per_message:
                 continue
-            cut = fit_message(m, self.max_tokens_per_message, context.message_tokens, self.keep)
+            source, note = await self._source(m, context)
+            cut = fit_message(
+                m,
+                self.max_tokens_per_message,
+                context.message_tokens,
+                self.keep,
+                source=source,
+                note=note,
+            )
             if cut is not m and _worth_cutting(m, cut):
                 out[i] = cut
                 context.mark_shortened(cut)
                 total += context.message_tokens(cut) - before
         return out
+
+    async def _source(self, m: Message, context: StepContext) -> tuple[str | None, str]:
+        """What to cut of ``m`` (``None``: its text) and the marker's recall note: with
+        ``save_to``, the caller's text saved (a text cut before by a saving step is cut
+        again under the id it names)."""
+        if self.save_to is None:
+            return None, ""
+        scope = owner_scope(context.ctx)
+        ours = await shortened_source(context, m.text, self.save_to, scope)
+        if ours is not None:
+            return ours[0], "; ".join(ours[1])
+        source = original_text(context, m)
+        note = await stage_save(
+            context,
+            self,
+            scope,
+            source,
+            call_id=m.tool_call_id or "",
+            before=m.text if source != m.text else None,
+        )
+        return source, note

@@ -15,7 +15,14 @@ from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import Name, clip_ends, join_names, names_in, shown_by
 from agent_adapter.context._lru import Memo
-from agent_adapter.context._own import NAMES_INTRO, note_count, note_head, sign, summary_count
+from agent_adapter.context._own import (
+    NAMES_INTRO,
+    note_count,
+    note_head,
+    own_text,
+    sign,
+    summary_count,
+)
 from agent_adapter.context._steps._base import (
     BaseCompressionStep,
     StepContext,
@@ -26,7 +33,7 @@ from agent_adapter.context._steps._base import (
 from agent_adapter.context._steps._extractive import extract_summary
 from agent_adapter.context._steps._summary_text import render
 from agent_adapter.context._stores._base import check_save_to
-from agent_adapter.context._stores._commit import stage_span
+from agent_adapter.context._stores._commit import saved_transcript, stage_span
 from agent_adapter.context._stores._span import saved_phrase
 from agent_adapter.context._units import Bounds, origins_with
 
@@ -41,11 +48,28 @@ _NO_CLIP = (1 << 62, 0)
 #: Distinct names a note's scan collects at most (the rest are counted).
 _NOTE_NAMES = 256
 _MORE = re.compile(r"\A\+(\d+) more\Z")
+#: How many notes deep the names a note handed to the store are read back.
+_RECOVER_DEPTH = 3
+#: A ``+N more`` line of a note (it handed names on).
+_MORE_LINE = re.compile(r"^\+\d+ more\]?$", re.M)
+#: The recall id in a note's saved line.
+_SAVED_ID = re.compile(r"saved: call \w+\(id='([0-9a-f]{32})'\)")
+#: A note of ours in a saved span's transcript (``user: [N earlier messages ...]``), its
+#: head line and its names, to the closing bracket that ends its block.
+_NOTE_IN_TRANSCRIPT = re.compile(
+    r"(?<=user: )\[\d+ earlier messages? removed to fit the context window[^\n]*"
+    r"(?:\n(?!\n)[^\n]*)*?\](?=\n\n|\Z)"
+)
+#: With a store, a folded note's names are listed within this many characters at least
+#: (600 tokens, the most a note names); the rest are read back from the store.
+_HELD_MAX_CHARS = 4 * _NOTE_MAX
 #: Notes by the run and the kept messages (held, by identity), the bound and the saved
 #: phrase. The same drop, in the next settling round, pass or call, builds nothing again and
 #: gives the same note object (a Message is frozen), so a later pass's lists holding it are
 #: known again.
 _NOTES = Memo(entries=16, chars=64)
+#: The notes of ours in a saved span, by (scope, id): what ``_recovered`` reads back.
+_SAVED_NOTES = Memo(entries=256, chars=4_000_000)
 
 
 def _plain(m: Message) -> bool:
@@ -68,14 +92,16 @@ def _remembered_note(
     kept_text: Callable[[], str],
     max_chars: int,
     saved: str = "",
+    held_chars: int | None = None,
+    recovered: tuple[str, ...] = (),
     scans: _Scans | None = None,
 ) -> Message:
     """:func:`_note` of ``run`` against the ``kept`` messages (``kept_text()``: their text,
     joined only when the note is not remembered; ``scans``: see :func:`_note`)."""
     return _NOTES.by_identity(
         (*run, *kept),
-        lambda: _note(run, kept_text(), max_chars, saved, scans),
-        (len(run), max_chars, saved),
+        lambda: _note(run, kept_text(), max_chars, saved, held_chars, recovered, scans),
+        (len(run), max_chars, saved, held_chars, recovered),
     )
 
 
@@ -87,8 +113,8 @@ class _Scan:
 
     run: tuple[Message, ...]
     count: int
-    names: tuple[Name, ...]
-    extra: int
+    held: tuple[Name, ...]
+    held_extra: int
     texts: tuple[str, ...]
 
 
@@ -103,8 +129,8 @@ _SCAN_WHOLE = sum(_NOTE_SCAN)  # a text this long or shorter is read whole (clip
 def _scan(run: Sequence[Message], scans: _Scans | None) -> _Scan:
     """The :class:`_Scan` of ``run``, from the one in ``scans`` that ``run`` starts with
     (the very same messages), if any."""
-    count, extra, start = 0, 0, 0
-    names: list[Name] = []
+    count, held_extra, start = 0, 0, 0
+    held: list[Name] = []  # the folded notes' names: never dropped
     texts: list[str] = []
     before = scans.get(id(run[0])) if scans and run else None
     if (
@@ -112,9 +138,9 @@ def _scan(run: Sequence[Message], scans: _Scans | None) -> _Scan:
         and len(before.run) <= len(run)
         and all(map(operator.is_, before.run, run))
     ):
-        count, extra, start = before.count, before.extra, len(before.run)
-        names, texts = list(before.names), list(before.texts)
-    seen = {name[0] for name in names}
+        count, held_extra, start = before.count, before.held_extra, len(before.run)
+        held, texts = list(before.held), list(before.texts)
+    seen = {name[0] for name in held}
     for i in range(start, len(run)):
         m = run[i]
         content = m.content
@@ -138,11 +164,11 @@ def _scan(run: Sequence[Message], scans: _Scans | None) -> _Scan:
             label = line.rstrip("]")
             more = _MORE.match(label)
             if more:
-                extra += int(more.group(1))
+                held_extra += int(more.group(1))
             elif label and label not in seen:
                 seen.add(label)
-                names.append((label, 1, (label,), False))
-    scan = _Scan(tuple(run), count, tuple(names), extra, tuple(texts))
+                held.append((label, 1, (label,), False))
+    scan = _Scan(tuple(run), count, tuple(held), held_extra, tuple(texts))
     if scans is not None and run:
         scans[id(run[0])] = scan
     return scan
@@ -153,24 +179,68 @@ def _note(
     kept: str,
     max_chars: int,
     saved: str = "",
+    held_chars: int | None = None,
+    recovered: Sequence[str] = (),
     scans: _Scans | None = None,
 ) -> Message:
     """One user message standing for the dropped ``run``: how many messages went (and, with
     ``saved``, the line that says how to read them back) and the names they held that the
     kept text does not show (see :mod:`agent_adapter.context._digest`). An earlier note in
     the run is folded in: its count is added and its names come first, as they are older.
-    The run's messages are read as one text (each clipped to its two ends), in one scan;
-    with ``scans``, a run that starts with one read before reads only its new messages."""
+    The run's messages are read as one text (each clipped to its two ends), in one scan.
+
+    A folded note's names are never dropped (issue 34, item 4: an agent loop folds its
+    notes again and again, and a bound on each fold lost the oldest names, a bare note all
+    of them): they are all listed, ``max_chars`` bounding only the new names, even in a bare
+    note, and even when the kept text shows them (a later step may still cut it). Only
+    ``held_chars`` bounds them (the last resort of ``_shorter_notes``, before a turn of the
+    recency window goes: loss follows age); with ``saved`` (the store holds the run, the
+    folded note in it) they are listed within ``max(max_chars, _HELD_MAX_CHARS)`` at most.
+    The names past a bound are counted in ``+N more`` (with ``saved``, the saved line says
+    how to read them back). ``recovered``: names a folded note had handed to the store
+    (read back from it by :meth:`RemoveOldMessages._recovered`), held like its own. With
+    ``scans``, a run that starts with one read before reads only its new messages
+    (:func:`_scan`)."""
     scan = _scan(run, scans)
-    names = list(scan.names)
-    extra = scan.extra
-    if scan.texts:
-        found, more_names = names_in("\n".join(scan.texts), scan=_NO_CLIP, max_names=_NOTE_NAMES)
+    count, held_extra, texts = scan.count, scan.held_extra, scan.texts
+    held = list(scan.held)
+    seen = {name[0] for name in held}
+    names: list[Name] = []
+    extra = 0
+    for label in recovered:
+        if label not in seen:
+            seen.add(label)
+            held.append((label, 1, (label,), False))
+    if recovered:
+        held_extra = 0  # the names it counted are listed again
+    if texts:
+        found, more_names = names_in("\n".join(texts), scan=_NO_CLIP, max_names=_NOTE_NAMES)
         extra += more_names
-        seen = {name[0] for name in names}
         names += [name for name in found if name[0] not in seen]
-    listed = join_names(names, extra, max_chars, sep="\n", hidden=shown_by(kept))
-    head = note_head(scan.count) + (f" ({saved})" if saved else "")
+    # a held name is listed even when the kept text shows it: a later step of the same
+    # compression may still cut that text
+    bound = held_chars
+    if saved:  # the store keeps the run: the names past a bound are read back from there
+        bound = max(max_chars, _HELD_MAX_CHARS) if bound is None else bound
+    hidden = shown_by(kept)
+    if bound is not None:
+        held = [name for name in held if not hidden(name)]  # bounded: shown ones go first
+        kept_held: list[Name] = []
+        used = 0
+        for name in held:
+            if used + len(name[0]) + 1 > bound:
+                held_extra += 1
+                continue
+            kept_held.append(name)
+            used += len(name[0]) + 1
+        held = kept_held
+    held_text = "\n".join(name[0] for name in held)
+    room = max(0, max_chars - len(held_text) - 1) if held_text else max_chars
+    listed = join_names(names, extra + held_extra, room, sep="\n", hidden=hidden)
+    if not listed and held_text and (names or extra or held_extra):
+        listed = f"+{len(names) + extra + held_extra} more"  # none of the new ones fits
+    listed = "\n".join(part for part in (held_text, listed) if part)
+    head = note_head(count) + (f" ({saved})" if saved else "")
     text = f"{head}; {NAMES_INTRO}\n{listed}]" if listed else f"{head}]"
     return Message("user", sign(text))  # tagged: known as ours on the next call
 
@@ -441,24 +511,37 @@ class RemoveOldMessages(BaseCompressionStep):
     async def _shorter_notes(
         self, walk: _Walk, drop: bytearray, total: int, out: list[Message], context: StepContext
     ) -> list[Message]:
-        """Nothing more to drop and the notes are what is over: shorter notes, then bare
-        ones (the count alone), which stay even over the target: a run never goes
-        unrecorded. Over the target by the bare notes: kept when dropping still frees
-        tokens (the report shows the miss: reached_target False), else nothing is dropped
-        at all (``out``: the list with full notes)."""
+        """Nothing more to drop and the notes are what is over: shorter notes, then notes
+        with the folded notes' names alone, then those names cut to what fits, then bare
+        notes (the count alone), which stay even over the target: a run never goes
+        unrecorded. A folded note's names go only here, last, where keeping them would cost
+        a turn of the recency window (loss follows age); with ``save_to`` the saved line
+        says where they are. Over the target by the bare notes: kept when dropping still
+        frees tokens (the report shows the miss: reached_target False), else nothing is
+        dropped at all (``out``: the list with full notes)."""
         slack = context.target_tokens - total
-        for short in (4 * slack - 80, 0):
-            if short >= 0:
-                out = await self._with_notes(walk, drop, short, context)
+        short = 4 * slack - 80
+        # a folded note's names cut to what fits: the slack less the head, then less again
+        # (the head's and the names' tokens are known only once written)
+        tries = [(short, None), (0, None), *((0, short * k // 4) for k in (4, 3, 2, 1)), (0, 0)]
+        for chars, held in tries:
+            if chars >= 0 and (held is None or held >= 0):
+                out = await self._with_notes(walk, drop, chars, context, held)
                 if context.under_target(context.tokens(out)):
                     return out
         return out if context.tokens(out) < context.tokens(walk.messages) else walk.messages
 
     async def _with_notes(
-        self, walk: _Walk, drop: bytearray, chars: int, context: StepContext
+        self,
+        walk: _Walk,
+        drop: bytearray,
+        chars: int,
+        context: StepContext,
+        held: int | None = None,
     ) -> list[Message]:
         """``walk.messages`` without those ``drop`` marks, each run of dropped messages
-        replaced by its note (its names within ``chars`` characters). Runs after the current
+        replaced by its note (its new names within ``chars`` characters, a folded note's
+        within ``held``, see :func:`_note`). Runs after the current
         turn's thinking opener (``messages[walk.opener]``) share one note right before it:
         nothing may be added inside a turn that must keep opening on its thinking block (see
         the guard's placement rule). A note of ours in ``walk.foldable`` right next to a
@@ -504,7 +587,7 @@ class RemoveOldMessages(BaseCompressionStep):
                 late = run + late
                 run = []
             if run:
-                out.append(await self._run_note(run, kept, kept_text, chars, walk, context))
+                out.append(await self._run_note(run, kept, kept_text, chars, walk, context, held))
                 notes.add(id(out[-1]))
                 run = []
             if a <= opener < b:
@@ -514,10 +597,10 @@ class RemoveOldMessages(BaseCompressionStep):
             else:
                 out.extend(messages[a:b])
         if run:
-            out.append(await self._run_note(run, kept, kept_text, chars, walk, context))
+            out.append(await self._run_note(run, kept, kept_text, chars, walk, context, held))
             notes.add(id(out[-1]))
         if late:
-            note = await self._run_note(late, kept, kept_text, chars, walk, context)
+            note = await self._run_note(late, kept, kept_text, chars, walk, context, held)
             out.insert(at_opener, note)
             notes.add(id(note))
         return _one_a_place(out, notes, walk.free)
@@ -530,9 +613,54 @@ class RemoveOldMessages(BaseCompressionStep):
         chars: int,
         walk: _Walk,
         context: StepContext,
+        held: int | None = None,
     ) -> Message:
+        recovered = await self._recovered(run, context)
         saved = await span_phrase(self, run, context)
-        return _remembered_note(run, kept, kept_text, chars, saved, walk.scans)
+        return _remembered_note(run, kept, kept_text, chars, saved, held, recovered, walk.scans)
+
+    async def _recovered(self, run: Sequence[Message], context: StepContext) -> tuple[str, ...]:
+        """The names the notes of ours in ``run`` handed to the store (a note bared or cut
+        to fit, whose saved line names the span that held them), read back from it: with
+        room again, a later note lists them once more. Up to ``_RECOVER_DEPTH`` notes deep
+        (a bare note's span holding an earlier bare note). ``()`` without ``save_to``."""
+        if self.save_to is None:
+            return ()
+        scope = owner_scope(context.ctx)
+        names: dict[str, None] = {}
+        todo = [m.text for m in run if not _plain(m) and note_count(m) is not None]
+        seen_ids: set[str] = set()
+        for _ in range(_RECOVER_DEPTH):
+            found: list[str] = []
+            for text in todo:
+                head = text.split("\n", 1)[0]
+                incomplete = NAMES_INTRO not in head or _MORE_LINE.search(text)
+                ids = _SAVED_ID.findall(head) if incomplete else []
+                for id_ in ids:
+                    if id_ not in seen_ids:
+                        seen_ids.add(id_)
+                        found.extend(await self._notes_saved(context, scope, id_))
+            todo = found
+            for body in found:
+                for line in body.splitlines()[1:]:
+                    label = line.rstrip("]")
+                    if label and not _MORE.match(label):
+                        names.setdefault(label, None)
+            if not todo:
+                break
+        return tuple(names)
+
+    async def _notes_saved(self, context: StepContext, scope: str, id_: str) -> tuple[str, ...]:
+        """The texts of the notes of ours (their tags verified) in the span saved as
+        ``id_``; remembered by scope and id (a saved span never changes under its id)."""
+        key = (scope, id_)
+        hit: tuple[str, ...] | None = _SAVED_NOTES.get(key)
+        if hit is None:
+            transcript = await saved_transcript(context, self.save_to, scope, id_)
+            found = _NOTE_IN_TRANSCRIPT.finditer(transcript or "")
+            hit = tuple(b.group(0) for b in found if own_text(b.group(0)) == "note")
+            _SAVED_NOTES.put(key, hit, sum(map(len, hit)) + 64)
+        return hit
 
 
 def _stretches(drop: bytearray) -> list[tuple[bool, int, int]]:

@@ -28,9 +28,11 @@ from agent_adapter.context._steps._extractive import (
     edited_paths,
     extract_summary,
     folded_count,
+    folded_names,
     note_names,
     top_names,
 )
+from agent_adapter.context._steps._fidelity import with_held
 from agent_adapter.context._steps._summarizer import (
     ModelSummarizer,
     OnMissing,
@@ -144,6 +146,15 @@ class Summarize(BaseCompressionStep):
         save_to: a ToolResultStore for the summarized runs, or ``None``.
         save_for_seconds: how long saved runs live, a finite number > 0 (``None``: no
             expiry).
+        continue_conversation: when ``model`` is the conversation's own model (the port a
+            ``CompressingModel`` wraps, or the ``CompressingModel`` itself), the summary
+            request is the conversation's request as it stands, byte for byte (the same
+            system, tools and messages), with the instruction appended as a last user
+            message, so the provider reads it from its prompt cache instead of writing a
+            fresh prompt (Codex and Claude Code do the same); a reply that is no summary, or
+            an overflow, falls back to the fresh request of the span's transcript. The
+            default (``True``); ``False``: always the fresh request. Only a compression that
+            knows the conversation's request (a ``CompressingModel``'s) can continue it.
 
     Raises:
         ConfigError: a setting is out of range or of the wrong type (at construction); in
@@ -161,9 +172,15 @@ class Summarize(BaseCompressionStep):
     instructions: str = ""
     save_to: Any = None
     save_for_seconds: float | None = 24 * 3600
+    continue_conversation: bool = True
 
     def __post_init__(self) -> None:
         _check_int("Summarize", "keep_recent_messages", self.keep_recent_messages, 0)
+        if not isinstance(self.continue_conversation, bool):
+            raise ConfigError(
+                "Summarize.continue_conversation must be a bool, got "
+                f"{self.continue_conversation!r}"
+            )
         _check_common(self, "Summarize")
         style = self.summary_style
         if not callable(style) and style not in ("structured", "compact"):
@@ -273,12 +290,16 @@ class Summarize(BaseCompressionStep):
         extract = extract_summary(span)
         if self.model is None:
             return extract
+        own = context.continuation
+        if not (self.continue_conversation and own is not None and own.serves(self.model)):
+            own = None
         summarizer = ModelSummarizer(
             self.model,
             self.max_summary_tokens,
             summarizer_window(self.model, self.summarizer_window),
             self.timeout_s,
             self.instructions,
+            continuation=own,
         )
         earlier = [m for m in span if folded_count(m) is not None]
         rest = [m for m in span if folded_count(m) is None]
@@ -286,7 +307,7 @@ class Summarize(BaseCompressionStep):
         if earlier:
             previous = extract_summary(earlier)
         source = "\n".join(transcript(span))
-        return await checked_summary(
+        summary = await checked_summary(
             summarizer,
             rest,
             previous,
@@ -296,6 +317,15 @@ class Summarize(BaseCompressionStep):
             source,
             edited_paths(rest) | set(previous.files_changed if previous else ()),
         )
+        if summary is None or previous is None:
+            return summary
+        # re-summarizing never drops a name the earlier summaries and notes held
+        held = [
+            (f, item)
+            for f in ("files_changed", "files_read", "errors")
+            for item in getattr(previous, f)
+        ]
+        return with_held(summary, held)
 
     def _message(
         self,
@@ -310,8 +340,11 @@ class Summarize(BaseCompressionStep):
         The names a removal note of the span lists (and the summary holds) are never dropped
         to fit: a note is already the compact form of what it stands for, and a summary's
         items cost more (quoted, one a line), so trimming to fit once dropped the oldest
-        names, a folded note's failed tests first. When the summary cannot hold them all
-        within the bound, no summary is written (the span stays, its note with it)."""
+        names, a folded note's failed tests first. So are the files and errors an earlier
+        summary of the span held (re-summarizing never drops a name, issue 34 item 4),
+        unless the store keeps the span (``saved``): then what does not fit is read back
+        from there. When the summary cannot hold them all within the bound, no summary is
+        written (the span stays, its note with it)."""
         count = sum(folded_count(m) or 1 for m in span)
         span_tokens = sum(context.message_tokens(m) for m in span)
         style = self.summary_style
@@ -325,8 +358,9 @@ class Summarize(BaseCompressionStep):
         bound = min(self.max_summary_tokens, span_tokens - 1) * _CHARS_PER_TOKEN
         text_style = style if isinstance(style, str) else "structured"
         # the folded notes' names the summary holds (a model's may lack one its fidelity
-        # check let pass); a body written by ``fn`` has no items to keep
-        folded = note_names(span) if fn is None else []
+        # check let pass), and the folded summaries' unless the store keeps the span (the
+        # saved line says how to read them back); a body written by ``fn`` has no items
+        folded = (note_names(span) if saved else folded_names(span)) if fn is None else []
         lacking = set(missing(render(summary, count), folded)) if folded else set()
         keep = [name for name in folded if name not in lacking]
         for _ in range(4):

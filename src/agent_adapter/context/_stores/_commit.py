@@ -58,7 +58,12 @@ from agent_adapter.context._stores._base import (
     derive_id,
 )
 from agent_adapter.context._stores._keys import store_id_key, sync_face, use_sync_face
-from agent_adapter.context._stores._span import RECALL_TOOL_NAME, encode_span
+from agent_adapter.context._stores._span import (
+    RECALL_TOOL_NAME,
+    encode_span,
+    encode_transcript,
+    read_saved,
+)
 
 if TYPE_CHECKING:
     from agent_adapter.context._steps._base import StepContext
@@ -68,6 +73,7 @@ __all__ = [
     "is_shortened",
     "open_saves",
     "original_text",
+    "saved_transcript",
     "shortened_source",
     "stage_save",
     "stage_span",
@@ -316,6 +322,25 @@ async def shortened_source(
         return None
     held = [i for i in ids if await _holds(store, scope, i)]
     return (text, tuple(_note(i, found[i]) for i in held)) if held else None
+
+
+async def saved_transcript(
+    context: StepContext, store: ToolResultStore, scope: str, id_: str
+) -> str | None:
+    """The transcript of the span saved as ``id_`` (staged in this compression, else held
+    by ``store`` under ``scope``), or ``None`` (unknown, expired, not a span of ours).
+
+    Raises:
+        StoreError: the store failed to answer.
+    """
+    pending: _Pending | None = getattr(_root(context), _ATTR, None)
+    if pending is not None and (s := pending.staged.get(id_)) is not None:
+        return None if s.span is None else encode_transcript(s.span)
+    text = store.load_sync(scope, id_) if sync_face() else await store.load(scope, id_)
+    if text is None:
+        return None
+    saved = read_saved(await _key(context, store), text)
+    return saved.transcript if saved.span else None
 
 
 async def _holds(store: ToolResultStore, scope: str, id: str) -> bool:

@@ -35,6 +35,7 @@ __all__ = [
     "SEARCH_TOOL_NAME",
     "Saved",
     "encode_span",
+    "encode_transcript",
     "read_saved",
     "saved_phrase",
     "units",
@@ -60,6 +61,11 @@ def saved_phrase(id_: str, them: str = "them") -> str:
 
 def _seal(key: bytes, body: str) -> str:
     return hashlib.blake2b(encode_text(body), key=key, digest_size=16, person=_PERSON).hexdigest()
+
+
+def encode_transcript(messages: Sequence[Message]) -> str:
+    """The transcript a span of ``messages`` is saved with (what a recall of it shows)."""
+    return _SEP.join(message_text(m) for m in messages)
 
 
 def encode_span(key: bytes, messages: Sequence[Message]) -> str:

@@ -462,6 +462,28 @@ def _file_progress(file: Path, phases: int, quiet: bool) -> AbstractContextManag
     return progress(phases if big else 0, "loading", quiet=quiet)
 
 
+#: What ``agent-adapter gateway`` imports beyond this distribution (agent-adapter-gateway's).
+_GATEWAY_MODULES = ("agent_adapter.gateway", "starlette", "uvicorn", "httpx")
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def gateway(ctx: typer.Context) -> int:
+    """Serve the context gateway: point any agent's base URL at it (see 'gateway --help')."""
+    try:
+        from agent_adapter.gateway import main as gateway_main
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith(_GATEWAY_MODULES):
+            raise
+        raise CliError(
+            f"the gateway needs the agent-adapter-gateway distribution ({exc.name} is "
+            "missing): pip install agent-adapter-gateway"
+        ) from None
+    return gateway_main(list(ctx.args))
+
+
 # --------------------------------------------------------------------------------------------
 # entry point
 

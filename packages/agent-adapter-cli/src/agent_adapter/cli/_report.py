@@ -20,7 +20,15 @@ from agent_adapter.context import CompressionPolicy, CompressionReport, Protecti
 UNITS_SHOWN = 10
 #: What ``inspect`` names a protected unit by: :meth:`Protection.reason` of its messages, in
 #: this order ("unit", protected for being in a unit with one of these, is not shown).
-REASONS = ("system", "pinned", "approval", "latest_user", "thinking_opener", "newest_turn")
+REASONS = (
+    "system",
+    "pinned",
+    "approval",
+    "compaction",
+    "latest_user",
+    "thinking_opener",
+    "newest_turn",
+)
 
 #: Why no step ran, by :attr:`CompressionReport.skipped`, as the compress report says it.
 NO_STEP_RAN: dict[str, str] = {
@@ -29,6 +37,7 @@ NO_STEP_RAN: dict[str, str] = {
     "nothing_to_compress": "every message is protected, or nothing that may go made it smaller",
     "sent_again": "the request compressed before for this history was sent again",
     "held": "the last compaction stopped over the target: held until the request grows by the gap",
+    "preparing": "the compaction prepared in the background was not ready: sent as it is",
 }
 
 COUNTER_LABELS: dict[str, str] = {

@@ -8,6 +8,11 @@ and the extended thinking guide
 Rules (``rule`` names):
 
 * ``first_not_user``: the first message uses the ``user`` role.
+* ``system_misplaced`` / ``system_not_text``: a mid-conversation ``system`` message (Claude
+  Opus 4.8 and later,
+  https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages)
+  comes right after a user turn and holds text; the turns around it are checked as if it
+  were not there.
 * ``roles_not_alternating`` (only with ``strict_alternation``): consecutive messages
   with the same role. The Messages API accepts them ("Consecutive user or assistant turns
   in your request will be combined into a single turn", Messages API reference), so by
@@ -58,6 +63,13 @@ Rules (``rule`` names):
   with ``thinking=True``, or by comparing it with the list it was made from:
   :func:`~agent_adapter.context.formats._anthropic.check_thinking_unchanged`
   (``turn_thinking_dropped``).
+* ``compaction_block``: a ``compaction`` block (compaction beta) has a ``content`` that is
+  ``null`` or a non-empty str, and its ``encrypted_content`` and ``signature``, when there,
+  are str or ``null`` (SDK ``BetaCompactionBlockParam``: "When content is None, the block
+  represents a failed compaction. The server treats these as no-ops. Empty string content
+  is not allowed."; ``encrypted_content`` "Opaque metadata from prior compaction, to be
+  round-tripped verbatim"). The block may sit in any message ("On subsequent requests,
+  append the response to your messages"); the API drops every block before it.
 * ``not_a_message``, ``reserved_key``: see :mod:`agent_adapter.context.formats._check`.
 """
 
@@ -112,12 +124,15 @@ def check_anthropic(
         out.extend(reserved(messages[i], i))
         if (
             not isinstance(m, Mapping)
-            or m.get("role") not in ("user", "assistant")
+            or m.get("role") not in ("user", "assistant", "system")
             or not isinstance(m.get("content"), str | list)
         ):
             out.append(Violation(i, "not_a_message", "not an Anthropic message dict"))
             prev_role = None
             continue
+        if m["role"] == "system":
+            out.extend(_system_rules(i, m["content"], prev_role))
+            continue  # the turns around it alternate as if it were not there
         role, content = m["role"], m["content"]
         for rule in rules:
             if (v := rule(i, n, role, content, prev_role)) is not None:
@@ -130,6 +145,26 @@ def check_anthropic(
     out.extend(pairing_violations(pairing, _RULES, call="tool_use", result="tool_result"))
     out.extend(_thinking_first(base, thinking))
     return by_index(out)
+
+
+def _system_rules(i: int, content: str | list[Any], prev_role: str | None) -> list[Violation]:
+    """``system_misplaced`` and ``system_not_text`` of a mid-conversation system message
+    (https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages:
+    accepted "immediately after a user turn"; its content is text). Empty content is no
+    violation: Claude Code 2.1 sends per-turn controls (``output_config``) on a system message
+    with ``content: []``, as Claude's API takes them."""
+    out = []
+    if prev_role != "user":
+        out.append(
+            Violation(i, "system_misplaced", "a system message must come right after a user turn")
+        )
+    blocks = content if isinstance(content, list) else []
+    for k, block in enumerate(blocks):
+        if not isinstance(block, Mapping) or block.get("type") != "text":
+            out.append(
+                Violation(i, "system_not_text", f"content[{k}] of a system message is not text")
+            )
+    return out
 
 
 def _first_not_user(
@@ -225,6 +260,20 @@ def _wrong_role(
     return None
 
 
+def _compaction(
+    i: int, role: str, k: int, b: Mapping[str, Any], seen_uses: dict[str, int]
+) -> Violation | None:
+    content = b.get("content")
+    if content is not None and not (isinstance(content, str) and content):
+        return Violation(
+            i, "compaction_block", f"content[{k}] compaction content is not null or a non-empty str"
+        )
+    for key in ("encrypted_content", "signature"):
+        if not isinstance(b.get(key), str | None):
+            return Violation(i, "compaction_block", f"content[{k}] compaction {key} is not a str")
+    return None
+
+
 _BlockRule = Callable[[int, str, int, Mapping[str, Any], dict[str, int]], Violation | None]
 #: The rules of each block type, in the order they are reported (any other type: its role).
 _BLOCK_RULES: dict[str, tuple[_BlockRule, ...]] = {
@@ -232,6 +281,7 @@ _BLOCK_RULES: dict[str, tuple[_BlockRule, ...]] = {
     "text": (_empty_text, _wrong_role),
     "thinking": (_wrong_role, _signed),
     "redacted_thinking": (_wrong_role, _redacted_data),
+    "compaction": (_compaction,),
 }
 _ROLE_ONLY: tuple[_BlockRule, ...] = (_wrong_role,)
 

@@ -4,7 +4,8 @@ Shapes follow the Messages API reference: ``{"role": "user" | "assistant", "cont
 list[block]}``. Assistant blocks ``text``, ``thinking`` (with ``signature``),
 ``redacted_thinking`` (``data``) and ``tool_use`` (``id``, ``name``, ``input``; other keys such
 as ``cache_control`` in ``ToolCall.extras``) become one message with parts and tool calls;
-other blocks (``server_tool_use``, ``web_search_tool_result`` ...) ride along as opaque parts. A
+other blocks (``server_tool_use``, ``web_search_tool_result``, the compaction beta's signed
+``compaction`` block ...) ride along as opaque parts, and go back as the very dict. A
 user message's ``tool_result`` blocks become ``tool`` messages (``tool_use_id`` ->
 ``tool_call_id``, ``is_error`` and ``cache_control`` in extras, block content as parts) and its
 other blocks, after them, one user message; a ``tool_result`` after another block is a
@@ -81,6 +82,7 @@ _SURE_BLOCKS = {
     "server_tool_use",
     "web_search_tool_result",
     "search_result",
+    "compaction",
 }
 #: Block keys of the API reference that parts and calls have no field for.
 _TEXT_KEYS = frozenset({"cache_control", "citations"})
@@ -181,13 +183,19 @@ def _load(native: Any, where: str) -> list[Message]:
     if not isinstance(native, Mapping):
         raise ConfigError(f"{where} is {type(native).__name__}, not an Anthropic message dict")
     role = native.get("role")
-    if role not in ("user", "assistant"):
-        raise ConfigError(f"{where}.role {role!r} must be 'user' or 'assistant'")
+    if role not in ("user", "assistant", "system"):
+        raise ConfigError(f"{where}.role {role!r} must be 'user', 'assistant' or 'system'")
     extras = {k: v for k, v in native.items() if k not in ("role", "content")}
     raw = native.get("content")
     if isinstance(raw, str):
         return [Message(role, raw, extras=extras)]
     blocks = _blocks(raw, f"{where}.content")
+    if role == "system":
+        # a mid-conversation system message (Claude Opus 4.8 and later: "role: system
+        # messages immediately after a user turn", https://platform.claude.com/docs/en/
+        # build-with-claude/mid-conversation-system-messages): a system Message, protected
+        # as any system prompt; it comes back as the same native
+        return [Message("system", tuple(_block_part(b) for b in blocks), extras=extras)]
     if role == "assistant":
         return [_load_assistant(blocks, where, extras)]
     return _load_user(blocks, where, extras)

@@ -18,7 +18,12 @@ from typing import Any
 
 from agent_adapter.context._pairing import Pairing, PairingProblem, PairingRule, describe
 from agent_adapter.context.formats._carrier import split_carrier
-from agent_adapter.context.formats._openai._items import classify, is_call, output_call_id
+from agent_adapter.context.formats._openai._items import (
+    USER_SIDE,
+    classify,
+    is_call,
+    output_call_id,
+)
 from agent_adapter.context.formats._violations import (
     Violation,
     by_index,
@@ -123,7 +128,7 @@ def _is_input(item: Any) -> bool:
     kind = item.get("type")
     if kind is None or kind == "message":
         return item.get("role") in ("user", "system", "developer")
-    return str(kind).endswith("_call_output") or kind == "mcp_approval_response"
+    return str(kind).endswith("_call_output") or kind in USER_SIDE
 
 
 def _call_id(item: Mapping[str, Any]) -> str | None:
@@ -196,6 +201,11 @@ def check_responses(items: Sequence[Any]) -> list[Violation]:
     * ``approval_response_without_request``: an ``mcp_approval_response`` answers an earlier
       ``mcp_approval_request`` by ``approval_request_id`` (the request may also sit in the
       response named by ``previous_response_id``; this check only sees the list).
+    * ``compaction_item``: a ``compaction`` item carries its ``encrypted_content`` as a str
+      (API reference, ``ResponseCompactionItemParam``: ``encrypted_content`` is required; the
+      compaction guide: the item "is opaque", its content goes back as it came).
+    * ``compaction_trigger_not_last``: a ``compaction_trigger`` is the list's last item
+      ("Compacts the current context. Must be the final input item.", API reference).
     * ``mixed_formats``, ``not_an_item``, ``reserved_key``: see
       :mod:`agent_adapter.context.formats._check`.
 
@@ -220,6 +230,16 @@ def check_responses(items: Sequence[Any]) -> list[Violation]:
         kind = item.get("type")
         if kind == "reasoning":
             out.extend(_reasoning(base, i))
+        if kind == "compaction" and not isinstance(item.get("encrypted_content"), str):
+            out.append(Violation(i, "compaction_item", "a compaction item needs encrypted_content"))
+        if kind == "compaction_trigger" and i != len(base) - 1:
+            out.append(
+                Violation(
+                    i,
+                    "compaction_trigger_not_last",
+                    "a compaction_trigger must be the final input item",
+                )
+            )
         if kind in _CALLS_WITH_ID and _call_id(item) is None:
             out.append(Violation(i, "call_id_missing", f"a {kind} item needs a call_id"))
         answered = output_call_id(item)

@@ -52,6 +52,7 @@ ITEM_TYPES = frozenset(
         "code_interpreter_call",
         "item_reference",
         "compaction",
+        "compaction_trigger",
     }
 )
 #: Content part types of Responses messages.
@@ -63,8 +64,10 @@ RESPONSES_ONLY_PARTS = frozenset({"input_text", "output_text", "input_image", "i
 CHAT_ONLY_PARTS = frozenset({"text", "image_url", "file"})
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _MESSAGE_ROLES = frozenset({"system", "developer", "user", "assistant"})
-#: Items the client sends (not model output) that are not ``*_call_output``.
-_USER_SIDE = frozenset({"mcp_approval_response"})
+#: Items the client sends (not model output) that are not ``*_call_output``: an MCP approval,
+#: and the ``compaction_trigger`` that asks the server to compact ("Compacts the current
+#: context. Must be the final input item.", API reference).
+USER_SIDE = frozenset({"mcp_approval_response", "compaction_trigger"})
 #: Keys of a ``*_call`` item that are not its payload.
 CALL_META = frozenset({"id", "status", "pending_safety_checks"})
 #: The argument key of the two call item types whose payload is text.
@@ -400,7 +403,7 @@ def load_item(item: Any, where: str) -> Message:
             # API reference: a function_call_output's output is a string or a list of parts
             raise ConfigError(f"{where}.output must be a str or a list of content parts")
         return _load_output(item, call_id)
-    role: Role = "user" if kind_ in _USER_SIDE else "assistant"
+    role: Role = "user" if kind_ in USER_SIDE else "assistant"
     if item.get("role") in ("user", "assistant"):
         role = item["role"]
     return Message(role, (OpaquePart("openai", item),), extras={"type": kind_})

@@ -35,9 +35,14 @@ that several items can make one message (a *group*, below):
 * Everything else (``mcp_call``, ``mcp_list_tools``, ``mcp_approval_request``,
   ``web_search_call``, ``file_search_call``, ``image_generation_call``,
   ``code_interpreter_call``, ``item_reference``, unknown types): a message holding the item as
-  one opaque part (and its ``type`` in extras), ``user`` for ``mcp_approval_response`` (the
-  client's answer), else ``assistant``. MCP approval requests and responses hold an approval
-  marker (:func:`~agent_adapter.context._units.has_approval_marker`), so they are protected.
+  one opaque part (and its ``type`` in extras), ``user`` for ``mcp_approval_response`` and
+  ``compaction_trigger`` (the client's), else ``assistant``. MCP approval requests and
+  responses hold an approval marker
+  (:func:`~agent_adapter.context._units.has_approval_marker`), so they are protected; so are
+  the ``compaction`` item (its opaque ``encrypted_content`` "carries forward key prior state
+  and reasoning into the next run", compaction guide) and the ``compaction_trigger``
+  (:func:`~agent_adapter.context._units.carries_compaction_state`): they go back as the very
+  dicts, never cut, changed or dropped.
 
 **Groups.** A message one item cannot hold (an assistant message with several calls, or with
 text and a call) is written by :meth:`ResponsesConverter.dump_all` as its ``message`` item (when

@@ -1,0 +1,115 @@
+"""Real agent runs replayed call by call through ``CompressingModel`` on the local wire server.
+
+Each call of a run sends the run's history up to that call (as the agent did) through a
+``CompressingModel`` wrapping a real provider class (``OpenAIChatModel`` or
+``AnthropicModel``) pointed at :class:`~agent_adapter.testing.ProviderServer`, whose prompt
+cache says what each request read from the cache. The summarizer is ``Summarize(model=...)``
+with the same port (the conversation's own model), or a slow one (``delay_s``). Every reply
+is a ``ContextSummary`` JSON text: a conversation call ignores it (the next call sends the
+run's own next history), a summary request parses it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_adapter import Message, ModelRequest, RunContext
+from agent_adapter.cli._loaders import load_trace
+from agent_adapter.context import CompressingModel, CompressionPolicy, Summarize
+from agent_adapter.context._steps._summarizer import CONTINUATION_PROMPT
+from agent_adapter.context.formats import convert
+from agent_adapter.providers import AnthropicModel, OpenAIChatModel
+from agent_adapter.providers._base import ProviderModel
+from agent_adapter.testing import ProviderServer, Reply
+
+SUMMARY = json.dumps(
+    {
+        "task": "Fix the reported bug in the repository",
+        "files_read": [],
+        "open_tasks": ["run the tests again"],
+    }
+)
+MARK = CONTINUATION_PROMPT.split("]")[0] + "]"
+PROTOCOLS = ("chat", "anthropic")
+
+
+def runs(data: Path, n: int) -> list[Path]:
+    """The ``n`` largest held-out mini-swe-agent runs."""
+    found = sorted(
+        (data / "mini-swe-agent-gemini3pro" / "trajs").glob("*.traj.json"),
+        key=lambda p: -p.stat().st_size,
+    )
+    return found[:n]
+
+
+def calls(path: Path) -> list[list[Message]]:
+    """The history each model call of the run was sent: up to each assistant message."""
+    trace = load_trace(path)
+    conversion = convert(trace.messages, trace.format)
+    messages = conversion.messages
+    return [messages[:k] for k, m in enumerate(messages) if k and m.role == "assistant"]
+
+
+def port(protocol: str, server: ProviderServer) -> ProviderModel:
+    if protocol == "chat":
+        return OpenAIChatModel("gpt-4o", base_url=server.openai_url, api_key="k", max_retries=0)
+    return AnthropicModel(
+        "claude-sonnet-4-5", base_url=server.url, api_key="k", max_retries=0, timeout_s=60.0
+    )
+
+
+def options(protocol: str) -> dict[str, Any]:
+    """Anthropic's automatic caching (a top-level ``cache_control``), as agents set it."""
+    return {"cache_control": {"type": "ephemeral"}} if protocol == "anthropic" else {}
+
+
+@dataclass
+class SummaryCall:
+    """One summary request: its input, and what the prompt cache served of it."""
+
+    input_tokens: int
+    cache_read_tokens: int
+
+    @property
+    def share(self) -> float:
+        return self.cache_read_tokens / self.input_tokens if self.input_tokens else 0.0
+
+
+@dataclass
+class Replay:
+    """What one replay measured."""
+
+    calls: int = 0
+    summaries: list[SummaryCall] = field(default_factory=list)
+    continued: int = 0
+
+
+async def replay_cache(
+    path: Path, protocol: str, *, continued: bool, threshold: int, target: int
+) -> Replay:
+    """The run through ``CompressingModel`` with ``Summarize(model=<its own port>)``; the
+    summary requests' input and cache reads (the run's ledger, ``stage="summary"``), and how
+    many summary requests continued the conversation."""
+    out = Replay()
+    with ProviderServer(default=Reply(text=SUMMARY, input_tokens=None)) as server:
+        own = port(protocol, server)
+        step = Summarize(model=own, keep_recent_messages=6, continue_conversation=continued)
+        policy = CompressionPolicy(threshold_tokens=threshold, target_tokens=target, steps=[step])
+        model = CompressingModel(own, policy)
+        ctx = RunContext(thread_id=path.name)
+        for history in calls(path):
+            await model.generate(ModelRequest(messages=history, ctx=ctx, options=options(protocol)))
+            out.calls += 1
+        out.continued = sum(
+            MARK in json.dumps(r.body.get("messages", [])[-1:]) for r in server.requests
+        )
+        out.summaries = [
+            SummaryCall(e.usage.input_tokens, e.usage.cache_read_tokens)
+            for e in ctx.ledger.entries
+            if e.stage == "summary"
+        ]
+        await own.aclose()
+    return out

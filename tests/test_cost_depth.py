@@ -1,0 +1,174 @@
+"""CompressionPolicy(depth="cost"): the depth derived from the cache's prices, the window and
+the conversation's growth; a compaction that cannot repay its rewrite deferred; and, replayed
+call by call on real runs with prompt-cache pricing, never dearer than sending everything nor
+than the compact-once reference (the fixed 3/4 target)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_adapter import Message, Price
+from agent_adapter._errors import ConfigError
+from agent_adapter.cli import load_trace
+from agent_adapter.context import Compactor, CompressionPolicy, compress_for_sync
+from agent_adapter.context._depth import cost_depth, payback_calls, ratios
+
+READ, WRITE = 0.1, 1.25
+
+
+# --------------------------------------------------------------------------------------------
+# the formula
+
+
+def test_depth_follows_the_conversations_growth() -> None:
+    # T - D = sqrt(2 * 12.5 * g * T): g = T/100 gives T/2; faster growth goes deeper, down to
+    # a quarter; slow growth stays at the documented 3/4
+    half = cost_depth(threshold=40_000, tokens=41_000, growth=400, calls=50, window=None)
+    assert half.target == 20_000
+    fast = cost_depth(threshold=40_000, tokens=41_000, growth=4_000, calls=10, window=None)
+    assert fast.target == 10_000
+    slow = cost_depth(threshold=40_000, tokens=41_000, growth=10, calls=50, window=None)
+    assert slow.target == 30_000
+    unknown = cost_depth(threshold=40_000, tokens=41_000, growth=0, calls=0, window=None)
+    assert unknown.target == 30_000
+
+
+def test_depth_weighs_the_models_prices() -> None:
+    # OpenAI charges no write surcharge: rewriting is cheaper, so the depth is shallower
+    anthropic = cost_depth(threshold=40_000, tokens=41_000, growth=300, calls=50, window=None)
+    openai = cost_depth(
+        threshold=40_000,
+        tokens=41_000,
+        growth=300,
+        calls=50,
+        window=None,
+        price=Price(1.25, 10.0, cached_input=0.125),
+    )
+    assert ratios(Price(1.25, 10.0, cached_input=0.125)) == (0.1, 1.0)
+    assert openai.target > anthropic.target
+
+
+def test_a_compaction_that_cannot_repay_itself_is_deferred_under_a_window_only() -> None:
+    # 25 calls in, a quarter-deep compaction repays after 2.2 calls; the conversation goes on
+    # for 25 / 19 = 1.3 more with 95% confidence (Gott's rule): deferred
+    args: dict[str, Any] = {"threshold": 20_000, "tokens": 20_016, "growth": 801, "calls": 25}
+    depth = cost_depth(**args, window=200_000)
+    assert depth.target == 5_000
+    assert depth.payback == pytest.approx(2.2, abs=0.05)
+    assert depth.expected == pytest.approx(25 / 19)
+    assert depth.defer
+    assert not cost_depth(**args, window=None).defer  # no window known: never deferred
+    at_window = cost_depth(**{**args, "tokens": 199_500}, window=200_000)
+    assert not at_window.defer  # the next call would reach the window: it always runs
+    budget_is_window = cost_depth(**{**args, "threshold": 200_000}, window=200_000)
+    assert not budget_is_window.defer
+    # a longer conversation: repaid in time
+    assert not cost_depth(**{**args, "calls": 60}, window=200_000).defer
+    # the first call of a conversation writes everything anyway: a compaction pays at once
+    assert payback_calls(21_000, 5_000, 21_000, READ, WRITE) == 0.0
+    assert math.isinf(payback_calls(21_000, 21_000, 0, READ, WRITE))
+
+
+def test_policy_settings() -> None:
+    assert CompressionPolicy(threshold_tokens=20_000).depth == "fixed"
+    assert CompressionPolicy(threshold_tokens=20_000).limits().target_tokens == 15_000
+    assert CompressionPolicy(threshold_tokens=20_000, depth="cost").limits().target_tokens == 15_000
+    with pytest.raises(ConfigError, match="derives the target"):
+        CompressionPolicy(threshold_tokens=20_000, target_tokens=10_000, depth="cost")
+    with pytest.raises(ConfigError, match="depth must be"):
+        CompressionPolicy(threshold_tokens=20_000, depth="deep")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="cache_price must be a Price"):
+        CompressionPolicy(threshold_tokens=20_000, depth="cost", cache_price=0.3)  # type: ignore[arg-type]
+
+
+def test_the_report_says_why() -> None:
+    # 25 calls of 800 tokens over a 20k budget under a 200k window: deferred, and said so
+    history: list[Message] = [Message("system", "You are terse."), Message("user", "task")]
+    for i in range(25):
+        history += [Message("assistant", f"step {i}"), Message("user", f"out {i} " + "x" * 3_180)]
+    policy = CompressionPolicy(threshold_tokens=20_000, depth="cost", model_max_tokens=200_000)
+    out, report = compress_for_sync(history, policy)
+    assert out is history
+    assert (report.skipped, report.depth, report.calls) == ("deferred", "cost", 25)
+    assert report.payback_calls > report.expected_calls
+    assert "deferred" in report.explain() and "95% confidence" in report.explain()
+    # the same conversation 60 calls in compacts, and the report explains the depth
+    for i in range(25, 60):
+        history += [Message("assistant", f"step {i}"), Message("user", f"out {i} " + "x" * 600)]
+    out, report = compress_for_sync(history, policy)
+    assert report.steps and report.depth == "cost"
+    assert report.payback_calls <= report.expected_calls
+    assert report.target_tokens < 15_000
+    assert "Depth (cost-aware)" in report.explain()
+    # no window known: never deferred
+    _, report = compress_for_sync(history[:52], dataclasses.replace(policy, model_max_tokens=None))
+    assert report.skipped != "deferred"
+
+
+# --------------------------------------------------------------------------------------------
+# replays of real runs, priced with the prompt cache
+
+
+def _tokens(native: Any) -> int:
+    return len(json.dumps(native, default=str)) // 4 + 4
+
+
+def _calls(natives: list[Any]) -> list[int]:
+    cuts = [i for i in range(1, len(natives)) if natives[i].get("role") == "assistant"]
+    return [*cuts, len(natives)]
+
+
+def _cost(natives: list[Any], send: Any) -> tuple[float, list[Any]]:
+    """Prompt-cache units of a replay: the longest prefix equal to the previous request read
+    at 0.1x, the rest written at 1.25x; and the reports."""
+    prev: list[Any] = []
+    units = 0.0
+    reports = []
+    for cut in _calls(natives):
+        request, report = send(natives[:cut])
+        shared = 0
+        for a, b in zip(prev, request, strict=False):
+            if a is not b and a != b:
+                break
+            shared += 1
+        sizes = [_tokens(n) for n in request]
+        units += READ * sum(sizes[:shared]) + WRITE * sum(sizes[shared:])
+        prev = list(request)
+        reports.append(report)
+    return units, reports
+
+
+#: Two held-out mini-swe-agent runs at a 20k budget: a short one that ends soon after it
+#: crosses the budget (the reference costs 1.13x sending everything; the cost-aware depth
+#: defers its compaction to the end) and one that compacts (the reference twice).
+RUNS = {"astropy__astropy-8872": "deferred", "django__django-12209": "compacts"}
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_cost_depth_is_never_dearer_than_everything_or_the_reference(
+    data_dir: Path, run: str
+) -> None:
+    natives = load_trace(data_dir / "mini-swe-agent-gemini3pro" / "trajs" / f"{run}.traj.json")
+    history = natives.messages
+    everything, _ = _cost(history, lambda h: (h, None))
+    reference = Compactor(CompressionPolicy(threshold_tokens=20_000), conversation=run)
+    ref_cost, _ = _cost(history, reference.compress_sync)
+    policy = CompressionPolicy(threshold_tokens=20_000, depth="cost", model_max_tokens=200_000)
+    ours = Compactor(policy, conversation=run)
+    cost, reports = _cost(history, ours.compress_sync)
+    assert cost <= everything
+    assert cost <= ref_cost
+    compacted = [r for r in reports if r.steps]
+    assert any(r.skipped == "deferred" for r in reports)  # a few calls, or to the end
+    assert bool(compacted) == (RUNS[run] == "compacts")
+    for r in compacted:
+        assert r.depth == "cost"
+        assert r.target_tokens <= 15_000  # never shallower than the fixed default
+        assert r.payback_calls <= r.expected_calls or r.payback_calls == 0
+        assert "Depth (cost-aware)" in r.explain()
