@@ -20,6 +20,15 @@ input made anew outside the timing: one compression of a list never seen): the m
 load average is printed with the table), the ``tracemalloc`` peak of one more call, and RSS
 growth (peak RSS of the process over its RSS just before the first timed call).
 
+**What the memory columns measure.** ``peak`` is the figure issue 33's "<= 60 MB at 100,000
+messages" is judged by: the ``tracemalloc`` peak of one cold call, started after the input
+list was made, so it counts the call's own Python allocations alive at its worst moment
+(the messages converted, the steps' working lists, what the library's memos keep from the
+call), not the caller's input. ``rss`` is shown beside it, honestly larger or smaller: the
+process's peak RSS over its RSS before the first timed call, which also counts allocator
+arenas and the interpreter's free lists, and is 0 when the first call fits in memory an
+earlier phase (making the input) already grew to. Timings never run under ``tracemalloc``.
+
     python bench/scaling.py                          # N = 12,500 / 25,000 / 50,000 / 100,000
     python bench/scaling.py --sizes 1000,2000 --repeat 1
     python bench/scaling.py --digest 12500,25000     # sha256 of json.dumps(outputs), to

@@ -24,7 +24,7 @@ from agent_adapter.context import CompressionPolicy, RemoveDuplicates, compress
 from agent_adapter.context._steps._base import StepContext
 from agent_adapter.context._steps.dedup import _key
 from agent_adapter.context._tokens import TokenMeter
-from agent_adapter.context._units import Protection, Unit, split_units
+from agent_adapter.context._units import Protection, split_units
 from agent_adapter.context.formats import convert
 
 
@@ -98,8 +98,9 @@ async def test_two_different_pdfs_with_the_same_caption_are_not_copies() -> None
     assert await _dedup(same) == [same[0], *same[3:]]
 
 
-def _unit(*messages: Message) -> Unit:
-    return Unit(0, len(messages), messages)
+def _unit(*messages: Message) -> tuple[Message, ...]:
+    """A unit as ``_key`` takes it: its messages."""
+    return messages
 
 
 def _part_message(part: Part) -> Message:
@@ -147,7 +148,7 @@ def test_calls_compare_by_name_and_arguments_and_results_by_content() -> None:
 
 
 def test_swapped_results_of_parallel_calls_are_not_the_same_round() -> None:
-    def parallel(first: str, second: str) -> Unit:
+    def parallel(first: str, second: str) -> tuple[Message, ...]:
         calls = (
             ToolCall("a", "bash", '{"command": "cat a"}'),
             ToolCall("b", "bash", '{"command": "cat b"}'),
@@ -314,7 +315,7 @@ async def test_a_real_run_repeats_calls_but_never_a_whole_round(data_dir: Path) 
         call_and_output = (u.messages[0].tool_calls[0].arguments, u.messages[1].text)
         seen[call_and_output] = seen.get(call_and_output, 0) + 1
     assert sum(n - 1 for n in seen.values()) == 5
-    assert len({_key(u) for u in rounds}) == len(rounds)
+    assert len({_key(u.messages) for u in rounds}) == len(rounds)
     assert await _dedup(msgs) == msgs
 
 

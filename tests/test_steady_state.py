@@ -111,7 +111,8 @@ def _load_counter(monkeypatch: pytest.MonkeyPatch, fmt: str) -> list[Counting]:
     Responses item)."""
     if fmt.startswith("openai"):
         return [
-            Counting(monkeypatch, ChatConverter, "load"),
+            # (_load: what load and load_classified, for a native classified before, share)
+            Counting(monkeypatch, ChatConverter, "_load"),
             Counting(monkeypatch, ResponsesConverter, "load_grouped", many=True),
         ]
     if fmt == "gemini":
@@ -227,7 +228,7 @@ async def test_mini_swe_agent_chat_dicts_load_only_new_rounds(
 ) -> None:
     trace = load_trace(data_dir / MINI_SWE)
     natives = trace.messages
-    counting = Counting(monkeypatch, ChatConverter, "load")
+    counting = Counting(monkeypatch, ChatConverter, "_load")  # (load and load_classified)
     await compress_for(natives[:20], UNDER)
     counting.calls = 0
     for k in range(21, len(natives) + 1):
@@ -249,7 +250,7 @@ def _chat_list(n: int) -> list[dict[str, Any]]:
 async def test_a_native_set_anew_in_place_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
     natives = _chat_list(10)
     _, first = await compress_for(natives, UNDER)
-    counting = Counting(monkeypatch, ChatConverter, "load")
+    counting = Counting(monkeypatch, ChatConverter, "_load")  # (load and load_classified)
     natives[3]["content"] = "a much longer text " * 50  # mutated in place
     _, report = await compress_for(natives, UNDER)
     assert counting.calls == 1 + TAIL  # only the changed native and the newest ones
@@ -269,7 +270,7 @@ async def test_a_native_set_anew_in_place_is_read_again(monkeypatch: pytest.Monk
 async def test_a_replaced_native_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
     natives = _chat_list(10)
     await compress_for(natives, UNDER)
-    counting = Counting(monkeypatch, ChatConverter, "load")
+    counting = Counting(monkeypatch, ChatConverter, "_load")  # (load and load_classified)
     replaced = [*natives[:4], {"role": "user", "content": "other"}, *natives[5:]]
     assert load_messages(replaced, _CONVERTERS["openai"]) == _fresh(replaced, "openai")
     assert counting.calls == 1 + TAIL
@@ -280,7 +281,7 @@ async def test_a_list_the_agent_cut_reuses_the_natives_it_kept(
 ) -> None:
     natives = _chat_list(30)
     await compress_for(natives, UNDER)
-    counting = Counting(monkeypatch, ChatConverter, "load")
+    counting = Counting(monkeypatch, ChatConverter, "_load")  # (load and load_classified)
     kept = [natives[0], {"role": "user", "content": "summary"}, *natives[40:]]
     assert load_messages(kept, _CONVERTERS["openai"]) == _fresh(kept, "openai")
     assert counting.calls == 1 + TAIL  # the summary and the newest; the rest from the memo

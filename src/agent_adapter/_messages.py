@@ -98,7 +98,7 @@ def _check_calls(calls: tuple[Any, ...], role: str) -> None:
 
 
 def _frozen_extras(value: Any, where: str) -> Mapping[str, Any]:
-    if value is None:
+    if value is None or (not value and type(value) is dict):  # (a converter's: no ABC check)
         return _EMPTY
     if isinstance(value, FrozenDict):
         return value

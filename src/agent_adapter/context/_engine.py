@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Any
 
 from agent_adapter._errors import ConfigError, ModelContextOverflow
@@ -303,7 +303,7 @@ class _Run:
     context: StepContext
     steps: list[CompressionStep]
     insertable: Callable[[Message], bool] | None
-    inputs: frozenset[int]
+    inputs: Container[int]
     current: list[Message]
     total: int
     action: str = ""
@@ -507,7 +507,7 @@ def _prepare_run(
         context,
         policy.resolved_steps(),
         insertable,
-        frozenset(m.origin for m in current),
+        context._input_origins(),
         current,
         given.tokens_before,
     )

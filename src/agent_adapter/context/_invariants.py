@@ -6,15 +6,16 @@ skipped (the input message is kept), never the whole step, never raised.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message, OpaquePart, TextPart, ThinkingPart
+from agent_adapter._ranges import Ranges
 from agent_adapter.context._own import is_own
 from agent_adapter.context._provenance import same_objects, text_only_change, trace
-from agent_adapter.context._units import Protection, _bounds
+from agent_adapter.context._units import Protection, _bounds, origins_with
 
 __all__ = ["GuardStats", "enforce_invariants"]
 
@@ -165,12 +166,15 @@ def _placeable_additions(
     message of its native before it goes (``slot``: what is kept of ``before``), since the
     rest of that native is then rebuilt starting there. Returns them and how many were
     dropped."""
+    if not added:
+        return {}, 0  # nothing to place (most steps' outputs)
     n = len(before)
     lead = _leading_system(before)
-    starts = {start for start, _ in bounds}
+    starts = _Starts(bounds)
     last = bounds[-1][0] if bounds else 0
-    opener = next(
-        (j for j, m in enumerate(before) if protection.reason(m) == "thinking_opener"), None
+    openers = origins_with(protection, "thinking_opener")  # (a few origins, not a walk)
+    opener = (
+        next((j for j, m in enumerate(before) if m.origin in openers), None) if openers else None
     )
     if opener is not None:
         last = min(last, opener)
@@ -215,6 +219,25 @@ def _placeable_additions(
         placeable.setdefault(g, [])
     dropped = sum(len(ms) for ms in added.values()) - sum(len(ms) for ms in placeable.values())
     return placeable, dropped
+
+
+class _Starts:
+    """The starts of a list's units (``g in starts``), read from their stops by bisection:
+    no set of 100,000 ints for a guard that asks about a few places."""
+
+    __slots__ = ("stops",)
+
+    def __init__(self, bounds: Sequence[tuple[int, int]]) -> None:
+        self.stops = bounds.stops if isinstance(bounds, Ranges) else [b for _, b in bounds]
+
+    def __contains__(self, g: object) -> bool:
+        stops = self.stops
+        if not isinstance(g, int) or not stops:
+            return False
+        if g == 0:
+            return True
+        k = bisect_left(stops, g)  # a start is the stop of the unit before, never the last's
+        return k < len(stops) - 1 and stops[k] == g
 
 
 def _blank(message: Message) -> bool:
@@ -299,7 +322,7 @@ def _keep_call_turns_after_user_turns(
     turn or after a function response turn"); Bedrock's Converse API too. Returns how many
     messages were put back.
     """
-    starts = [start for start, _ in bounds]
+    starts: list[int] | None = None  # the units' starts, made when a unit is restored
     restored = 0
     prev: Message | None = None
     j = 0
@@ -316,6 +339,8 @@ def _keep_call_turns_after_user_turns(
             and before[j - 1].role in ("user", "tool")
             and slot[j - 1] is None
         ):
+            if starts is None:
+                starts = [start for start, _ in bounds]
             start, stop = bounds[bisect_right(starts, j - 1) - 1]  # the unit of j - 1
             for k in range(start, stop):
                 if slot[k] is None:

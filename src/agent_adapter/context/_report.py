@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from agent_adapter._messages import Message
-from agent_adapter.context._units import Protection, split_units
+from agent_adapter.context._units import Protection, unit_spans
 
 __all__ = [
     "CompressionReport",
@@ -75,12 +75,15 @@ def protected_by(
         ``(reason, tokens)`` pairs, ``reason`` a :meth:`Protection.reason`.
     """
     tokens: dict[str, int] = {}
-    for unit in split_units(messages, protection):
-        if not unit.protected:
+    spans = unit_spans(messages, protection)  # no Unit object a unit: few are protected
+    for n, flag in enumerate(spans.protected):
+        if not flag:
             continue
-        found = {protection.reason(m) for m in unit.messages}
+        start, stop = spans.bounds[n]
+        unit = spans.messages[start:stop]
+        found = {protection.reason(m) for m in unit}
         reason = next((r for r in _PROTECTED_AS if r in found), "unit")
-        tokens[reason] = tokens.get(reason, 0) + sum(count(m) for m in unit.messages)
+        tokens[reason] = tokens.get(reason, 0) + sum(count(m) for m in unit)
     return tuple(sorted(tokens.items(), key=lambda item: -item[1]))
 
 

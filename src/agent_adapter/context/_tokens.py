@@ -14,9 +14,9 @@ import base64
 import gzip
 import hashlib
 import json
+import operator
 import threading
 import weakref
-from array import array
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -252,20 +252,22 @@ class _Counts:
     is kept alive. Shared by every meter of the same counter, so a conversation sent again
     with one more round is counted only for the new messages.
 
-    ``memos`` remembers the last few lists totalled (their ids and total): a list that starts
-    with one of them is totalled from the memo plus its new messages. A memo is valid while
-    every message in it lives (then equal ids are the same objects); the death of a counted
-    message puts its id in ``dead``, and memos holding a dead id are dropped before the next
-    lookup.
+    ``memos`` remembers the last few lists totalled (their messages, held, and their total):
+    a list that starts with one of them (the very same messages) is totalled from the memo
+    plus its new messages. The messages are held, as ``validate_messages`` holds the lists
+    it remembers (the same lists, mostly), so an id in a memo is never another object's
+    while it is remembered: a memo needs no single message's count cached, and the
+    built-in estimate's counts of ``str`` messages, as cheap as a lookup, are not cached
+    one by one (a weak reference each would be 100,000 objects for a conversation of
+    100,000 messages, most of what the garbage collector walks).
     """
 
-    __slots__ = ("__weakref__", "_dropper", "base", "dead", "memos", "refs")
+    __slots__ = ("__weakref__", "_dropper", "base", "memos", "refs")
 
     def __init__(self) -> None:
         self.refs: dict[int, _Ref] = {}
         self.base: int | None = None
-        self.memos: list[tuple[array[int], int]] = []
-        self.dead: set[int] = set()
+        self.memos: list[tuple[tuple[Message, ...], int]] = []
         #: the callback of every reference (one bound method, not one a message)
         self._dropper = self._drop
 
@@ -273,8 +275,6 @@ class _Counts:
         refs = self.refs
         if refs.get(ref.key) is ref:
             del refs[ref.key]
-            if self.memos:
-                self.dead.add(ref.key)
 
     def get(self, message: Message) -> int | None:
         ref = self.refs.get(id(message))
@@ -293,27 +293,29 @@ class _Counts:
         self.refs[ref.key] = ref
         return True
 
-    def prefix(self, ids: array[int]) -> tuple[int, int]:
-        """(length, tokens) of the longest remembered list ``ids`` starts with, or (0, 0)."""
-        if self.dead:
-            dead, self.dead = self.dead, set()
-            self.memos = [m for m in self.memos if dead.isdisjoint(m[0])]
+    def prefix(self, held: tuple[Message, ...]) -> tuple[int, int]:
+        """(length, tokens) of the longest remembered list ``held`` starts with (the same
+        objects), or (0, 0)."""
         best = (0, 0)
-        n = len(ids)
-        for memo_ids, tokens in self.memos:
-            k = len(memo_ids)
+        n = len(held)
+        for memo, tokens in self.memos:
+            k = len(memo)
             if (
                 best[0] < k <= n
-                and ids[k - 1] == memo_ids[-1]
-                and ids[0] == memo_ids[0]
-                and ids[:k] == memo_ids
+                and held[k - 1] is memo[-1]
+                and held[0] is memo[0]
+                and all(map(operator.is_, held[:k], memo))
             ):
                 best = (k, tokens)
         return best
 
-    def remember(self, ids: array[int], tokens: int) -> None:
-        memos = [m for m in self.memos if m[0] != ids]
-        memos.insert(0, (ids, tokens))
+    def remember(self, held: tuple[Message, ...], tokens: int) -> None:
+        memos = [
+            m
+            for m in self.memos
+            if len(m[0]) != len(held) or not all(map(operator.is_, m[0], held))
+        ]
+        memos.insert(0, (held, tokens))
         del memos[_MEMOS:]
         self.memos = memos
 
@@ -351,8 +353,13 @@ class TokenMeter:
     of ``of`` over ``ms``, which is ``counter(ms)`` for a counter that adds up message by
     message, so running totals kept by steps with ``of`` always agree with ``total``; a list
     that extends one totalled before (the same conversation one round longer) costs only its
-    new messages. A counter must depend only on the messages it is given (the library's
+    new messages (the last few lists totalled are held for that, as ``validate_messages``
+    holds its own). A counter must depend only on the messages it is given (the library's
     counters do).
+
+    The built-in :func:`estimate_tokens` on a message of ``str`` content (most of a chat) is
+    a few lengths added, as cheap as the lookup: it is computed each time, never cached, so
+    counting a conversation of 100,000 messages makes no object a message.
     """
 
     __slots__ = ("_counts", "counter")
@@ -379,12 +386,14 @@ class TokenMeter:
         Raises:
             ConfigError: the counter returned something other than an int >= 0.
         """
+        if self.counter is estimate_tokens:
+            estimated = _estimate_one(message)
+            if estimated is not None:  # a str message: as cheap as a lookup, never cached
+                return estimated  # (estimate_tokens([]) is 0: no base to take off)
         ref = self._counts.refs.get(id(message))
         if ref is not None and ref() is message:
             return ref.tokens
-        value = _estimate_one(message) if self.counter is estimate_tokens else None
-        if value is None:
-            value = self._checked(self.counter([message]))
+        value = self._checked(self.counter([message]))
         tokens = max(0, value - self._base())
         self._counts.put(message, tokens)
         return tokens
@@ -404,21 +413,29 @@ class TokenMeter:
         """
         counts = self._counts
         base = self._base()
-        ids = array("Q", map(id, messages))  # 8 bytes an id, no int objects
-        start, total = counts.prefix(ids)
+        held = tuple(messages)
+        start, total = counts.prefix(held)
         refs = counts.refs
-        cached = True
-        for m in messages[start:] if start else messages:
+        estimate = self.counter is estimate_tokens
+        for m in held[start:] if start else held:
+            if estimate:
+                value = _estimate_one(m)
+                if value is not None:  # (as of(), inlined: most messages of a chat)
+                    total += value
+                    continue
             ref = refs.get(id(m))
             if ref is not None and ref() is m:
                 total += ref.tokens
             else:
                 total += self.of(m)
-                cached = cached and id(m) in refs
-        if cached and len(ids) > start and len(ids) >= _MEMO_MIN:
-            counts.remember(ids, total)
+        if len(held) > start and len(held) >= _MEMO_MIN:
+            counts.remember(held, total)
         return base + total
 
     def known(self, message: Message) -> bool:
-        """True when ``message``'s count is cached (it was counted and still lives)."""
+        """True when ``message``'s count is known without asking the counter: cached (it
+        was counted and still lives), or the built-in estimate's count of a ``str``
+        message (a few lengths added, never cached)."""
+        if self.counter is estimate_tokens and _estimate_one(message) is not None:
+            return True
         return self._counts.get(message) is not None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import weakref
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -26,11 +27,14 @@ __all__ = [
     "Protection",
     "ProtectionReason",
     "Unit",
+    "UnitSpans",
     "carries_approval_state",
     "carries_compaction_state",
     "has_approval_marker",
     "opens_turn",
+    "origins_with",
     "split_units",
+    "unit_spans",
 ]
 
 # Tool names that ask a human to confirm (Google ADK's adk_request_confirmation, LangGraph
@@ -237,7 +241,9 @@ def _split(messages: Sequence[Message]) -> Bounds:
             end = last_result.get(k)
             if end is not None and end >= stop:
                 stop = end + 1
-            if _reasoning_only(messages[k]):
+            m = messages[k]
+            # (a str content holds no reasoning: most messages, answered without the call)
+            if type(m.content) is not str and _reasoning_only(m):
                 # the reasoning item belongs to every output item of its response: the
                 # assistant messages right after it
                 while stop < n and (stop == k + 1 or messages[stop].role == "assistant"):
@@ -357,6 +363,12 @@ class Protection:
         return [m for m in messages if m.origin in self._reasons]
 
 
+def origins_with(protection: Protection, reason: ProtectionReason) -> set[int]:
+    """The origins of the messages ``protection`` protects for ``reason`` (a few: the
+    protected messages only, never a walk of the list)."""
+    return {origin for origin, why in protection._reasons.items() if why == reason}
+
+
 def _message_reasons(
     messages: Sequence[Message],
     pinned: Callable[[Message], bool] | None,
@@ -367,25 +379,43 @@ def _message_reasons(
     ``pinned`` marks, and the index of the caller's latest user message (``-1``: none)."""
     why: list[ProtectionReason] = [""] * len(messages)
     pinned_origins: set[int] = set()
-    latest_user = -1
+    latest_user = next(  # the newest first: one user message read, mostly
+        (
+            i
+            for i in range(len(messages) - 1, -1, -1)
+            if messages[i].role == "user"
+            and not _compaction(messages[i])
+            and (i >= last_unit or not is_own(messages[i]))
+        ),
+        -1,
+    )  # a note or summary of ours is never the user's; nothing in the newest turn is ours
+    # (the library never adds there), whatever its tag. A Responses compaction_trigger is
+    # the client's but no message of the user's: the message before it is the latest user
+    # message (the trigger is protected by its own)
     for i, m in enumerate(messages):
-        compaction = type(m.content) is not str and carries_compaction_state(m)
-        if m.role == "user" and not compaction and (i >= last_unit or not is_own(m)):
-            # a note or summary of ours is never the user's; nothing in the newest turn
-            # is ours (the library never adds there), whatever its tag. A Responses
-            # compaction_trigger is the client's but no message of the user's: the message
-            # before it is the latest user message (the trigger is protected by its own)
-            latest_user = i
+        role = m.role
+        compaction = _compaction(m)
         if pinned is not None and pinned(m):
             why[i] = (reason_of(m) if reason_of is not None else "") or "pinned"
             pinned_origins.add(m.origin)
-        elif m.role == "system":
+        elif role == "system":
             why[i] = "system"
-        elif _approval_of(m):
+        elif (
+            # a plain message carries no approval state (_approval_of's own first answer,
+            # without the call: most of a chat)
+            (type(m.content) is not str or role == "tool" or m.tool_calls or m.extras)
+            and _approval_of(m)
+        ):
             why[i] = "approval"
         elif compaction:
             why[i] = "compaction"
     return why, pinned_origins, latest_user
+
+
+def _compaction(message: Message) -> bool:
+    """:func:`carries_compaction_state`, answered at once for a ``str`` content (most of a
+    chat)."""
+    return type(message.content) is not str and carries_compaction_state(message)
 
 
 def _protect_current_turn(
@@ -421,12 +451,82 @@ def _unit_reasons(
     """Origin -> reason for every message of a unit that holds a protected message (or of
     the newest unit): its own reason, else ``"newest_turn"`` or ``"unit"``."""
     reasons: dict[int, ProtectionReason] = {}
-    for n, (start, stop) in enumerate(bounds):
-        newest = protect_newest_turn and n == len(bounds) - 1
-        if newest or any(why[start:stop]):
-            for j in range(start, stop):
-                reasons[messages[j].origin] = why[j] or ("newest_turn" if newest else "unit")
+    last = len(bounds) - 1
+    # the units holding a message with a reason of its own (few: found from those messages,
+    # never a slice of ``why`` a unit), in order, and the newest
+    stops = bounds.stops if isinstance(bounds, Ranges) else [stop for _, stop in bounds]
+    units = sorted({bisect_right(stops, i) for i, w in enumerate(why) if w})
+    if protect_newest_turn and last >= 0 and (not units or units[-1] != last):
+        units.append(last)
+    for n in units:
+        start, stop = bounds[n]
+        newest = protect_newest_turn and n == last
+        for j in range(start, stop):
+            reasons[messages[j].origin] = why[j] or ("newest_turn" if newest else "unit")
     return reasons
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class UnitSpans:
+    """A list's units as its units' bounds and flags, with no object a unit.
+
+    What :func:`split_units` gives, for code that walks every unit: a conversation of
+    100,000 messages is about 100,000 units, and a :class:`Unit` each (its object and its
+    tuple of messages) is some 25 MB and most of what the garbage collector walks during a
+    compression. The library's own steps read these; :meth:`unit` and :meth:`units` make
+    the :class:`Unit` s ``split_units`` gives.
+
+    Attributes:
+        messages: the messages split, held.
+        bounds: ``(start, stop)`` of each unit, in order.
+        protected: for each unit, 1 when it holds a protected message, else 0.
+    """
+
+    messages: tuple[Message, ...]
+    bounds: Bounds
+    protected: bytes
+
+    def __len__(self) -> int:
+        return len(self.bounds)
+
+    def is_tool_round(self, n: int) -> bool:
+        """:attr:`Unit.is_tool_round` of unit ``n``."""
+        start, stop = self.bounds[n]
+        if stop - start == 1:
+            return bool(self.messages[start].tool_calls)
+        return any(m.tool_calls for m in self.messages[start:stop])
+
+    def unit(self, n: int) -> Unit:
+        """Unit ``n``, as :func:`split_units` gives it."""
+        start, stop = self.bounds[n]
+        return Unit(start, stop, self.messages[start:stop], bool(self.protected[n]))
+
+    def units(self) -> list[Unit]:
+        """Every unit, in order (:func:`split_units`)."""
+        messages, flags = self.messages, self.protected
+        units: list[Unit] = []
+        start = 0
+        for n, stop in enumerate(self.bounds.stops):  # a start: the int object of the stop before
+            units.append(Unit(start, stop, messages[start:stop], bool(flags[n])))
+            start = stop
+        return units
+
+
+def unit_spans(messages: Sequence[Message], protection: Protection) -> UnitSpans:
+    """``messages``' units as a :class:`UnitSpans`, protected as ``protection`` says (a unit
+    holding a protected message is protected)."""
+    held = tuple(messages)
+    bounds = _bounds(held)
+    reasons = protection._reasons  # is_protected, inlined: this runs for every message
+    flags = bytearray(len(bounds))
+    stops = bounds.stops
+    unit = 0
+    for i, m in enumerate(held):
+        if m.origin in reasons:  # few are: the unit is found from where the last one was
+            while stops[unit] <= i:
+                unit += 1
+            flags[unit] = 1
+    return UnitSpans(held, bounds, bytes(flags))
 
 
 def split_units(messages: Sequence[Message], protection: Protection | None = None) -> list[Unit]:
@@ -437,15 +537,4 @@ def split_units(messages: Sequence[Message], protection: Protection | None = Non
         protection: defaults to ``Protection(messages)``.
     """
     prot = protection if protection is not None else Protection(messages)
-    reasons = prot._reasons  # is_protected, inlined: this runs for every unit of every step
-    units: list[Unit] = []
-    start = 0
-    for stop in _bounds(messages).stops:  # a unit's start: the int object of the stop before
-        chunk = tuple(messages[start:stop])
-        if stop - start == 1:
-            protected = chunk[0].origin in reasons
-        else:
-            protected = any(m.origin in reasons for m in chunk)
-        units.append(Unit(start, stop, chunk, protected))
-        start = stop
-    return units
+    return unit_spans(messages, prot).units()

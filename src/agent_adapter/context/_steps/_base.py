@@ -6,7 +6,7 @@ import dataclasses
 import math
 import types
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -15,9 +15,16 @@ from agent_adapter._messages import Message
 from agent_adapter.context._provenance import same_objects
 from agent_adapter.context._steps._continuation import Continuation
 from agent_adapter.context._tokens import TokenMeter
-from agent_adapter.context._units import Protection, Unit, split_units
+from agent_adapter.context._units import Protection, Unit, UnitSpans, unit_spans
 
-__all__ = ["BaseCompressionStep", "CompressionStep", "StepContext", "first_non_system"]
+__all__ = [
+    "BaseCompressionStep",
+    "CompressionStep",
+    "StepContext",
+    "first_non_system",
+    "last_non_system",
+    "spans_of",
+]
 
 
 @dataclass(eq=False)
@@ -50,11 +57,10 @@ class StepContext:
     summary_probes: int = field(default=0)
     summary_probes_found: int = field(default=0)
     summary_invalid_replies: int = field(default=0)
-    #: the last list split into units, by its messages' identities (held), and its units:
-    #: the steps of a pass mostly split the list the step before left unchanged
-    _split: tuple[tuple[Message, ...], list[Unit]] | None = field(
-        default=None, init=False, repr=False
-    )
+    #: the last list split into units (its spans hold it, by its messages' identities) and,
+    #: once asked for, its units: the steps of a pass mostly split the list the step before
+    #: left unchanged
+    _split: tuple[UnitSpans, list[Unit] | None] | None = field(default=None, init=False, repr=False)
     #: the compression's input by origin (``None``: an origin it gives to different texts)
     _originals: dict[int, Message | None] = field(default_factory=dict, init=False, repr=False)
     #: origins whose text a step of the library that keeps no copy shortened
@@ -72,6 +78,12 @@ class StepContext:
             else:
                 originals[m.origin] = m
         self._originals = originals
+
+    def _input_origins(self) -> Container[int]:
+        """The origins of the compression's input (what :meth:`set_originals` was given):
+        the keys of what :meth:`original_of` answers from, not a set of their own (100,000
+        origins are 4 MB a set)."""
+        return self._root()._originals.keys()
 
     def _root(self) -> StepContext:
         context: StepContext = self
@@ -154,12 +166,25 @@ class StepContext:
 
     def units(self, messages: Sequence[Message]) -> list[Unit]:
         """``messages`` as atomic units, each flagged protected or not."""
+        spans = spans_of(self, messages)
         last = self._split
-        if last is not None and same_objects(last[0], messages):
+        if last is not None and last[0] is spans and last[1] is not None:
             return list(last[1])
-        units = split_units(messages, self.protection)
-        self._split = (tuple(messages), units)
+        units = spans.units()
+        self._split = (spans, units)
         return list(units)
+
+
+def spans_of(context: StepContext, messages: Sequence[Message]) -> UnitSpans:
+    """``context.units(messages)`` as a :class:`~agent_adapter.context._units.UnitSpans`
+    (no :class:`Unit` object a unit: what the library's own steps walk), shared with
+    ``units`` by the same cache."""
+    last = context._split
+    if last is not None and same_objects(last[0].messages, messages):
+        return last[0]
+    spans = unit_spans(messages, context.protection)
+    context._split = (spans, None)
+    return spans
 
 
 def first_non_system(messages: Sequence[Message], n: int) -> list[int]:
@@ -172,6 +197,26 @@ def first_non_system(messages: Sequence[Message], n: int) -> list[int]:
         if m.role != "system":
             out.append(i)
     return out
+
+
+def last_non_system(messages: Sequence[Message], n: int) -> set[int]:
+    """Indexes of the last ``n`` non-system messages (``keep_last``): with ``k`` non-system
+    messages, those from index ``k - n`` of their list on, as a slice takes it (when
+    ``n > k``, a negative start: the last ``n - k`` of them, or all of them when that is
+    more than ``k``), ``set()`` for ``n == 0``. Found walking from the end: only the
+    messages it returns (and the system messages among them) are read, unless ``n`` is
+    more than half of them."""
+    if not n:
+        return set()
+    found: list[int] = []
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role != "system":
+            found.append(i)
+            if len(found) == n:
+                return set(found)
+    k = len(found)  # every non-system message, newest first; fewer than n
+    start = k - n  # negative: a slice takes the last -start of them (or all)
+    return set(found[:-start] if -start <= k else found)
 
 
 @runtime_checkable

@@ -25,9 +25,9 @@ from agent_adapter.context._scorers import (
     checked_scores,
     scoring_context,
 )
-from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._steps._base import BaseCompressionStep, StepContext, spans_of
 from agent_adapter.context._steps._dedup_index import Bm25Index, Chains, comparable
-from agent_adapter.context._units import Unit
+from agent_adapter.context._units import Unit, UnitSpans
 
 __all__ = ["RemoveDuplicates"]
 
@@ -121,8 +121,9 @@ def _message_key(message: Message, answers: int | None, remember: bool = True) -
     return (key, answers)
 
 
-def _key(unit: Unit, remember: bool = True) -> Hashable:
-    """Every message of a unit, compared whole; a result by the position of the call it answers.
+def _key(unit: tuple[Message, ...], remember: bool = True) -> Hashable:
+    """Every message of a unit (its messages), compared whole; a result by the position of
+    the call it answers.
 
     Call ids differ between two runs of the same call, so a result names its call by that
     call's position among the unit's calls (two parallel calls whose results swapped are not
@@ -130,36 +131,57 @@ def _key(unit: Unit, remember: bool = True) -> Hashable:
     """
     if not remember:
         return _unit_key(unit, remember=False)
-    return _UNIT_KEYS.by_identity(
-        unit.messages, lambda: _unit_key(unit), size=lambda: chars_of(*unit.messages) + 1
-    )
+    return _UNIT_KEYS.by_identity(unit, lambda: _unit_key(unit), size=lambda: chars_of(*unit) + 1)
 
 
-def _keys(units: Sequence[Unit]) -> list[int]:
+def _keys(spans: UnitSpans) -> list[int]:
     """Each unit's :func:`_key` as a small int (equal keys, equal ints): hashed once, then
-    compared at once. Only the newest units go through the memos: the puts of the newer ones
-    would evict an older one's key within this very walk (a memo holds ``entries`` keys), so
-    the older ones are keyed without looking up or remembering (same keys, no churn)."""
+    compared at once. A plain message's key (no call, not a result) is made inline, for less
+    than a memo lookup costs; of the others, only the newest units go through the memos: the
+    puts of the newer ones would evict an older one's key within this very walk (a memo holds
+    ``entries`` keys), so the older ones are keyed without looking up or remembering (same
+    keys, no churn)."""
     classes: dict[Hashable, int] = {}
-    fresh = len(units) - _UNIT_KEYS.entries
-    return [classes.setdefault(_key(u, n >= fresh), len(classes)) for n, u in enumerate(units)]
+    messages = spans.messages
+    fresh = len(spans) - _UNIT_KEYS.entries
+    out: list[int] = []
+    start = 0
+    for n, stop in enumerate(spans.bounds.stops):
+        m = messages[start]
+        content = m.content
+        key: Hashable
+        if (
+            stop - start == 1
+            and type(content) is str
+            and not m.tool_calls
+            and m.tool_call_id is None
+        ):
+            # _unit_key of a plain message (no call, not a result: most of a chat), inlined:
+            # the same key, made at less than the memos' lookup costs (they hold the others)
+            parts = (("text", content, None),) if content else ()
+            key = (((m.role, m.name, parts, ()), None),)
+        else:
+            key = _key(messages[start:stop], n >= fresh)
+        out.append(classes.setdefault(key, len(classes)))
+        start = stop
+    return out
 
 
 #: Unit keys by the identities of the unit's messages (held), bounded by their characters.
 _UNIT_KEYS = Memo(entries=8192, chars=16_000_000)
 
 
-def _unit_key(unit: Unit, remember: bool = True) -> Hashable:
+def _unit_key(unit: tuple[Message, ...], remember: bool = True) -> Hashable:
     """:func:`_key`, computed (its messages' keys through their memo with ``remember``)."""
-    if len(unit.messages) == 1 and unit.messages[0].tool_call_id is None:
-        return (_message_key(unit.messages[0], None, remember),)  # most units: no call
+    if len(unit) == 1 and unit[0].tool_call_id is None:
+        return (_message_key(unit[0], None, remember),)  # most units: no call
     position: dict[str, int] = {}
-    for m in unit.messages:
+    for m in unit:
         for c in m.tool_calls:
             position.setdefault(c.id, len(position))
     return tuple(
         _message_key(m, None if m.tool_call_id is None else position.get(m.tool_call_id), remember)
-        for m in unit.messages
+        for m in unit
     )
 
 
@@ -257,20 +279,21 @@ class RemoveDuplicates(BaseCompressionStep):
         total = context.tokens(messages)
         if context.under_target(total):
             return messages
-        units = context.units(messages)
+        spans = spans_of(context, messages)
         keys: Sequence[Hashable]
         if self.match == "similar":
-            keys = await self._similar_keys(units, context)
+            keys = await self._similar_keys(context.units(messages), context)
         else:
-            keys = _keys(units)
-        groups = _groups(units, keys, total, context)
+            keys = _keys(spans)
+        groups = _groups(spans, keys, total, context)
         drop: set[int] = set()
         for group in groups:
             if context.under_target(total):
                 break
             for n in group:
-                drop.update(range(units[n].start, units[n].stop))
-                total -= sum(context.message_tokens(m) for m in units[n].messages)
+                start, stop = spans.bounds[n]
+                drop.update(range(start, stop))
+                total -= sum(context.message_tokens(m) for m in messages[start:stop])
         return [m for i, m in enumerate(messages) if i not in drop]
 
     async def _similar_keys(self, units: list[Unit], context: StepContext) -> list[Hashable]:
@@ -346,44 +369,46 @@ def _similar_text(unit: Unit) -> str:
 
 
 def _groups(
-    units: Sequence[Unit], keys: Sequence[Hashable], total: int, context: StepContext
+    spans: UnitSpans, keys: Sequence[Hashable], total: int, context: StepContext
 ) -> list[list[int]]:
     """The units to drop, oldest first, as groups that go together (see RemoveDuplicates);
     units with equal ``keys`` are copies.
 
     Walks until the groups found so far bring ``total`` under the target.
     """
-    count = len(units)
+    count = len(spans)
+    protected, bounds, messages = spans.protected, spans.bounds, spans.messages
+    rounds = _rounds(spans)
 
     def key(i: int) -> Hashable:
         return keys[i] if 0 <= i < count else _EDGE
 
     def plain(i: int) -> bool:
-        return 0 <= i < count and not units[i].is_tool_round
+        return 0 <= i < count and not rounds[i]
 
-    rounds: dict[Hashable, int] = {}  # the newest unit holding each key
+    newest_round: dict[Hashable, int] = {}  # the newest unit holding each key
     pairs: dict[Hashable, int] = {}  # the newest plain unit holding each (before, unit) key
-    for m, unit in enumerate(units):
-        if unit.is_tool_round:
-            rounds[keys[m]] = m
+    for m in range(count):
+        if rounds[m]:
+            newest_round[keys[m]] = m
         else:
             pairs[(key(m - 1), keys[m])] = m
     groups: list[list[int]] = []
     gone: set[int] = set()
     kept: set[int] = set()  # later copies some drop relies on
-    for n, unit in enumerate(units):
+    for n in range(count):
         if context.under_target(total):
             break
-        if unit.protected or n in gone or n in kept:
+        if protected[n] or n in gone or n in kept:
             continue
-        if unit.is_tool_round:
-            m = rounds[keys[n]]
+        if rounds[n]:
+            m = newest_round[keys[n]]
             if m <= n:
                 continue
             group = [n]
         else:
             before = n - 1
-            if before < 0 or units[before].protected or before in gone or before in kept:
+            if before < 0 or protected[before] or before in gone or before in kept:
                 continue
             if plain(n + 1) and key(n + 1) != keys[before]:
                 continue  # the reply to this message would land under another question
@@ -394,5 +419,21 @@ def _groups(
         groups.append(group)
         gone.update(group)
         kept.update(range(m - len(group) + 1, m + 1))
-        total -= sum(context.message_tokens(msg) for i in group for msg in units[i].messages)
+        for i in group:
+            start, stop = bounds[i]
+            total -= sum(context.message_tokens(msg) for msg in messages[start:stop])
     return groups
+
+
+def _rounds(spans: UnitSpans) -> list[bool]:
+    """:meth:`UnitSpans.is_tool_round` of every unit, in one walk of its bounds."""
+    messages = spans.messages
+    out: list[bool] = []
+    start = 0
+    for stop in spans.bounds.stops:
+        if stop - start == 1:
+            out.append(bool(messages[start].tool_calls))
+        else:
+            out.append(any(m.tool_calls for m in messages[start:stop]))
+        start = stop
+    return out

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import operator
 import re
+from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -20,13 +23,19 @@ from agent_adapter.context._own import (
     sign,
     summary_count,
 )
-from agent_adapter.context._steps._base import BaseCompressionStep, StepContext, first_non_system
+from agent_adapter.context._steps._base import (
+    BaseCompressionStep,
+    StepContext,
+    first_non_system,
+    last_non_system,
+    spans_of,
+)
 from agent_adapter.context._steps._extractive import extract_summary
 from agent_adapter.context._steps._summary_text import render
 from agent_adapter.context._stores._base import check_save_to
 from agent_adapter.context._stores._commit import saved_transcript, stage_span
 from agent_adapter.context._stores._span import saved_phrase
-from agent_adapter.context._units import Unit
+from agent_adapter.context._units import Bounds, origins_with
 
 __all__ = ["RemoveOldMessages"]
 
@@ -85,50 +94,64 @@ def _remembered_note(
     saved: str = "",
     held_chars: int | None = None,
     recovered: tuple[str, ...] = (),
+    scans: _Scans | None = None,
 ) -> Message:
     """:func:`_note` of ``run`` against the ``kept`` messages (``kept_text()``: their text,
-    joined only when the note is not remembered)."""
+    joined only when the note is not remembered; ``scans``: see :func:`_note`)."""
     return _NOTES.by_identity(
         (*run, *kept),
-        lambda: _note(run, kept_text(), max_chars, saved, held_chars, recovered),
+        lambda: _note(run, kept_text(), max_chars, saved, held_chars, recovered, scans),
         (len(run), max_chars, saved, held_chars, recovered),
     )
 
 
-def _note(
-    run: Sequence[Message],
-    kept: str,
-    max_chars: int,
-    saved: str = "",
-    held_chars: int | None = None,
-    recovered: Sequence[str] = (),
-) -> Message:
-    """One user message standing for the dropped ``run``: how many messages went (and, with
-    ``saved``, the line that says how to read them back) and the names they held that the
-    kept text does not show (see :mod:`agent_adapter.context._digest`). An earlier note in
-    the run is folded in: its count is added and its names come first, as they are older.
-    The run's messages are read as one text (each clipped to its two ends), in one scan.
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """What :func:`_note` has read of a run's first ``len(run)`` messages: the messages they
+    stand for, the names of earlier notes folded in (and their ``+N more``), and each other
+    message's text clipped to its two ends."""
 
-    A folded note's names are never dropped (issue 34, item 4: an agent loop folds its
-    notes again and again, and a bound on each fold lost the oldest names, a bare note all
-    of them): they are all listed, ``max_chars`` bounding only the new names, even in a bare
-    note, and even when the kept text shows them (a later step may still cut it). Only
-    ``held_chars`` bounds them (the last resort of ``_shorter_notes``, before a turn of the
-    recency window goes: loss follows age); with ``saved`` (the store holds the run, the
-    folded note in it) they are listed within ``max(max_chars, _HELD_MAX_CHARS)`` at most.
-    The names past a bound are counted in ``+N more`` (with ``saved``, the saved line says
-    how to read them back). ``recovered``: names a folded note had handed to the store
-    (read back from it by :meth:`RemoveOldMessages._recovered`), held like its own."""
-    count = 0
+    run: tuple[Message, ...]
+    count: int
+    held: tuple[Name, ...]
+    held_extra: int
+    texts: tuple[str, ...]
+
+
+#: The run scans of one ``RemoveOldMessages.apply``, by the identity of the run's first
+#: message: its settling rounds drop more units after a run's end, so the next round's run
+#: starts with the one read before and only its new messages are read.
+_Scans = dict[int, _Scan]
+
+_SCAN_WHOLE = sum(_NOTE_SCAN)  # a text this long or shorter is read whole (clip_ends)
+
+
+def _scan(run: Sequence[Message], scans: _Scans | None) -> _Scan:
+    """The :class:`_Scan` of ``run``, from the one in ``scans`` that ``run`` starts with
+    (the very same messages), if any."""
+    count, held_extra, start = 0, 0, 0
     held: list[Name] = []  # the folded notes' names: never dropped
-    names: list[Name] = []
-    seen: set[str] = set()
-    extra = 0
-    held_extra = 0
     texts: list[str] = []
-    for m in run:
-        # a str that does not open with "[" is no note or summary of ours (their heads do):
-        # most of a run, answered without the two lookups
+    before = scans.get(id(run[0])) if scans and run else None
+    if (
+        before is not None
+        and len(before.run) <= len(run)
+        and all(map(operator.is_, before.run, run))
+    ):
+        count, held_extra, start = before.count, before.held_extra, len(before.run)
+        held, texts = list(before.held), list(before.texts)
+    seen = {name[0] for name in held}
+    for i in range(start, len(run)):
+        m = run[i]
+        content = m.content
+        if type(content) is str and not m.tool_calls and not content.startswith("["):
+            # no note or summary of ours (their heads open with "["), no calls: most of a
+            # run, its text read as it is
+            count += 1
+            texts.append(
+                content if len(content) <= _SCAN_WHOLE else clip_ends(content, *_NOTE_SCAN)
+            )
+            continue
         plain = _plain(m)
         folded = None if plain else note_count(m)
         if folded is None:
@@ -145,6 +168,45 @@ def _note(
             elif label and label not in seen:
                 seen.add(label)
                 held.append((label, 1, (label,), False))
+    scan = _Scan(tuple(run), count, tuple(held), held_extra, tuple(texts))
+    if scans is not None and run:
+        scans[id(run[0])] = scan
+    return scan
+
+
+def _note(
+    run: Sequence[Message],
+    kept: str,
+    max_chars: int,
+    saved: str = "",
+    held_chars: int | None = None,
+    recovered: Sequence[str] = (),
+    scans: _Scans | None = None,
+) -> Message:
+    """One user message standing for the dropped ``run``: how many messages went (and, with
+    ``saved``, the line that says how to read them back) and the names they held that the
+    kept text does not show (see :mod:`agent_adapter.context._digest`). An earlier note in
+    the run is folded in: its count is added and its names come first, as they are older.
+    The run's messages are read as one text (each clipped to its two ends), in one scan.
+
+    A folded note's names are never dropped (issue 34, item 4: an agent loop folds its
+    notes again and again, and a bound on each fold lost the oldest names, a bare note all
+    of them): they are all listed, ``max_chars`` bounding only the new names, even in a bare
+    note, and even when the kept text shows them (a later step may still cut it). Only
+    ``held_chars`` bounds them (the last resort of ``_shorter_notes``, before a turn of the
+    recency window goes: loss follows age); with ``saved`` (the store holds the run, the
+    folded note in it) they are listed within ``max(max_chars, _HELD_MAX_CHARS)`` at most.
+    The names past a bound are counted in ``+N more`` (with ``saved``, the saved line says
+    how to read them back). ``recovered``: names a folded note had handed to the store
+    (read back from it by :meth:`RemoveOldMessages._recovered`), held like its own. With
+    ``scans``, a run that starts with one read before reads only its new messages
+    (:func:`_scan`)."""
+    scan = _scan(run, scans)
+    count, held_extra, texts = scan.count, scan.held_extra, scan.texts
+    held = list(scan.held)
+    seen = {name[0] for name in held}
+    names: list[Name] = []
+    extra = 0
     for label in recovered:
         if label not in seen:
             seen.add(label)
@@ -208,20 +270,14 @@ def _into_summary(first: Message, second: Message) -> Message:
     return _NOTES.by_identity((first, second), fold, "summary")
 
 
-def _one_a_place(
-    out: list[Message], notes: set[int], messages: Sequence[Message], context: StepContext
-) -> list[Message]:
+def _one_a_place(out: list[Message], notes: set[int], free: set[int]) -> list[Message]:
     """``out`` with each new note (``notes``: their ids) that stands right next to a summary
-    of ours no protection keeps folded into it, never two additions side by side.
+    of ours no protection keeps (``free``: their ids, see :class:`_Walk`) folded into it,
+    never two additions side by side.
 
     The note's names join the summary (:func:`_into_summary`); when both carry a saved line
     (two stores' ids, of which a head holds one), the summary goes into the note's run
     instead (:meth:`RemoveOldMessages._with_notes`), whose saved transcript holds it."""
-    free = {
-        id(m)
-        for m in messages
-        if not _plain(m) and summary_count(m) is not None and not context.is_protected(m)
-    }
     if not free or not notes:
         return out
     folded: list[Message] = []
@@ -234,6 +290,35 @@ def _one_a_place(
             continue
         folded.append(m)
     return folded
+
+
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    """What one :meth:`RemoveOldMessages.apply` reads of its list once, for every settling
+    round.
+
+    Attributes:
+        messages: the list.
+        opener: the index of the current turn's thinking opener (``len(messages)``: none).
+        foldable: see :meth:`RemoveOldMessages._foldable`.
+        free: the ids of the summaries of ours no protection keeps (see
+            :func:`_one_a_place`).
+        scans: the runs read so far (see :func:`_note`).
+    """
+
+    messages: list[Message]
+    opener: int
+    foldable: set[int]
+    free: set[int]
+    scans: _Scans
+
+
+def _maybe_own(messages: Sequence[Message]) -> list[int]:
+    """The indexes of the messages that may be a note or summary of ours: all but those
+    whose ``str`` content does not open with ``[`` (:func:`_plain`, inlined: one pass)."""
+    return [
+        i for i, m in enumerate(messages) if type(m.content) is not str or m.content.startswith("[")
+    ]
 
 
 #: What a bare note with its saved line costs, in tokens (about 190 characters), for a
@@ -346,32 +431,29 @@ class RemoveOldMessages(BaseCompressionStep):
         """messages with the oldest middle units removed until under the target (the notes
         included)."""
         total = context.tokens(messages)
-        candidates = self._candidates(messages, context)
-        drop: set[int] = set()
+        bounds, candidates = self._candidates(messages, context)
+        drop = bytearray(len(messages))  # 1: dropped (a set of 100,000 ints was 7 MB)
+        dropped = False
         chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
-        opener = next(
-            (
-                i
-                for i, m in enumerate(messages)
-                if context.protection.reason(m) == "thinking_opener"
-            ),
-            len(messages),
-        )
-        foldable = self._foldable(messages, context)
+        walk = self._walk(messages, context)
         reserve = 0  # what the notes cost, once known
         taken = 0
         out = list(messages)
         for _ in range(4):  # a note's size is known once its run is: settle it
             while taken < len(candidates) and not context.under_target(total + reserve):
-                unit = candidates[taken]
+                start, stop = bounds[candidates[taken]]
                 taken += 1
-                drop.update(range(unit.start, unit.stop))
-                total -= sum(context.message_tokens(m) for m in unit.messages)
-            if not drop:
+                drop[start:stop] = b"\x01" * (stop - start)
+                dropped = True
+                if stop - start == 1:  # most units: one message, no generator
+                    total -= context.message_tokens(messages[start])
+                else:
+                    total -= sum(context.message_tokens(m) for m in messages[start:stop])
+            if not dropped:
                 return out
             if not self.note:
-                return [m for i, m in enumerate(messages) if i not in drop]
-            out = await self._with_notes(messages, drop, chars, opener, foldable, context)
+                return [m for m, gone in zip(messages, drop, strict=True) if not gone]
+            out = await self._with_notes(walk, drop, chars, context)
             reserve = context.tokens(out) - total
             if context.under_target(total + reserve):
                 return out
@@ -379,31 +461,47 @@ class RemoveOldMessages(BaseCompressionStep):
                 break
         if not context.under_target(total):
             return out  # over the target even without notes: they cost nothing that helps
-        return await self._shorter_notes(messages, drop, total, opener, foldable, out, context)
+        return await self._shorter_notes(walk, drop, total, out, context)
 
-    def _candidates(self, messages: list[Message], context: StepContext) -> list[Unit]:
-        """The units that may go, oldest first: unprotected, and none of the first
-        ``keep_first`` or last ``keep_last`` non-system messages."""
-        non_system = [i for i, m in enumerate(messages) if m.role != "system"]
-        first = set(first_non_system(messages, self.keep_first))
-        last = set(non_system[len(non_system) - self.keep_last :]) if self.keep_last else set()
-        kept = first | last
-        return [
-            unit
-            for unit in context.units(messages)
-            if not unit.protected and kept.isdisjoint(range(unit.start, unit.stop))
-        ]
+    def _walk(self, messages: list[Message], context: StepContext) -> _Walk:
+        """What every settling round of :meth:`apply` reads of ``messages``, found once."""
+        openers = origins_with(context.protection, "thinking_opener")
+        opener = len(messages)
+        if openers:
+            opener = next((i for i, m in enumerate(messages) if m.origin in openers), opener)
+        ours = _maybe_own(messages)
+        free = {
+            id(m)
+            for m in (messages[i] for i in ours)
+            if summary_count(m) is not None and not context.is_protected(m)
+        }
+        return _Walk(messages, opener, self._foldable(messages, ours, context), free, {})
 
-    def _foldable(self, messages: list[Message], context: StepContext) -> set[int]:
+    def _candidates(
+        self, messages: list[Message], context: StepContext
+    ) -> tuple[Bounds, array[int]]:
+        """The units that may go, oldest first (the list's unit bounds, and the indexes of
+        those units): unprotected, and none of the first ``keep_first`` or last
+        ``keep_last`` non-system messages."""
+        kept = set(first_non_system(messages, self.keep_first))
+        kept |= last_non_system(messages, self.keep_last)
+        spans = spans_of(context, messages)
+        held = {bisect_right(spans.bounds.stops, i) for i in kept}  # the units holding them
+        protected = spans.protected
+        # (an array: 100,000 indexes as int objects are 3.5 MB)
+        picked = array("q", (n for n in range(len(spans)) if not protected[n] and n not in held))
+        return spans.bounds, picked
+
+    def _foldable(self, messages: list[Message], ours: list[int], context: StepContext) -> set[int]:
         """Where an earlier note of ours stands (unprotected): next to a dropped run it is
         folded into the run's note (one note a run, never two side by side). With
         ``save_to``, a saved summary too: a head holds one store id, so the summary joins
-        the run (its saved transcript keeps it), see ``_one_a_place``."""
+        the run (its saved transcript keeps it), see ``_one_a_place``. ``ours``: the
+        indexes of the messages that may be ours (:func:`_maybe_own`)."""
         return {
             i
-            for i, m in enumerate(messages)
-            if not _plain(m)
-            and not context.is_protected(m)
+            for i in ours
+            if not context.is_protected(m := messages[i])
             and (
                 note_count(m) is not None
                 or (self.save_to is not None and summary_count(m) is not None and _saved_of(m))
@@ -411,14 +509,7 @@ class RemoveOldMessages(BaseCompressionStep):
         }
 
     async def _shorter_notes(
-        self,
-        messages: list[Message],
-        drop: set[int],
-        total: int,
-        opener: int,
-        foldable: set[int],
-        out: list[Message],
-        context: StepContext,
+        self, walk: _Walk, drop: bytearray, total: int, out: list[Message], context: StepContext
     ) -> list[Message]:
         """Nothing more to drop and the notes are what is over: shorter notes, then notes
         with the folded notes' names alone, then those names cut to what fits, then bare
@@ -435,37 +526,45 @@ class RemoveOldMessages(BaseCompressionStep):
         tries = [(short, None), (0, None), *((0, short * k // 4) for k in (4, 3, 2, 1)), (0, 0)]
         for chars, held in tries:
             if chars >= 0 and (held is None or held >= 0):
-                out = await self._with_notes(messages, drop, chars, opener, foldable, context, held)
+                out = await self._with_notes(walk, drop, chars, context, held)
                 if context.under_target(context.tokens(out)):
                     return out
-        return out if context.tokens(out) < context.tokens(messages) else messages
+        return out if context.tokens(out) < context.tokens(walk.messages) else walk.messages
 
     async def _with_notes(
         self,
-        messages: list[Message],
-        drop: set[int],
+        walk: _Walk,
+        drop: bytearray,
         chars: int,
-        opener: int,
-        foldable: set[int],
         context: StepContext,
         held: int | None = None,
     ) -> list[Message]:
-        """``messages`` without ``drop``, each run of dropped messages replaced by its note
-        (its new names within ``chars`` characters, a folded note's within ``held``, see
-        :func:`_note`). Runs after the current turn's thinking
-        opener (``messages[opener]``; ``len(messages)`` when there is none) share one note
-        right before it: nothing may be added inside a turn that must keep opening on its
-        thinking block (see the guard's placement rule). A note of ours in ``foldable``
-        right next to a dropped run joins the run (its count and names are folded in), and a
-        note that would stand right next to a summary of ours is folded into it
-        (:func:`_one_a_place`). With ``save_to``, each run is staged and its note names it."""
-        drop = set(drop)
+        """``walk.messages`` without those ``drop`` marks, each run of dropped messages
+        replaced by its note (its new names within ``chars`` characters, a folded note's
+        within ``held``, see :func:`_note`). Runs after the current
+        turn's thinking opener (``messages[walk.opener]``) share one note right before it:
+        nothing may be added inside a turn that must keep opening on its thinking block (see
+        the guard's placement rule). A note of ours in ``walk.foldable`` right next to a
+        dropped run joins the run (its count and names are folded in), and a note that
+        would stand right next to a summary of ours is folded into it (:func:`_one_a_place`).
+        With ``save_to``, each run is staged and its note names it.
+
+        The list is walked a stretch at a time (dropped or kept, found by ``bytearray.find``),
+        not a message at a time: a run of 100,000 dropped messages is one slice."""
+        messages, opener, n = walk.messages, walk.opener, len(walk.messages)
+        drop = bytearray(drop)
         grown = True
         while grown:
-            more = {i for i in foldable - drop if i - 1 in drop or i + 1 in drop}
+            more = [
+                i
+                for i in walk.foldable
+                if not drop[i] and ((i > 0 and drop[i - 1]) or (i + 1 < n and drop[i + 1]))
+            ]
             grown = bool(more)
-            drop |= more
-        kept = tuple(m for i, m in enumerate(messages) if i not in drop)
+            for i in more:
+                drop[i] = 1
+        stretches = _stretches(drop)
+        kept = tuple(m for gone, a, b in stretches if not gone for m in messages[a:b])
         joined: list[str] = []
 
         def kept_text() -> str:
@@ -473,33 +572,38 @@ class RemoveOldMessages(BaseCompressionStep):
                 joined.append("\n".join(map(_text, kept)))
             return joined[0]
 
-        late = [m for i, m in enumerate(messages) if i in drop and i > opener]
+        # the runs after the opener, and the run right before it, share one note there
+        late = [m for gone, a, b in stretches if gone and a > opener for m in messages[a:b]]
         notes: set[int] = set()  # ids of the notes written here
         out: list[Message] = []
         run: list[Message] = []
         at_opener = -1
-        for i, m in enumerate(messages):
-            if i in drop:
-                if i < opener:
-                    run.append(m)
+        for gone, a, b in stretches:
+            if gone:
+                if a < opener:  # (a stretch never holds the opener: it is kept)
+                    run = messages[a:b]
                 continue
-            if i == opener:
-                # the run right before the opener and the runs after it share one note there
+            if a == opener:
                 late = run + late
                 run = []
-                at_opener = len(out)
             if run:
-                out.append(await self._run_note(run, kept, kept_text, chars, context, held))
+                out.append(await self._run_note(run, kept, kept_text, chars, walk, context, held))
                 notes.add(id(out[-1]))
                 run = []
-            out.append(m)
+            if a <= opener < b:
+                out.extend(messages[a:opener])
+                at_opener = len(out)
+                out.extend(messages[opener:b])
+            else:
+                out.extend(messages[a:b])
         if run:
-            out.append(await self._run_note(run, kept, kept_text, chars, context, held))
+            out.append(await self._run_note(run, kept, kept_text, chars, walk, context, held))
             notes.add(id(out[-1]))
         if late:
-            out.insert(at_opener, await self._run_note(late, kept, kept_text, chars, context, held))
-            notes.add(id(out[at_opener]))
-        return _one_a_place(out, notes, messages, context)
+            note = await self._run_note(late, kept, kept_text, chars, walk, context, held)
+            out.insert(at_opener, note)
+            notes.add(id(note))
+        return _one_a_place(out, notes, walk.free)
 
     async def _run_note(
         self,
@@ -507,12 +611,13 @@ class RemoveOldMessages(BaseCompressionStep):
         kept: tuple[Message, ...],
         kept_text: Callable[[], str],
         chars: int,
+        walk: _Walk,
         context: StepContext,
         held: int | None = None,
     ) -> Message:
         recovered = await self._recovered(run, context)
         saved = await span_phrase(self, run, context)
-        return _remembered_note(run, kept, kept_text, chars, saved, held, recovered)
+        return _remembered_note(run, kept, kept_text, chars, saved, held, recovered, walk.scans)
 
     async def _recovered(self, run: Sequence[Message], context: StepContext) -> tuple[str, ...]:
         """The names the notes of ours in ``run`` handed to the store (a note bared or cut
@@ -556,3 +661,17 @@ class RemoveOldMessages(BaseCompressionStep):
             hit = tuple(b.group(0) for b in found if own_text(b.group(0)) == "note")
             _SAVED_NOTES.put(key, hit, sum(map(len, hit)) + 64)
         return hit
+
+
+def _stretches(drop: bytearray) -> list[tuple[bool, int, int]]:
+    """``drop`` as its stretches in order: (dropped, start, stop) of each longest run of
+    equal marks."""
+    out: list[tuple[bool, int, int]] = []
+    n, a = len(drop), 0
+    while a < n:
+        gone = bool(drop[a])
+        b = drop.find(0 if gone else 1, a)
+        b = n if b < 0 else b
+        out.append((gone, a, b))
+        a = b
+    return out

@@ -67,7 +67,7 @@ _MESSAGE_FIELDS = ("role", "name", "tool_call_id", "extras")
 
 def split_carrier(native: Any) -> tuple[Any, Mapping[str, Any] | None]:
     """``native`` without :data:`RESERVED_KEY`, and the carrier (``None`` when absent)."""
-    if isinstance(native, Mapping) and RESERVED_KEY in native:
+    if (type(native) is dict or isinstance(native, Mapping)) and RESERVED_KEY in native:
         carrier = native[RESERVED_KEY]
         rest = {k: v for k, v in native.items() if k != RESERVED_KEY}
         return rest, carrier if isinstance(carrier, Mapping) else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 import threading
 from array import array
 from collections import OrderedDict
@@ -280,10 +281,28 @@ def _reaches(value: Any, ids: set[int], depth: int = 0) -> bool:
     elif kind is list or kind is tuple:
         items = value
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        items = [getattr(value, f.name) for f in dataclasses.fields(value)]
+        items = _field_values(value)
     else:
         return True
     return any(_reaches(v, ids, depth + 1) for v in items)
+
+
+#: A getter of every field of a dataclass type, by type (``dataclasses.fields`` builds its
+#: tuple on every call: 4,096 natives' messages walked a conversion).
+_FIELD_GETTERS: dict[type[Any], Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def _field_values(value: Any) -> tuple[Any, ...]:
+    """The values of every field of the dataclass instance ``value``, in field order."""
+    getter = _FIELD_GETTERS.get(type(value))
+    if getter is None:
+        names = [f.name for f in dataclasses.fields(value)]
+        get = operator.attrgetter(*names) if names else None
+        getter = (
+            (lambda v: ()) if get is None else ((lambda v: (get(v),)) if len(names) == 1 else get)
+        )
+        _FIELD_GETTERS[type(value)] = getter
+    return getter(value)
 
 
 class _Loads:
@@ -360,6 +379,23 @@ def _loader(
     return None
 
 
+def _chat_load(
+    converter: Converter[Any], bound: Converter[Any], natives: Sequence[Any]
+) -> Callable[[Any, int], list[Message]]:
+    """The per-native load of a Chat Completions conversion, each native classified once:
+    an ``openai`` list's :meth:`~OpenAIChatConverter.bind` found no Responses item in it
+    (else it would be bound to Responses), a ``chat`` list is classified here (its mix of
+    APIs raises, as ``ChatConverter.load_grouped`` does); the natives are then loaded
+    without classifying each again, unless a Responses item is among them (its load raises
+    the error naming it)."""
+    chat = bound if isinstance(bound, ChatConverter) else _CHAT  # (unbound openai: as _loader)
+    if type(converter) is OpenAIChatConverter:
+        return chat.load_classified
+    flavours = [classify(split_carrier(n)[0]) for n in natives]
+    check_one_api(flavours)
+    return chat.load if "responses" in flavours else chat.load_classified
+
+
 def _load_grouped(
     converter: Converter[Any], bound: Converter[Any], natives: Sequence[Any]
 ) -> tuple[list[Message], Sequence[tuple[int, int]], dict[int, int]]:
@@ -373,9 +409,8 @@ def _load_grouped(
     if how is None or not isinstance(natives, list | tuple):
         return bound.load_grouped(natives)
     kind, load = how
-    if kind == "chat" and type(converter) is not OpenAIChatConverter:
-        # (an ``openai`` list bound to Chat has no Responses item: bind() looked at each)
-        check_one_api([classify(split_carrier(n)[0]) for n in natives])
+    if kind == "chat":
+        load = _chat_load(converter, bound, natives)
     messages: list[Message] = []
     stops: array[int] = array("q")
     seen: set[int] = set()
@@ -383,6 +418,20 @@ def _load_grouped(
     # only the last ``memo.size`` natives are remembered: the puts after an older one would
     # evict it in this very loop (and copying and walking it is most of a put's cost)
     kept_from = len(natives) - memo.size
+    if (
+        not memo.entries
+        and not _memo.remembers_alone(kind)
+        and len(set(map(id, natives))) == len(natives)
+    ):
+        # nothing remembered to reuse and no native twice (a cold conversion): each native
+        # loaded, the newest remembered, without a lookup a native
+        for i, native in enumerate(natives):
+            loaded = load(native, i)
+            if i >= kept_from and type(native) is dict:
+                memo.put(kind, native, tuple(loaded))
+            messages.extend(loaded)
+            stops.append(len(messages))
+        return messages, Ranges(stops, "native"), {}
     for i, native in enumerate(natives):
         twice = id(native) in seen
         got: Sequence[Message] | None = (

@@ -79,6 +79,7 @@ __all__ = [
     "loaded_alone",
     "loaded_prefix",
     "native_shape",
+    "remembers_alone",
     "scan",
     "snapshot",
 ]
@@ -352,7 +353,14 @@ class _Each:
         # is converted the usual way, which decides
         seen: set[str] = set(before.state) if before else set()
         memo, load = self.natives, self.converter.load
+        # a native classified here is not classified again by its load (Chat's)
+        classified = load
+        if self.flavours and isinstance(self.converter, ChatConverter):
+            classified = self.converter.load_classified
         tail = len(natives) - _TAIL
+        # the natives the puts after them evict within this very loop are not put (nor
+        # their entries made): only the last ``memo.size`` stay remembered
+        kept_from = len(natives) - memo.size
         for i in range(start, len(natives)):
             native = natives[i]
             shape = native_shape(native)
@@ -362,9 +370,15 @@ class _Each:
                 if flavour == "responses":
                     raise _Fallback  # not a Chat list after all: the caller reloads it
                 try:
-                    messages = tuple(load(native, i))
+                    messages = tuple((classified if self.flavours else load)(native, i))
                 except ConfigError:
                     raise _Fallback from None
+                if i < kept_from and entry is None:
+                    starts.append(len(out))
+                    out.extend(messages)
+                    if flavour is not None:
+                        seen.add(flavour)
+                    continue
                 if entry is None or entry.messages != messages or entry.flavour != flavour:
                     anywhere = self._anywhere(messages)
                     entry = _Entry(native, shape or (), i, anywhere, messages, flavour)
@@ -480,6 +494,13 @@ def loaded_alone(kind: str, native: Any) -> tuple[Message, ...] | None:
     each = _ANTHROPIC_EACH if kind == "anthropic" else _CHAT_EACH if kind == "chat" else None
     entry = each.natives.entries.get(id(native)) if each is not None else None
     return entry.messages if entry is not None and entry.native is native else None
+
+
+def remembers_alone(kind: str) -> bool:
+    """False when :func:`loaded_alone` finds nothing for any native of ``kind`` (its loader
+    remembers none): a conversion then skips asking native by native."""
+    each = _ANTHROPIC_EACH if kind == "anthropic" else _CHAT_EACH if kind == "chat" else None
+    return each is not None and bool(each.natives.entries)
 
 
 def _run(

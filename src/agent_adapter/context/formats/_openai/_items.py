@@ -108,7 +108,7 @@ def output_call_id(item: Mapping[str, Any]) -> str | None:
 def classify(item: Any) -> str | None:
     """``"responses"``, ``"chat"`` (Chat Completions only), ``"either"`` (a plain message valid
     in both APIs) or ``None`` (not an OpenAI message)."""
-    if not isinstance(item, Mapping):
+    if type(item) is not dict and not isinstance(item, Mapping):  # (dicts: no ABC check)
         return None
     if "type" in item:
         return "responses" if isinstance(item["type"], str) else None
