@@ -41,7 +41,7 @@ from typing import Any
 
 from _compress_cases import TAU_DIALOGS, _swe_config, data_dir, has_real_tool_calls, timed
 from _compress_langchain import lc_token_counter, lc_trim, to_langchain
-from _quality_facts import PARTS, error_lines, flat, split
+from _quality_facts import PARTS, ErrorLine, error_records, flat, split
 from _quality_loop import replay
 from _quality_table import render
 from agent_adapter import Message
@@ -159,6 +159,8 @@ class Facts:
     last_turns: Counter[Key]
     paths: set[str]
     error_lines: set[str]
+    errors: list[ErrorLine]  # distinct, in order of first appearance
+    last_error: ErrorLine | None  # the last error line the run printed
     violations: Counter[str]
     window_tokens: int  # system prompt, task and the newest three turns on: what must fit
 
@@ -199,6 +201,7 @@ def window_tokens(messages: Sequence[Message]) -> int:
 def facts(messages: Sequence[Message], items: Sequence[Any], fmt: str, tokens: int) -> Facts:
     system, task = _first(messages, "system"), _first(messages, "user")
     text = all_text(messages)
+    records = error_records(messages)
     return Facts(
         tokens=tokens,
         keys=[key(m) for m in messages],
@@ -206,7 +209,9 @@ def facts(messages: Sequence[Message], items: Sequence[Any], fmt: str, tokens: i
         task=key(task) if task else None,
         last_turns=last_turns(messages),
         paths=set(PATH_RE.findall(text)),
-        error_lines=error_lines(messages),
+        error_lines={e.head for e in records},
+        errors=list(dict.fromkeys(records)),
+        last_error=records[-1] if records else None,
         violations=violations(items, fmt),
         window_tokens=window_tokens(messages),
     )
@@ -221,6 +226,11 @@ class Score:
     last_turns: bool
     paths: float | None  # None: the input names none
     errors: float | None
+    #: the input's distinct error lines, and how many the output names / holds verbatim
+    error_count: int
+    errors_by_name: int
+    errors_verbatim: int
+    last_error_verbatim: bool | None  # None: the input prints no error line
     valid: bool
     new_violations: list[str]
     lost: list[str]  # how the task / system prompt differ, for the notes
@@ -280,6 +290,7 @@ def score(
     kept = Counter(map(key, out_messages))
     text = all_text(out_messages)
     new = violations(out_items, fmt) - before.violations
+    flat_text = flat(text) if before.errors else ""
     return Score(
         reached=tokens_after <= target,
         fits=before.window_tokens <= target,
@@ -288,6 +299,12 @@ def score(
         last_turns=not (before.last_turns - kept),
         paths=_share(before.paths, text),
         errors=_errors_named(before.error_lines, text),
+        error_count=len(before.errors),
+        errors_by_name=sum(1 for e in before.errors if e.name in flat_text),
+        errors_verbatim=sum(1 for e in before.errors if e.line in flat_text),
+        last_error_verbatim=(
+            None if before.last_error is None else before.last_error.line in flat_text
+        ),
         valid=not new,
         new_violations=sorted(new),
         lost=lost,
@@ -393,6 +410,12 @@ def _median_share(values: list[float | None]) -> str:
     return f"{100 * statistics.median(known):.0f}%" if known else "-"
 
 
+def _pooled(scores: list[Score], kept: Callable[[Score], int]) -> str:
+    """Of all the error lines of all the runs, the share ``kept`` counts."""
+    total = sum(s.error_count for s in scores)
+    return f"{100 * sum(map(kept, scores)) / total:.0f}%" if total else "-"
+
+
 def _ms(value: float) -> str:
     return f"{value:.2f}" if value < 100 else f"{value:.0f}"
 
@@ -417,6 +440,12 @@ def cells(group: str, budget: str, contender: str, scores: list[Score]) -> list[
         count(lambda s: s.last_turns, fitting),
         _median_share([s.paths for s in scores]),
         _median_share([s.errors for s in scores]),
+        _pooled(scores, lambda s: s.errors_by_name),
+        _pooled(scores, lambda s: s.errors_verbatim),
+        count(
+            lambda s: bool(s.last_error_verbatim),
+            [s for s in scores if s.last_error_verbatim is not None],
+        ),
         count(lambda s: s.valid),
         _ms(statistics.median(s.ms for s in scores)),
     ]
@@ -468,14 +497,20 @@ def loop_line(results: list[Result]) -> str:
     )
 
 
-def summary(results: list[Result], contender: str) -> str:
-    scores = [r.scores[s, contender] for r in results for s in BUDGETS]
+def summary(
+    results: list[Result], contender: str, shares: Sequence[float] = BUDGETS
+) -> str:
+    scores = [r.scores[s, contender] for r in results for s in shares if (s, contender) in r.scores]
+    if not scores:
+        return f"{contender}: not run"
     c = cells("", "", contender, scores)
+    label = contender if shares == BUDGETS else f"{contender} at {_budgets(list(shares))}"
     return (
-        f"{contender}: window fits {c[4]}, target reached {c[5]}, unchanged {c[6]}, "
+        f"{label}: window fits {c[4]}, target reached {c[5]}, unchanged {c[6]}, "
         f"task+system identical {c[7]}, last 3 turns verbatim {c[8]} ({c[9]} where the "
         f"window fits), paths named {c[10]}, error lines named {c[11]} (medians), "
-        f"valid {c[12]}, median {c[13]} ms"
+        f"error lines by name {c[12]} / verbatim {c[13]} (pooled), last error line "
+        f"verbatim {c[14]}, valid {c[15]}, median {c[16]} ms"
     )
 
 
@@ -551,6 +586,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print()
             for contender in contenders:
                 print(bullet + summary(mine, contender))
+            for share in BUDGETS:
+                for contender in contenders:
+                    print(bullet + summary(mine, contender, (share,)))
             if contenders is LOOP:
                 print(bullet + loop_line(mine))
             for contender in contenders[:1]:
