@@ -18,7 +18,7 @@ read, one line at a time, and a line counts when
   (``FAILED tests/x.py::t``, ``tests/x.py::t FAILED``, ``FAIL: t (m.C)``, ``FAILED
   (failures=1)``).
 
-Three measures read an output for each error line (issue 34):
+Three measures read an output for each error line (the last two since issue 34):
 
 * **named**: its first 60 characters (whitespace runs as one space,
   pytest's ``E`` prefix left out; a pytest ``FAILED`` line by its test id, ``tests/x.py::t``,
@@ -32,9 +32,6 @@ Three measures read an output for each error line (issue 34):
 
 The *last* error line of a run is the last one of its last tool result that prints any.
 
-(Before issue 34 the module read:) A line is named by an output when its first 60 characters (whitespace runs as one space,
-pytest's ``E`` prefix left out; a pytest ``FAILED`` line by its test id, ``tests/x.py::t``,
-however it is spelled around it) occur in the output's text (whitespace runs as one space too).
 
 **The split** is by run, fixed by names alone: within each data set the runs are ordered by
 the SHA-256 of ``"<data set>/<run name>"``, the first half (rounded down) is the *tuning*

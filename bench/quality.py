@@ -497,9 +497,7 @@ def loop_line(results: list[Result]) -> str:
     )
 
 
-def summary(
-    results: list[Result], contender: str, shares: Sequence[float] = BUDGETS
-) -> str:
+def summary(results: list[Result], contender: str, shares: Sequence[float] = BUDGETS) -> str:
     scores = [r.scores[s, contender] for r in results for s in shares if (s, contender) in r.scores]
     if not scores:
         return f"{contender}: not run"

@@ -212,11 +212,17 @@ def _around_markers(text: str, a: int, b: int) -> tuple[int, int, int]:
 
 
 def fit_message(
-    message: Message, max_tokens: int, count: Callable[[Message], int], keep: Keep
+    message: Message,
+    max_tokens: int,
+    count: Callable[[Message], int],
+    keep: Keep,
+    cut: Callable[[str, int, Keep], str] = cut_text,
 ) -> Message:
     """``message`` with its text cut until it counts at most ``max_tokens`` (or no text is left
     to cut). Tool calls, ids and non-text parts are kept; returns ``message`` when nothing
-    could be cut."""
+    could be cut. ``cut(text, keep_chars, keep)`` cuts (default :func:`cut_text`; the
+    steps pass :func:`~agent_adapter.context._shapes.shorten_text`, which keeps what matters
+    of a text's kind)."""
     text = message.text
     tokens = count(message)
     if tokens <= max_tokens or not text:
@@ -228,7 +234,7 @@ def fit_message(
         keep_chars = min(keep_chars - 1, int(keep_chars * ratio * 0.97))
         if keep_chars < 0:
             break
-        candidate = with_text(message, cut_text(text, keep_chars, keep))
+        candidate = with_text(message, cut(text, keep_chars, keep))
         tokens = count(candidate)
         if tokens < count(best):
             best = candidate

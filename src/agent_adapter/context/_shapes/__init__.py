@@ -1,0 +1,254 @@
+"""Shortening that knows what it shortens: a text is read for what it is, then cut to keep
+what matters of that kind (issue 34).
+
+:func:`shorten_text` is :func:`~agent_adapter.context._text.cut_text`'s counterpart for old
+tool results (``ShrinkToolResults``) and long messages (``CutLongMessages``). It tells what a
+text is by its content alone, never by the tool that printed it, trying in this order:
+
+1. JSON (:mod:`._json`): one JSON document;
+2. a diff (:mod:`._diff`);
+3. a test run, traceback, compiler or linter output (:mod:`._diagnostics`);
+4. a listing: find, ls, git status, grep hits (:mod:`._listing`);
+5. source code (:mod:`._code`);
+6. a log of near-repeated lines (:mod:`._logs`);
+
+and anything else (prose, a shape not known) is cut as before: head and tail
+(:func:`~agent_adapter.context._text.cut_text`). Each kind ranks the text's lines (the
+error and summary lines a run printed are kept first in every kind) and
+:func:`~._lines.select` keeps the best that fit, a gap line counting each run that went.
+
+**The marker** is the same as a plain cut's, on the first line: ``[... N characters cut;
+names: ...; <note> ...]``: ``N`` the characters that went (an earlier cut's count
+included), the names (paths, error lines, failed tests, ids; see
+:mod:`~agent_adapter.context._digest`) of the lines that went that the kept lines do not
+show, then ``note`` (``ShrinkToolResults``' recall call, kept last, so the recall id is
+read as before). Gap lines (``[... 37 lines ...]``, ``[... 12 more like the line above
+...]``) never say "characters cut": the one marker is what the library's other readers
+(the stores' already-shortened test, a later cut's count) look for.
+
+**The budget**: the output is at most what a plain cut of the same call would be: about
+``keep_chars`` plus its marker (the names and the note), plus what a cut removing much may
+add for its names (``names_chars`` past a digest's usual room; see
+:func:`~agent_adapter.context._digest.names_room`). A kind whose must-keep lines take more
+keeps them best first (the last errors, the first paths) and counts the rest.
+
+Deterministic (a function of its arguments) and remembered by content like
+:func:`~agent_adapter.context._text.cut_text` (a result cut again in a later pass or call is
+not read again). Fast: every test is a linear regex from a literal or a line start, a line
+is read by at most a few anchored matches, and the choice of lines is ``O(n log n)``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agent_adapter.context._digest import DIGEST_MAX_CHARS, Name, join_names, names_in, shown_by
+from agent_adapter.context._lru import Memo
+from agent_adapter.context._shapes import _code, _diagnostics, _diff, _json, _listing, _logs
+from agent_adapter.context._shapes._lines import Ranked, select
+from agent_adapter.context._text import _MARKER, Keep, _valid_unicode, cut_text
+
+__all__ = ["classify", "shorten_text"]
+
+#: A text of fewer lines than this is cut as prose: there is nothing to choose between.
+_MIN_LINES = 6
+#: Texts longer than this are read line by line only in their first and last parts (the
+#: middle is counted as one gap).
+_MAX_CHARS = 2_000_000
+
+
+def classify(text: str, lines: list[str] | None = None) -> str:
+    """What ``text`` is: ``"json"``, ``"diff"``, ``"diagnostics"``, ``"listing"``,
+    ``"code"``, ``"log"`` or ``"prose"`` (see the module)."""
+    lines = text.split("\n") if lines is None else lines
+    if len(lines) < _MIN_LINES and _json.parse(text) is None:
+        return "prose"
+    if _json.parse(text) is not None:
+        return "json"
+    if _diff.looks_like(text):
+        return "diff"
+    if _diagnostics.looks_like(text):
+        return "diagnostics"
+    if _listing.looks_like(lines):
+        return "listing"
+    if _code.looks_like(lines):
+        return "code"
+    if _logs.looks_like(lines):
+        return "log"
+    return "prose"
+
+
+def shorten_text(
+    text: str, keep_chars: int, keep: Keep = "both", *, note: str = "", names_chars: int = 0
+) -> str:
+    """``text`` shortened to about ``keep_chars`` characters by what it is (see the module),
+    or cut at its ends (``keep``) like :func:`~agent_adapter.context._text.cut_text` when it
+    is prose or of no known shape. Returns ``text`` itself when it is short enough."""
+    keep_chars = max(0, keep_chars)
+    if len(text) <= keep_chars:
+        return text
+    key = (text, keep_chars, keep, note, names_chars)
+    hit: str | None = _SHAPED.get(key)
+    if hit is None:
+        hit = _shorten(text, keep_chars, keep, note, names_chars)
+        _SHAPED.put(key, hit, len(text))
+    return hit
+
+
+_SHAPED = Memo(entries=2048, chars=16_000_000)
+
+
+def _budget(keep_chars: int, note: str, names_chars: int) -> int:
+    """The longest output: what a plain cut of the same call may be (see the module)."""
+    room = min(DIGEST_MAX_CHARS, keep_chars // 2)
+    return (
+        keep_chars + len("[...  characters cut ...]") + 8 + len(note) + max(0, names_chars - room)
+    )
+
+
+def _shorten(text: str, keep_chars: int, keep: Keep, note: str, names_chars: int) -> str:
+    text = _valid_unicode(text)
+    lines = text.split("\n")
+    kind = classify(text, lines) if len(text) <= _MAX_CHARS else "prose"
+    budget = _budget(keep_chars, note, names_chars)
+    earlier = _Earlier.of(lines, note) if kind != "prose" else None
+    ranked = None if earlier is None else _ranked(kind, text, earlier.lines, budget)
+    if ranked is None or earlier is None:
+        return cut_text(text, keep_chars, keep, note=note, names_chars=names_chars)
+    floor = keep_chars - min(DIGEST_MAX_CHARS, keep_chars // 2)
+    shaped = _fit(text, ranked, budget, floor, earlier, names_chars)
+    if shaped is None or len(shaped) >= len(text):
+        return cut_text(text, keep_chars, keep, note=note, names_chars=names_chars)
+    return shaped
+
+
+def _ranked(kind: str, text: str, lines: list[str], budget: int) -> list[Ranked] | None:
+    """The rankings to try, most detail first, or ``None`` for a plain cut."""
+    if kind == "json":
+        return [_json.rank(_json.parse(text), budget)]
+    if kind == "diff":
+        return [_diff.rank(lines)]
+    if kind == "diagnostics":
+        return [_diagnostics.rank(lines)]
+    if kind == "listing":
+        return list(_listing.rank(lines))
+    if kind == "code":
+        return [_code.rank(lines)]
+    if kind == "log":
+        return [_logs.rank(lines)]
+    return None
+
+
+#: The recall call of a marker (see ``_stores._commit``): carried into the new marker.
+_RECALL_NOTE = re.compile(
+    r"; ((?:full text|saved as sent \(already shortened\)): call \w+\(id='[0-9a-f]{32}'\))"
+)
+
+
+@dataclass
+class _Earlier:
+    """What a text shortened before holds of its cuts: its lines less the markers (each on
+    its own line), the characters they stood for beyond their length, the names they gave
+    and the note the new marker gives (the caller's, with any recall call of theirs it
+    lacks)."""
+
+    lines: list[str]
+    chars: int = 0
+    names: list[Name] = field(default_factory=list)
+    extra: int = 0
+    note: str = ""
+
+    @classmethod
+    def of(cls, lines: list[str], note: str) -> _Earlier:
+        """``lines`` read for earlier markers (see the class)."""
+        out = cls(lines, note=note)
+        if not any(line.startswith("[... ") for line in lines):
+            return out
+        out.lines = []
+        for line in lines:
+            m = _MARKER.fullmatch(line) if line.startswith("[... ") else None
+            if m is None:
+                out.lines.append(line)
+                continue
+            out.chars += int(m[1]) - len(line) - 1
+            inner = line[len(f"[... {m[1]} characters cut") : -len(" ...]")]
+            recalls = _RECALL_NOTE.findall(inner)
+            for call in recalls:
+                if call not in out.note:
+                    out.note = f"{out.note}; {call}" if out.note else call
+            cut = _RECALL_NOTE.search(inner)
+            names = inner[: cut.start()] if cut else inner
+            if names.startswith("; names: "):
+                for label in names[len("; names: ") :].split(", "):
+                    more = _MORE.fullmatch(label)
+                    if more:
+                        out.extra += int(more[1])
+                    elif label:
+                        out.names.append((label, 0, (label,), False))
+        return out
+
+
+_MORE = re.compile(r"\+(\d+) more")
+
+
+def _fit(
+    text: str, tries: list[Ranked], budget: int, floor: int, earlier: _Earlier, names_chars: int
+) -> str | None:
+    """The first ranking of ``tries`` whose must-keep lines all fit (else the last),
+    rendered under one marker within ``budget`` characters; ``None`` when nothing fits.
+
+    The names of the lines that went share the budget as a plain cut's do: the kept lines
+    first take all but a little, and when the names need more, the lines give way down to
+    ``floor`` characters (what a plain cut's kept text keeps at the least)."""
+    note = earlier.note
+    skeleton = len("[... 0000000 characters cut; names:  ...]\n") + (len(note) + 2 if note else 0)
+    names_cap = max(names_chars, DIGEST_MAX_CHARS)
+    room = budget - skeleton - min(DIGEST_MAX_CHARS // 2, budget // 5)
+    if room <= 0:
+        return None
+    body, removed = _select(tries, room)
+    if not removed.strip() and len(body) >= len(text):
+        return None
+    names, extra = _names(removed, body, earlier)
+    found = join_names(names, extra, min(names_cap, max(0, budget - skeleton - len(body))))
+    wanted = join_names(names, extra, names_cap)
+    if len(wanted) > len(found) and room > floor:  # the names need more: the lines give way
+        room = max(floor, budget - skeleton - len(wanted))
+        body, removed = _select(tries, room)
+        names, extra = _names(removed, body, earlier)
+        found = join_names(names, extra, min(names_cap, max(0, budget - skeleton - len(body))))
+    if len(found) < 24:
+        found = ""
+    count = max(0, len(text) - len(body) + max(0, earlier.chars))
+    parts = [f"{count} characters cut"]
+    if found:
+        parts.append(f"names: {found}")
+    if note:
+        parts.append(note)
+    return f"[... {'; '.join(parts)} ...]\n{body}"
+
+
+def _select(tries: list[Ranked], room: int) -> tuple[str, str]:
+    """The kept lines of the first ranking of ``tries`` whose must-keep lines all fit in
+    ``room`` (else the last), joined, and the lines that went, joined."""
+    chosen: tuple[list[str], bytearray, Ranked] | None = None
+    for ranked in tries:
+        lines, kept = select(ranked, room)
+        chosen = (lines, kept, ranked)
+        if all(k or r != 0 for k, r in zip(kept, ranked.ranks, strict=True)):
+            break
+    assert chosen is not None
+    lines, kept, ranked = chosen
+    removed = "\n".join(t for t, k in zip(ranked.texts, kept, strict=True) if not k)
+    return "\n".join(lines), removed
+
+
+def _names(removed: str, body: str, earlier: _Earlier) -> tuple[list[Name], int]:
+    """The names of ``removed`` that ``body`` does not show, an earlier marker's first."""
+    names, extra = names_in(removed, body)
+    if earlier.names or earlier.extra:
+        shown = shown_by(body)
+        names = [n for n in earlier.names if not shown(n)] + names
+        extra += earlier.extra
+    return names, extra
