@@ -17,9 +17,9 @@ failed, 3 passed in 1.2s ===``, ``Ran N tests``, ``FAILED (errors=2, skipped=2)`
 ``OK``, ``N failed, M passed``, ``Found 3 errors``, pylint's rating), the last frame of
 each traceback (its ``File ...`` line and the code line under it), the first line (the
 command or exit status); then section headers, linter findings, locations (``path.py:42:
-in test_x``, ``--> src/main.rs:3:5``) and the other frames; the noise between them (passing tests, progress, captured output, platform
-lines) goes first, head and tail last, and runs of near-repeated lines are one line with a
-count.
+in test_x``, ``--> src/main.rs:3:5``) and the other frames; the noise between them
+(passing tests, progress, captured output, platform lines) goes first, head and tail last,
+and runs of near-repeated lines are one line with a count.
 """
 
 from __future__ import annotations
