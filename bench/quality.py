@@ -19,9 +19,14 @@ unchanged, the newest three assistant messages and their tool results unchanged,
 file paths and of error lines still named, no ``check()`` violation the input did not have,
 and the time.
 
+* **headroom** and **litellm** (optional peers, issue 34): ``headroom.compress`` (0.42) and
+  ``litellm.compress()`` on the same natives, run in a worker under a Python that has them
+  (``_quality_peers.py``, ``_peers_worker.py``); skipped, with a line saying so, when not
+  installed, or with ``--no-peers``.
+
 Usage::
 
-    python bench/quality.py [--quick] [--markdown] [--data DIR] [--repeat N]
+    python bench/quality.py [--quick] [--markdown] [--data DIR] [--repeat N] [--no-peers]
 
 The data directory is ``--data``, else ``$AGENT_ADAPTER_DATA``, else ``<repo>/../shared/data``.
 See bench/README.md for what every column means.
@@ -43,6 +48,7 @@ from _compress_cases import TAU_DIALOGS, _swe_config, data_dir, has_real_tool_ca
 from _compress_langchain import lc_token_counter, lc_trim, to_langchain
 from _quality_facts import PARTS, ErrorLine, error_records, flat, split
 from _quality_loop import replay
+from _quality_peers import Peers
 from _quality_table import render
 from agent_adapter import Message
 from agent_adapter.cli._loaders import Trace, load_trace
@@ -353,7 +359,7 @@ class Result:
     compressions: dict[float, int] = field(default_factory=dict)  # the loop's, by budget
 
 
-def measure(case: Case, repeat: int, loop: bool) -> Result:
+def measure(case: Case, repeat: int, loop: bool, peers: Peers | None = None) -> Result:
     natives, fmt = case.trace.messages, case.trace.format
     messages = convert(natives, fmt).messages
     tokens = _estimate_tokens(messages)
@@ -389,6 +395,21 @@ def measure(case: Case, repeat: int, loop: bool) -> Result:
         result.scores[share, "langchain"] = score(
             lc_facts, out_messages, out, "langchain", lc_token_counter(out), target, ms
         )
+        for peer in peers.available if peers is not None else ():
+            assert peers is not None
+            peer_out, ms, error = peers.compress(peer, natives, fmt, target, share, repeat)
+            if peer_out is None:
+                result.notes.append(f"{peer} at {share:.0%}: failed: {error}")
+                continue
+            try:
+                out_messages = convert(strip_reserved(peer_out), fmt).messages
+            except Exception as e:  # an output our converter cannot read is not valid
+                result.notes.append(f"{peer} at {share:.0%}: output not readable: {e}")
+                continue
+            after = _estimate_tokens(out_messages)
+            result.scores[share, peer] = score(
+                ours_facts, out_messages, peer_out, fmt, after, target, ms
+            )
         if loop:
             run = replay(natives, fmt, target, f"{case.group}/{case.name}")
             out_messages = convert(strip_reserved(run.out), fmt).messages
@@ -459,7 +480,9 @@ def table(results: list[Result], contenders: Sequence[str] = CONTENDERS) -> list
             continue
         for share in BUDGETS:
             for contender in contenders:
-                scores = [r.scores[share, contender] for r in mine]
+                scores = [r.scores[share, contender] for r in mine if (share, contender) in r.scores]
+                if not scores:
+                    continue
                 rows.append(cells(group, f"{share:.0%}", contender, scores))
     return rows
 
@@ -555,6 +578,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="which part of the split to run (see _quality_facts.py; default both)",
     )
     p.add_argument("--no-loop", action="store_true", help="skip the agent-loop replays")
+    p.add_argument(
+        "--no-peers",
+        action="store_true",
+        help="skip headroom-ai and litellm.compress() (see _quality_peers.py)",
+    )
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat must be >= 1")
@@ -568,13 +596,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not data.is_dir():
         sys.exit(f"data directory not found: {data} (use --data or AGENT_ADAPTER_DATA)")
     cases = [c for c in load_cases(data, args.quick) if args.part in ("both", c.part)]
-    results = [measure(case, args.repeat, not args.no_loop) for case in cases]
+    peers = None if args.no_peers else Peers()
+    contenders = CONTENDERS + tuple(peers.available if peers is not None else ())
+    results = [measure(case, args.repeat, not args.no_loop, peers) for case in cases]
+    if peers is not None:
+        peers.close()
     bullet = "- " if args.markdown else ""
     for part in PARTS[::-1]:
         mine = [r for r in results if r.case.part == part]
         if not mine:
             continue
-        sections = [("one compression", CONTENDERS)]
+        sections = [("one compression", contenders)]
         if not args.no_loop:
             sections.append(("agent loop: several compressions in a row", LOOP))
         for title, contenders in sections:
@@ -593,6 +625,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 gaps = below_naive(mine, contender)
                 print(f"{bullet}{contender} below naive: {'; '.join(gaps) if gaps else 'nowhere'}")
             print()
+    if peers is not None and peers.missing_line():
+        print(bullet + peers.missing_line())
+    elif peers is None:
+        print(f"{bullet}peers skipped (--no-peers)")
     found = notes(results)
     if found:
         print()
@@ -601,7 +637,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"- {n}")
     print()
     print(
-        f"{len(results)} traces x {len(BUDGETS)} budgets x {len(CONTENDERS)} contenders "
+        f"{len(results)} traces x {len(BUDGETS)} budgets x {len(contenders)} contenders "
         f"(and the agent-loop replay unless --no-loop), "
         f"median of {args.repeat} runs per call; Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs; wall time {time.perf_counter() - started:.1f} s"

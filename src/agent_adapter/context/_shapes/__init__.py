@@ -22,9 +22,11 @@ names: ...; <note> ...]``: ``N`` the characters that went (an earlier cut's coun
 included), the names (paths, error lines, failed tests, ids; see
 :mod:`~agent_adapter.context._digest`) of the lines that went that the kept lines do not
 show, then ``note`` (``ShrinkToolResults``' recall call, kept last, so the recall id is
-read as before). Gap lines (``[... 37 lines ...]``, ``[... 12 more like the line above
-...]``) never say "characters cut": the one marker is what the library's other readers
-(the stores' already-shortened test, a later cut's count) look for.
+read as before). Gap lines (``[37 lines cut]``, ``[12 more like the line above]``) never
+open with ``[...``: the one marker is what the library's other readers (the stores'
+already-shortened test, a later cut's count) look for. A text shortened again (no store
+kept its original) has its earlier markers merged into the new one: their count, names and
+recall calls carry over, so it still holds one marker.
 
 **The budget**: the output is at most what a plain cut of the same call would be: about
 ``keep_chars`` plus its marker (the names and the note), plus what a cut removing much may

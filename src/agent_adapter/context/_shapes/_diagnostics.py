@@ -19,14 +19,15 @@ each traceback (its ``File ...`` line and the code line under it), the first lin
 command or exit status); then section headers, linter findings, locations (``path.py:42:
 in test_x``, ``--> src/main.rs:3:5``) and the other frames; the noise between them
 (passing tests, progress, captured output, platform lines) goes first, head and tail last,
-and runs of near-repeated lines are one line with a count.
+and runs of near-repeated noise lines are one line with a count (findings never are: only
+their exact repeats).
 """
 
 from __future__ import annotations
 
 import re
 
-from agent_adapter.context._shapes._lines import MUST, Ranked, collapse_repeats, ends_first
+from agent_adapter.context._shapes._lines import MUST, Ranked, ends_first, repeats
 
 #: A line only a test runner, interpreter, compiler or linter prints (``re.M``: at a line
 #: start; every branch opens with a literal or a short class, so a scan is linear).
@@ -119,15 +120,20 @@ def is_outcome(line: str) -> bool:
     return _ERROR.match(line) is not None or _SUMMARY.match(line) is not None
 
 
+def _finding(line: str) -> bool:
+    """Whether ``line`` is an error, summary, finding or location: near-repeats of it are
+    each kept (a linter's 200 warnings differ by their line and code)."""
+    return is_outcome(line) or _SECOND.match(line) is not None
+
+
 def rank(lines: list[str]) -> Ranked:
     """``lines`` of a test run, traceback, compiler or linter output, ranked (see the
     module)."""
-    pairs = collapse_repeats(lines)
-    n = len(pairs)
+    n = len(lines)
     ranks = [_NOISE] * n
     last_frame = -1
-    first = next((i for i, (t, _) in enumerate(pairs) if t.strip()), -1)
-    for i, (text, _) in enumerate(pairs):
+    first = next((i for i, t in enumerate(lines) if t.strip()), -1)
+    for i, text in enumerate(lines):
         if is_outcome(text):
             ranks[i] = MUST
             if last_frame >= 0 and not text[:1].isspace() and _ERROR.match(text):
@@ -140,12 +146,13 @@ def rank(lines: list[str]) -> Ranked:
             last_frame = i
         elif _SECOND.match(text):
             ranks[i] = _HEADER
-    if first >= 0 and len(pairs[first][0]) <= 200:
+    if first >= 0 and len(lines[first]) <= 200:
         ranks[first] = MUST
+    again = repeats(lines, _finding)
     out = Ranked()
-    for i, (text, weight) in enumerate(pairs):
+    for i, text in enumerate(lines):
         # errors: the first line (the command, the exit status), then the later first (the
         # last one is the one a reader needs); the rest: the ends first
         sub = (-n if i == first else -i) if ranks[i] == MUST else ends_first(i, n)
-        out.add(text, ranks[i], sub, weight)
+        out.add(text, ranks[i], sub, repeat=bool(again[i]))
     return out

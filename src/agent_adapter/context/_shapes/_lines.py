@@ -2,35 +2,46 @@
 
 Every line-based shape (test runs, listings, code, diffs, logs) ranks the lines of a text
 and hands them to :func:`select`, which keeps the best-ranked lines that fit the budget, in
-their order, and stands one gap line (``[... 37 lines ...]``) for each run of lines that
-went, counting the source lines it stands for. A rank is an int, lower kept first; within a
-rank, a line's ``sub`` orders (lower first), then its position.
+their order, and stands one gap line for each run of lines that went, counting the source
+lines it stands for: ``[37 lines cut]``, or ``[36 more like the line above]`` when all of
+them repeat the kept line above but for numbers and ids (:func:`near_key`). A rank is an
+int, lower kept first; within a rank, a line's ``sub`` orders (lower first), then its
+position. Gap lines never open with ``[...``: that is the one marker's
+(:func:`~agent_adapter.context._text.cut_text`), which the library's other readers look for.
+
+Repeats are a rank, not a rewrite: a near-repeat of the line before it (:func:`repeats`)
+is ranked :data:`REPEAT` and goes first, so a log keeps one line a run when the budget is
+tight and every line when it is not (a step that needs only a few tokens takes only those).
 
 The choice is exact and fast: the lines in keeping order are a prefix of one sorted list,
 and the longest prefix whose rendering fits is found by bisection, each probe one pass over
-the lines (``O(n log n)`` for ``n`` lines; no regex runs here). A kept line longer than its
-clip is shown clipped, with how many characters went (``...(+812 chars)``).
+the lines (``O(n log n)`` for ``n`` lines; no regex runs here), then up to 256 lines past
+it are tried one by one (a long line that did not fit leaves room for shorter ones). A kept
+line longer than its clip is shown clipped, with how many characters went
+(``...(+812 chars)``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agent_adapter.context._text import _boundary
 
 #: A gap line: how many source lines went there.
-GAP = "[... {} lines ...]"
-#: A gap of one line.
-GAP_ONE = "[... 1 line ...]"
-#: A run of near-repeated lines after its first: how many more there were.
-REPEATS = "[... {} more like the line above ...]"
-#: An earlier gap or repeat line (a text shortened again): the lines it stood for.
-_EARLIER = re.compile(r"\[\.\.\. (\d+) (?:more like the line above|lines?) \.\.\.\]\Z")
+GAP = "[{} lines cut]"
+GAP_ONE = "[1 line cut]"
+#: A gap whose lines all repeat the kept line above.
+REPEATS = "[{} more like the line above]"
+#: An earlier gap line (a text shortened again): the lines it stood for.
+_EARLIER = re.compile(r"\[(\d+) (?:more like the line above|lines? cut)\]\Z")
 #: Kept lines are clipped past these many characters: must-keep lines (rank 0), the rest.
 CLIP_MUST, CLIP = 500, 200
 #: Where a ranked line must stay (an error, a summary, a path of a listing).
 MUST = 0
+#: A near-repeat of the line before it: goes before any other line.
+REPEAT = 90
 #: An earlier gap line (a text shortened again) goes before anything: it is merged into the
 #: gap around it.
 LAST = 99
@@ -38,21 +49,27 @@ LAST = 99
 
 @dataclass(slots=True)
 class Ranked:
-    """Lines to choose from: their text as shown, rank, order within the rank, and how many
-    source lines each stands for (a repeat line stands for its run)."""
+    """Lines to choose from: their text as shown, rank, order within the rank, how many
+    source lines each stands for (an earlier gap line stands for its lines), and whether
+    each repeats the line before it."""
 
     texts: list[str] = field(default_factory=list)
     ranks: list[int] = field(default_factory=list)
     subs: list[int] = field(default_factory=list)
     weights: list[int] = field(default_factory=list)
+    repeat: bytearray = field(default_factory=bytearray)
 
-    def add(self, text: str, rank: int, sub: int = 0, weight: int = 1) -> None:
-        """One line more."""
-        earlier = _EARLIER.match(text) if text.startswith("[... ") else None
+    def add(
+        self, text: str, rank: int, sub: int = 0, *, repeat: bool = False, weight: int = 1
+    ) -> None:
+        """One line more (a near-repeat of the one before: ranked :data:`REPEAT`), standing
+        for ``weight`` source lines."""
+        earlier = _EARLIER.match(text) if text.startswith("[") else None
         self.texts.append(text)
-        self.ranks.append(LAST if earlier else rank)
+        self.ranks.append(LAST if earlier else REPEAT if repeat else rank)
         self.subs.append(sub)
         self.weights.append(int(earlier[1]) if earlier else weight)
+        self.repeat.append(1 if repeat and not earlier else 0)
 
 
 def clip(text: str, limit: int) -> str:
@@ -66,29 +83,34 @@ def clip(text: str, limit: int) -> str:
 
 def near_key(text: str) -> str:
     """What near-repeated log lines share: the line with every run of digits (times, ids,
-    counters) and hex ids as ``#``."""
-    return _VARYING.sub("#", text)
+    counters) and hex ids as ``#``, but the paths it names as they are (lines naming
+    different files are never one line: every path is kept)."""
+    key = _VARYING.sub("#", text)
+    if "/" in text or "." in text:
+        paths = _PATHS.findall(text)
+        if paths:
+            key = f"{key}\0{'|'.join(paths)}"
+    return key
 
 
 _VARYING = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-f]{8,}\b|\d+")
+_PATHS = re.compile(r"[\w.-]*/[\w./-]+|[\w-]+\.[A-Za-z]\w{0,5}\b")
 
 
-def collapse_repeats(lines: list[str], least: int = 3) -> list[tuple[str, int]]:
-    """``lines`` with each run of ``least`` or more near-repeats (:func:`near_key`) as its
-    first line and one repeat line counting the rest: ``(text, source lines)`` pairs."""
-    out: list[tuple[str, int]] = []
-    i, n = 0, len(lines)
-    keys = [near_key(line) if line.strip() else "" for line in lines]
-    while i < n:
-        j = i + 1
-        while j < n and keys[j] == keys[i] and keys[i]:
-            j += 1
-        out.append((lines[i], 1))
-        if j - i >= least:
-            out.append((REPEATS.format(j - i - 1), j - i - 1))
-        else:
-            out.extend((lines[k], 1) for k in range(i + 1, j))
-        i = j
+def repeats(lines: list[str], distinct: Callable[[str], bool] | None = None) -> bytearray:
+    """Which of ``lines`` repeat the line before them but for numbers and ids
+    (:func:`near_key`); a line ``distinct`` says is one (a linter's finding) repeats only
+    its exact copy. Blank lines never repeat."""
+    out = bytearray(len(lines))
+    before: str | None = None
+    for i, line in enumerate(lines):
+        if not line.strip():
+            before = None
+            continue
+        key = line if distinct is not None and distinct(line) else near_key(line)
+        if key == before:
+            out[i] = 1
+        before = key
     return out
 
 
@@ -99,17 +121,39 @@ def _shown(r: Ranked) -> list[str]:
     ]
 
 
-def _cost(shown: list[str], weights: list[int], kept: bytearray) -> int:
-    """Characters of the rendering that keeps the lines ``kept`` marks (line breaks in)."""
+def _gap(weight: int, all_repeats: bool) -> str:
+    if all_repeats:
+        return REPEATS.format(weight)
+    return GAP_ONE if weight == 1 else GAP.format(weight)
+
+
+def _walk(shown: list[str], r: Ranked, kept: bytearray, out: list[str] | None) -> int:
+    """Characters of the rendering that keeps the lines ``kept`` marks (line breaks in);
+    with ``out``, the rendered lines are appended to it."""
     total = 0
     gap = 0
+    all_repeats = True
     for i, text in enumerate(shown):
         if kept[i]:
-            total += _gap_cost(gap) + len(text) + 1
+            if gap:
+                line = _gap(gap, all_repeats)
+                total += len(line) + 1
+                if out is not None:
+                    out.append(line)
             gap = 0
+            all_repeats = True
+            total += len(text) + 1
+            if out is not None:
+                out.append(text)
         else:
-            gap += weights[i]
-    return total + _gap_cost(gap)
+            gap += r.weights[i]
+            all_repeats = all_repeats and bool(r.repeat[i]) and i > 0
+    if gap:
+        line = _gap(gap, all_repeats)
+        total += len(line) + 1
+        if out is not None:
+            out.append(line)
+    return total
 
 
 def select(r: Ranked, budget: int) -> tuple[list[str], bytearray]:
@@ -124,16 +168,21 @@ def select(r: Ranked, budget: int) -> tuple[list[str], bytearray]:
         kept = bytearray(n)
         for i in order[:mid]:
             kept[i] = 1
-        if _cost(shown, r.weights, kept) <= budget:
+        if _walk(shown, r, kept, None) <= budget:
             lo = mid
         else:
             hi = mid - 1
     kept = bytearray(n)
     for i in order[:lo]:
         kept[i] = 1
-    _extend(shown, r.weights, kept, order[lo : lo + _EXTEND], budget)
-    _fill_single_gaps(shown, r.weights, kept)
-    return _render(shown, r.weights, kept), kept
+    more = bytearray(kept)
+    _extend(shown, r.weights, more, order[lo : lo + _EXTEND], budget)
+    _fill_single_gaps(shown, r.weights, more)
+    if _walk(shown, r, more, None) <= budget:  # the estimates of _extend held
+        kept = more
+    out: list[str] = []
+    _walk(shown, r, kept, out)
+    return out, kept
 
 
 #: Lines past the fitting prefix tried one by one (a long line that did not fit leaves room
@@ -142,10 +191,9 @@ _EXTEND = 256
 
 
 def _gap_cost(weight: int) -> int:
-    """Characters of the gap line for ``weight`` source lines, its line break in."""
-    if weight == 1:
-        return len(GAP_ONE) + 1
-    return len(GAP) - 1 + len(str(weight)) if weight else 0
+    """Characters of the gap line for ``weight`` source lines, its line break in (the
+    longer repeat line's when all repeat: an estimate on the safe side)."""
+    return len(REPEATS) - 1 + len(str(weight)) if weight else 0
 
 
 def _extend(
@@ -154,8 +202,17 @@ def _extend(
     """Keep each of ``candidates`` too, in order, while the rendering stays in ``budget``."""
     if not candidates:
         return
-    total = _cost(shown, weights, kept)
+    total = sum(len(shown[i]) + 1 for i in range(len(shown)) if kept[i])
+    gaps = 0
     n = len(shown)
+    run = 0
+    for i in range(n):
+        if kept[i]:
+            gaps += _gap_cost(run)
+            run = 0
+        else:
+            run += weights[i]
+    total += gaps + _gap_cost(run)
     for i in candidates:
         left = right = 0
         j = i - 1
@@ -182,30 +239,10 @@ def _fill_single_gaps(shown: list[str], weights: list[int], kept: bytearray) -> 
             and weights[i] == 1
             and (i == 0 or kept[i - 1])
             and (i == n - 1 or kept[i + 1])
-            and len(shown[i].strip()) > 0
+            and shown[i].strip() != ""
             and len(shown[i]) <= len(GAP_ONE)
         ):
             kept[i] = 1
-
-
-def _render(shown: list[str], weights: list[int], kept: bytearray) -> list[str]:
-    out: list[str] = []
-    gap = 0
-    for i, text in enumerate(shown):
-        if kept[i]:
-            if gap:
-                out.append(_gap(gap))
-                gap = 0
-            out.append(text)
-        else:
-            gap += weights[i]
-    if gap:
-        out.append(_gap(gap))
-    return out
-
-
-def _gap(weight: int) -> str:
-    return GAP_ONE if weight == 1 else GAP.format(weight)
 
 
 def ends_first(i: int, n: int) -> int:

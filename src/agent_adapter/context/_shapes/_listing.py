@@ -142,7 +142,8 @@ def _ranked(items: list[tuple[str, int]], weights: list[int] | None = None) -> R
     out = Ranked()
     n = len(items)
     for i, (text, r) in enumerate(items):
-        out.add(text, r, i if r == MUST else min(i, n - 1 - i), weights[i] if weights else 1)
+        sub = i if r == MUST else min(i, n - 1 - i)
+        out.add(text, r, sub, weight=weights[i] if weights else 1)
     return out
 
 

@@ -4,8 +4,8 @@
 before them but for numbers and ids (:func:`~._lines.near_key`: timestamps, counters, hex
 ids), e.g. a progress log, a retry loop, a warning printed once a test.
 
-**Keeps** each run of three or more near-repeats as its first line and one line counting
-the rest (``[... 41 more like the line above ...]``); error and summary lines first, then
+**Keeps** the first line of each run of near-repeats before its repeats, which go first
+(counted: ``[41 more like the line above]``); error and summary lines first, then
 warnings, then the other lines, the head and the tail before the middle.
 """
 
@@ -14,13 +14,7 @@ from __future__ import annotations
 import re
 
 from agent_adapter.context._shapes._diagnostics import is_outcome
-from agent_adapter.context._shapes._lines import (
-    MUST,
-    Ranked,
-    collapse_repeats,
-    ends_first,
-    near_key,
-)
+from agent_adapter.context._shapes._lines import MUST, Ranked, ends_first, near_key, repeats
 
 _WARN = re.compile(r"\b(?:WARN(?:ING)?|[Ww]arning|CRITICAL|FATAL)\b")
 #: Ranks of this shape.
@@ -44,15 +38,15 @@ def looks_like(lines: list[str]) -> bool:
 
 def rank(lines: list[str]) -> Ranked:
     """``lines`` of a log ranked (see the module)."""
-    pairs = collapse_repeats(lines)
-    n = len(pairs)
+    again = repeats(lines)
+    n = len(lines)
     out = Ranked()
-    for i, (text, weight) in enumerate(pairs):
+    for i, text in enumerate(lines):
         if is_outcome(text):
             r = MUST
         elif _WARN.search(text, 0, 300):
             r = _WARNINGS
         else:
             r = _OTHER
-        out.add(text, r, -i if r == MUST else ends_first(i, n), weight)
+        out.add(text, r, -i if r == MUST else ends_first(i, n), repeat=bool(again[i]))
     return out
