@@ -480,7 +480,9 @@ def table(results: list[Result], contenders: Sequence[str] = CONTENDERS) -> list
             continue
         for share in BUDGETS:
             for contender in contenders:
-                scores = [r.scores[share, contender] for r in mine if (share, contender) in r.scores]
+                scores = [
+                    r.scores[share, contender] for r in mine if (share, contender) in r.scores
+                ]
                 if not scores:
                     continue
                 rows.append(cells(group, f"{share:.0%}", contender, scores))

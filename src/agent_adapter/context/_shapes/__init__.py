@@ -45,10 +45,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agent_adapter.context._digest import DIGEST_MAX_CHARS, Name, join_names, names_in, shown_by
+from agent_adapter.context._digest import (
+    DIGEST_MAX_CHARS,
+    Name,
+    join_names,
+    names_in,
+    names_room,
+    shown_by,
+)
 from agent_adapter.context._lru import Memo
 from agent_adapter.context._shapes import _code, _diagnostics, _diff, _json, _listing, _logs
-from agent_adapter.context._shapes._lines import Ranked, select
+from agent_adapter.context._shapes._lines import MUST, Ranked, ends_first, select
 from agent_adapter.context._text import _MARKER, Keep, _valid_unicode, cut_text
 
 __all__ = ["classify", "shorten_text"]
@@ -113,13 +120,19 @@ def _shorten(text: str, keep_chars: int, keep: Keep, note: str, names_chars: int
     text = _valid_unicode(text)
     lines = text.split("\n")
     kind = classify(text, lines) if len(text) <= _MAX_CHARS else "prose"
-    budget = _budget(keep_chars, note, names_chars)
+    if kind == "prose" and _MARKER.fullmatch(lines[0]) and len(lines) > 1:
+        kind = "shortened"  # shaped before (its marker first): its lines, under one marker
     earlier = _Earlier.of(lines, note) if kind != "prose" else None
+    if earlier is not None and names_chars and earlier.chars > 0:
+        # shortened before: what the earlier cuts removed counts as removed by this one
+        names_chars = max(names_chars, names_room(len(text) + earlier.chars - keep_chars))
+    budget = _budget(keep_chars, note, names_chars)
+    plain = _budget(keep_chars, note, 0)
     ranked = None if earlier is None else _ranked(kind, text, earlier.lines, budget)
     if ranked is None or earlier is None:
         return cut_text(text, keep_chars, keep, note=note, names_chars=names_chars)
     floor = keep_chars - min(DIGEST_MAX_CHARS, keep_chars // 2)
-    shaped = _fit(text, ranked, budget, floor, earlier, names_chars)
+    shaped = _fit(text, ranked, (plain, budget), floor, earlier, names_chars)
     if shaped is None or len(shaped) >= len(text):
         return cut_text(text, keep_chars, keep, note=note, names_chars=names_chars)
     return shaped
@@ -139,6 +152,11 @@ def _ranked(kind: str, text: str, lines: list[str], budget: int) -> list[Ranked]
         return [_code.rank(lines)]
     if kind == "log":
         return [_logs.rank(lines)]
+    if kind == "shortened":
+        out = Ranked()
+        for i, line in enumerate(lines):
+            out.add(line, 1, ends_first(i, len(lines)))
+        return [out]
     return None
 
 
@@ -195,29 +213,44 @@ _MORE = re.compile(r"\+(\d+) more")
 
 
 def _fit(
-    text: str, tries: list[Ranked], budget: int, floor: int, earlier: _Earlier, names_chars: int
+    text: str,
+    tries: list[Ranked],
+    budgets: tuple[int, int],
+    floor: int,
+    earlier: _Earlier,
+    names_chars: int,
 ) -> str | None:
     """The first ranking of ``tries`` whose must-keep lines all fit (else the last),
-    rendered under one marker within ``budget`` characters; ``None`` when nothing fits.
+    rendered under one marker; ``None`` when nothing fits. ``budgets``: what a plain cut of
+    the call may take without names past a digest's room, and with them: the larger
+    holds only the must-keep lines and the names (what a cut removing much may add for its
+    names; the rest of the text never grows by it).
 
     The names of the lines that went share the budget as a plain cut's do: the kept lines
     first take all but a little, and when the names need more, the lines give way down to
     ``floor`` characters (what a plain cut's kept text keeps at the least)."""
+    plain, budget = budgets
     note = earlier.note
     skeleton = len("[... 0000000 characters cut; names:  ...]\n") + (len(note) + 2 if note else 0)
     names_cap = max(names_chars, DIGEST_MAX_CHARS)
-    room = budget - skeleton - min(DIGEST_MAX_CHARS // 2, budget // 5)
+    # the names an earlier marker gave keep their room (a text shortened again names what
+    # the first cut named); else a little is kept for names
+    held = sum(len(n[0]) + 2 for n in earlier.names)
+    reserve = max(min(DIGEST_MAX_CHARS // 2, plain // 5), min(names_cap, held))
+    room, must_room = plain - skeleton - reserve, budget - skeleton - reserve
     if room <= 0:
         return None
-    body, removed = _select(tries, room)
+    body, removed, whole = _select(tries, room, must_room)
     if not removed.strip() and len(body) >= len(text):
         return None
     names, extra = _names(removed, body, earlier)
     found = join_names(names, extra, min(names_cap, max(0, budget - skeleton - len(body))))
     wanted = join_names(names, extra, names_cap)
-    if len(wanted) > len(found) and room > floor:  # the names need more: the lines give way
-        room = max(floor, budget - skeleton - len(wanted))
-        body, removed = _select(tries, room)
+    if whole and len(wanted) > len(found) and must_room > floor:
+        # every must-keep line stayed and the names need more: the other lines give way
+        must_room = max(floor, budget - skeleton - len(wanted))
+        room = min(room, must_room)
+        body, removed, _ = _select(tries, room, must_room)
         names, extra = _names(removed, body, earlier)
         found = join_names(names, extra, min(names_cap, max(0, budget - skeleton - len(body))))
     if len(found) < 24:
@@ -231,19 +264,22 @@ def _fit(
     return f"[... {'; '.join(parts)} ...]\n{body}"
 
 
-def _select(tries: list[Ranked], room: int) -> tuple[str, str]:
-    """The kept lines of the first ranking of ``tries`` whose must-keep lines all fit in
-    ``room`` (else the last), joined, and the lines that went, joined."""
+def _select(tries: list[Ranked], room: int, must_room: int) -> tuple[str, str, bool]:
+    """The kept lines of the first ranking of ``tries`` whose must-keep lines all fit
+    (else the last), joined, the lines that went, joined (see :func:`select`), and
+    whether every must-keep line stayed."""
     chosen: tuple[list[str], bytearray, Ranked] | None = None
+    whole = False
     for ranked in tries:
-        lines, kept = select(ranked, room)
+        lines, kept = select(ranked, room, must_room)
         chosen = (lines, kept, ranked)
-        if all(k or r != 0 for k, r in zip(kept, ranked.ranks, strict=True)):
+        whole = all(k or r != MUST for k, r in zip(kept, ranked.ranks, strict=True))
+        if whole:
             break
     assert chosen is not None
     lines, kept, ranked = chosen
     removed = "\n".join(t for t, k in zip(ranked.texts, kept, strict=True) if not k)
-    return "\n".join(lines), removed
+    return "\n".join(lines), removed, whole
 
 
 def _names(removed: str, body: str, earlier: _Earlier) -> tuple[list[Name], int]:

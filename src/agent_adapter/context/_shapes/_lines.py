@@ -156,33 +156,54 @@ def _walk(shown: list[str], r: Ranked, kept: bytearray, out: list[str] | None) -
     return total
 
 
-def select(r: Ranked, budget: int) -> tuple[list[str], bytearray]:
+def select(r: Ranked, budget: int, must_budget: int | None = None) -> tuple[list[str], bytearray]:
     """The lines of ``r`` that fit in ``budget`` characters, best rank first, in their order,
-    with a gap line for each run that went; and which lines were kept (``1`` each)."""
+    with a gap line for each run that went; and which lines were kept (``1`` each). The
+    must-keep lines (rank :data:`MUST`) alone may take up to ``must_budget`` (a cut that
+    removes much may keep more of what matters, never more of the rest)."""
     n = len(r.texts)
     shown = _shown(r)
     order = sorted(range(n), key=lambda i: (r.ranks[i], r.subs[i], i))
-    lo, hi = 0, n  # the longest fitting prefix of ``order`` is lo
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
+    must = sum(1 for x in r.ranks if x == MUST)
+    big = max(budget, must_budget if must_budget is not None else budget)
+
+    def fits(k: int, limit: int) -> bool:
         kept = bytearray(n)
-        for i in order[:mid]:
+        for i in order[:k]:
             kept[i] = 1
-        if _walk(shown, r, kept, None) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
+        return _walk(shown, r, kept, None) <= limit
+
+    lo = _longest(0, must, lambda k: fits(k, big))
+    limit = big
+    if lo == must and fits(must, budget):
+        lo = _longest(must, n, lambda k: fits(k, budget))
+        limit = budget
     kept = bytearray(n)
     for i in order[:lo]:
         kept[i] = 1
     more = bytearray(kept)
-    _extend(shown, r.weights, more, order[lo : lo + _EXTEND], budget)
+    after = order[lo : lo + _EXTEND]
+    if limit == big and big > budget:
+        after = [i for i in after if r.ranks[i] == MUST]
+    _extend(shown, r.weights, more, after, limit)
     _fill_single_gaps(shown, r.weights, more)
-    if _walk(shown, r, more, None) <= budget:  # the estimates of _extend held
+    if _walk(shown, r, more, None) <= limit:  # the estimates of _extend held
         kept = more
     out: list[str] = []
     _walk(shown, r, kept, out)
     return out, kept
+
+
+def _longest(lo: int, hi: int, fits: Callable[[int], bool]) -> int:
+    """The largest ``k`` in ``[lo, hi]`` with ``fits(k)`` (``fits(lo)`` assumed), by
+    bisection."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 #: Lines past the fitting prefix tried one by one (a long line that did not fit leaves room
