@@ -22,6 +22,7 @@ downloaded (``HF_HUB_OFFLINE``; it falls back to what runs without it).
   first: ``compress()`` raises on it.
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -38,10 +39,8 @@ def _versions() -> dict[str, str]:
 
     out = {}
     for peer, dist in (("headroom", "headroom-ai"), ("litellm", "litellm")):
-        try:
+        with contextlib.suppress(PackageNotFoundError):
             out[peer] = version(dist)
-        except PackageNotFoundError:
-            pass
     return out
 
 
