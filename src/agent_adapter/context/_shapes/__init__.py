@@ -220,7 +220,7 @@ def _fit(
     earlier: _Earlier,
     names_chars: int,
 ) -> str | None:
-    """The first ranking of ``tries`` whose must-keep lines all fit (else the last),
+    """The first ranking of ``tries`` whose must-keep lines all fit (else the first),
     rendered under one marker; ``None`` when nothing fits. ``budgets``: what a plain cut of
     the call may take without names past a digest's room, and with them: the larger
     holds only the must-keep lines and the names (what a cut removing much may add for its
@@ -266,14 +266,22 @@ def _fit(
 
 def _select(tries: list[Ranked], room: int, must_room: int) -> tuple[str, str, bool]:
     """The kept lines of the first ranking of ``tries`` whose must-keep lines all fit
-    (else the last), joined, the lines that went, joined (see :func:`select`), and
+    (else the first: the most detail), joined, the lines that went, joined (see :func:`select`), and
     whether every must-keep line stayed."""
     chosen: tuple[list[str], bytearray, Ranked] | None = None
     whole = False
+    share = 1.0  # of the must-keep lines the first ranking keeps
     for ranked in tries:
         lines, kept = select(ranked, room, must_room)
-        chosen = (lines, kept, ranked)
-        whole = all(k or r != MUST for k, r in zip(kept, ranked.ranks, strict=True))
+        must = [k for k, r in zip(kept, ranked.ranks, strict=True) if r == MUST]
+        whole = all(must)
+        if chosen is None:
+            chosen = (lines, kept, ranked)
+            share = sum(must) / len(must) if must else 1.0
+        elif whole and share < 1 / 3:
+            # a later, coarser ranking (paths folded) only when it keeps every must-keep line
+            # and the first keeps under a third of them: a path kept whole is worth more
+            chosen = (lines, kept, ranked)
         if whole:
             break
     assert chosen is not None

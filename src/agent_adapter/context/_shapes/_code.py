@@ -73,15 +73,13 @@ def rank(lines: list[str]) -> Ranked:
     """``lines`` of source code ranked (see the module)."""
     out = Ranked()
     n = len(lines)
-    in_doc = False
     for i, line in enumerate(lines):
         src = _source(line)
         s = src.strip()
-        quotes = s.count('"""') + s.count("'''")
-        if in_doc or quotes:
+        # a docstring's quotes are comments; its lines are read as any body's (a read may
+        # start inside one: which quote opens and which closes is not known)
+        if '"""' in s or "'''" in s:
             r = _COMMENTS
-            if quotes % 2:
-                in_doc = not in_doc
         elif not s:
             r = _BLANK
         elif _SIGNATURE.match(src) or is_outcome(line):

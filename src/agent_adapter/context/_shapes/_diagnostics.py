@@ -76,8 +76,7 @@ _SUMMARY = re.compile(
     | Your\ code\ has\ been\ rated\ .*
     | System\ check\ identified\ .*
     | \d+\ (?:errors?|warnings?|problems?)\ (?:found|generated|emitted)\b.*
-    | Traceback\ \(most\ recent\ call\ last\):$
-    | </?(?:returncode|output|warning|output_head|output_tail|elided_chars)>.*
+    | <returncode>.*
     """,
     re.VERBOSE,
 )
@@ -85,6 +84,8 @@ _SUMMARY = re.compile(
 _SECOND = re.compile(
     r"""
       E\ {2,}\S.*
+    | </?(?:output|warning|output_head|output_tail|elided_chars)>.*
+    | Traceback\ \(most\ recent\ call\ last\):$
     | \s+\d+\)\ .*
     | [=_-]{3,}\ .*\ [=_-]{3,}$
     | [^\s:]+:\d+(?::\d+)?:\ ?\S.*
@@ -131,6 +132,7 @@ def rank(lines: list[str]) -> Ranked:
     module)."""
     n = len(lines)
     ranks = [_NOISE] * n
+    subs = [-2 * i for i in range(n)]  # errors: the later first (the last one matters most)
     last_frame = -1
     first = next((i for i, t in enumerate(lines) if t.strip()), -1)
     for i, text in enumerate(lines):
@@ -138,8 +140,10 @@ def rank(lines: list[str]) -> Ranked:
             ranks[i] = MUST
             if last_frame >= 0 and not text[:1].isspace() and _ERROR.match(text):
                 ranks[last_frame] = MUST  # the last frame of the traceback ended here
+                subs[last_frame] = 1 - 2 * i  # right after its exception, before the code line
                 if last_frame + 1 < i:
                     ranks[last_frame + 1] = MUST
+                    subs[last_frame + 1] = 1 - 2 * i
                 last_frame = -1
         elif text.startswith("  File ") and _FRAME.match(text):
             ranks[i] = _FRAMES
@@ -151,8 +155,8 @@ def rank(lines: list[str]) -> Ranked:
     again = repeats(lines, _finding)
     out = Ranked()
     for i, text in enumerate(lines):
-        # errors: the first line (the command, the exit status), then the later first (the
-        # last one is the one a reader needs); the rest: the ends first
-        sub = (-n if i == first else -i) if ranks[i] == MUST else ends_first(i, n)
+        # errors: the first line (the command, the exit status), then the later first; the
+        # rest: the ends first
+        sub = (-2 * n - 2 if i == first else subs[i]) if ranks[i] == MUST else ends_first(i, n)
         out.add(text, ranks[i], sub, repeat=bool(again[i]))
     return out

@@ -8,17 +8,19 @@ their first items and their last one, with one string counting the rest and nami
 keys of the objects left out that the items shown do not have (``"... 97 more items;
 keys also: zip, phone"``); long strings keep their start and a count. The detail is chosen
 as the most that fits: each level samples fewer items and clips strings shorter (5 items
-and 200 characters, then 3 and 80, 2 and 40, 1 and 16). The document is written compactly,
-one top-level entry a line; when even the least detail does not fit, its lines go as any
-text's lines do (the first and last kept).
+and 200 characters, then 3 and 80, 2 and 40, 1 and 16). The document is written one key or
+item a line, indented one space a level; when even the least detail does not fit, the
+lines repeating keys already shown go first, then the deepest (the outer structure and
+every key's first line stay longest).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from agent_adapter.context._shapes._lines import MUST, Ranked, ends_first
+from agent_adapter.context._shapes._lines import MUST, Ranked
 
 _LEVELS = ((5, 200), (3, 80), (2, 40), (1, 16))
 
@@ -57,34 +59,32 @@ def _sampled(value: Any, items: int, chars: int) -> Any:
     return value
 
 
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def _lines(value: Any) -> list[str]:
-    """``value`` written compactly, one top-level entry a line."""
-    dump = _dump
-    if isinstance(value, dict):
-        body = [f"{json.dumps(k, ensure_ascii=False)}:{dump(v)}," for k, v in value.items()]
-        open_, close = "{", "}"
-    else:
-        body = [f"{dump(v)}," for v in value]
-        open_, close = "[", "]"
-    if body:
-        body[-1] = body[-1][:-1]
-    return [open_, *body, close]
+    """``value`` written one key or item a line, indented one space a level."""
+    return json.dumps(value, ensure_ascii=False, indent=1).split("\n")
 
 
 def rank(value: Any, budget: int) -> Ranked:
     """The JSON ``value`` written at the most detail that fits ``budget`` characters (see
-    the module), its lines ranked for when none does."""
+    the module), its lines ranked by depth (the outer structure stays longest) for when
+    none does."""
     lines: list[str] = []
     for items, chars in _LEVELS:
         lines = _lines(_sampled(value, items, chars))
         if sum(len(line) + 1 for line in lines) <= budget:
             break
     out = Ranked()
-    n = len(lines)
+    seen: set[tuple[int, str]] = set()
     for i, line in enumerate(lines):
-        out.add(line, MUST if i in (0, n - 1) else 1, ends_first(i, n))
+        depth = len(line) - len(line.lstrip(" "))
+        key = _KEY.match(line, depth)
+        # a key's first line at its depth before the lines repeating keys already shown
+        fresh = key is not None and (depth, key[0]) not in seen
+        if key is not None:
+            seen.add((depth, key[0]))
+        r = MUST if depth == 0 else min(depth, 8) + (0 if fresh else 8)
+        out.add(line, r, i)
     return out
+
+
+_KEY = re.compile(r'"(?:[^"\\]|\\.)*":')

@@ -58,6 +58,9 @@ class Ranked:
     subs: list[int] = field(default_factory=list)
     weights: list[int] = field(default_factory=list)
     repeat: bytearray = field(default_factory=bytearray)
+    #: gaps are not shown where they are but counted in one line at the end (a listing
+    #: whose contents went: its paths stay one a line)
+    quiet: bool = False
 
     def add(
         self, text: str, rank: int, sub: int = 0, *, repeat: bool = False, weight: int = 1
@@ -133,6 +136,19 @@ def _walk(shown: list[str], r: Ranked, kept: bytearray, out: list[str] | None) -
     total = 0
     gap = 0
     all_repeats = True
+    if r.quiet:
+        dropped = sum(w for w, k in zip(r.weights, kept, strict=True) if not k)
+        for i, text in enumerate(shown):
+            if kept[i]:
+                total += len(text) + 1
+                if out is not None:
+                    out.append(text)
+        if dropped:
+            line = _gap(dropped, False)
+            total += len(line) + 1
+            if out is not None:
+                out.append(line)
+        return total
     for i, text in enumerate(shown):
         if kept[i]:
             if gap:

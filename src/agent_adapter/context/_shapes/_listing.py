@@ -13,7 +13,8 @@ one line, the path with its line numbers (``src/a.py: 12, 40, 77``), their conte
 172``, git's prose, grep's ``--``) go first, error lines never. When the paths alone do not
 fit, paths of one directory are folded into
 one line (``src/pkg/{a.py,b.py,c.py}``: their common prefix once), and when even that does
-not fit, the last go, counted.
+not fit, the last go. What went is counted in one line at the end (``[212 lines cut]``),
+not where it went: the paths stay one a line.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ def rank(lines: list[str]) -> tuple[Ranked, Ranked]:
 
 
 def _ranked(items: list[tuple[str, int]], weights: list[int] | None = None) -> Ranked:
-    out = Ranked()
+    out = Ranked(quiet=True)
     n = len(items)
     for i, (text, r) in enumerate(items):
         sub = i if r == MUST else min(i, n - 1 - i)
