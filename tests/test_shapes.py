@@ -110,7 +110,7 @@ def test_a_pytest_run_keeps_its_failures_and_tally_verbatim(data_dir: Path) -> N
 
 def test_a_unittest_run_keeps_its_errors_and_the_last_frame(data_dir: Path) -> None:
     # a Django/unittest run: ERROR: lines, tracebacks, FAILED (errors=N)
-    text = _first(data_dir, lambda t: "FAILED (errors=" in t or "Ran " in t and "ERROR: " in t)
+    text = _first(data_dir, lambda t: "FAILED (errors=" in t or ("Ran " in t and "ERROR: " in t))
     assert classify(text) == "diagnostics"
     out = _short(text, keep=2000)
     lines = out.split("\n")
