@@ -8,8 +8,8 @@ text is by its content alone, never by the tool that printed it, trying in this 
 1. JSON (:mod:`._json`): one JSON document;
 2. a diff (:mod:`._diff`);
 3. a test run, traceback, compiler or linter output (:mod:`._diagnostics`);
-4. a listing: find, ls, git status, grep hits (:mod:`._listing`);
-5. source code (:mod:`._code`);
+4. source code (:mod:`._code`);
+5. a listing: find, ls, git status, grep hits (:mod:`._listing`);
 6. a log of near-repeated lines (:mod:`._logs`);
 
 and anything else (prose, a shape not known) is cut as before: head and tail
@@ -55,34 +55,36 @@ from agent_adapter.context._digest import (
 )
 from agent_adapter.context._lru import Memo
 from agent_adapter.context._shapes import _code, _diagnostics, _diff, _json, _listing, _logs
-from agent_adapter.context._shapes._lines import MUST, Ranked, ends_first, select
+from agent_adapter.context._shapes._lines import GAP, MUST, Ranked, ends_first, select
 from agent_adapter.context._text import _MARKER, Keep, _valid_unicode, cut_text
 
 __all__ = ["classify", "shorten_text"]
 
 #: A text of fewer lines than this is cut as prose: there is nothing to choose between.
 _MIN_LINES = 6
-#: Texts longer than this are read line by line only in their first and last parts (the
-#: middle is counted as one gap).
-_MAX_CHARS = 2_000_000
+#: A text longer than this is read line by line only in its first and last this many
+#: characters (the lines between are one gap, counted): a shortening of a huge output keeps
+#: a small part of it, and its two ends are where a run's command and outcome are.
+_WINDOW_CHARS = 200_000
+_HEAD_CHARS, _TAIL_CHARS = 120_000, 80_000
 
 
 def classify(text: str, lines: list[str] | None = None) -> str:
     """What ``text`` is: ``"json"``, ``"diff"``, ``"diagnostics"``, ``"listing"``,
     ``"code"``, ``"log"`` or ``"prose"`` (see the module)."""
     lines = text.split("\n") if lines is None else lines
-    if len(lines) < _MIN_LINES and _json.parse(text) is None:
-        return "prose"
     if _json.parse(text) is not None:
         return "json"
+    if len(lines) < _MIN_LINES:
+        return "prose"
     if _diff.looks_like(text):
         return "diff"
     if _diagnostics.looks_like(text):
         return "diagnostics"
+    if _code.looks_like(lines):  # before listings: most reads are numbered, found at once
+        return "code"
     if _listing.looks_like(lines):
         return "listing"
-    if _code.looks_like(lines):
-        return "code"
     if _logs.looks_like(lines):
         return "log"
     return "prose"
@@ -119,7 +121,9 @@ def _budget(keep_chars: int, note: str, names_chars: int) -> int:
 def _shorten(text: str, keep_chars: int, keep: Keep, note: str, names_chars: int) -> str:
     text = _valid_unicode(text)
     lines = text.split("\n")
-    kind = classify(text, lines) if len(text) <= _MAX_CHARS else "prose"
+    if len(text) > _WINDOW_CHARS:
+        lines = _window(lines)
+    kind = classify(text, lines)
     if kind == "prose" and _MARKER.fullmatch(lines[0]) and len(lines) > 1:
         kind = "shortened"  # shaped before (its marker first): its lines, under one marker
     earlier = _Earlier.of(lines, note) if kind != "prose" else None
@@ -136,6 +140,24 @@ def _shorten(text: str, keep_chars: int, keep: Keep, note: str, names_chars: int
     if shaped is None or len(shaped) >= len(text):
         return cut_text(text, keep_chars, keep, note=note, names_chars=names_chars)
     return shaped
+
+
+def _window(lines: list[str]) -> list[str]:
+    """``lines`` of a huge text: its first and last lines (``_HEAD_CHARS`` and
+    ``_TAIL_CHARS`` of them) and one gap line counting those between."""
+    head = tail = 0
+    size = 0
+    while head < len(lines) and size < _HEAD_CHARS:
+        size += len(lines[head]) + 1
+        head += 1
+    size = 0
+    while tail < len(lines) - head and size < _TAIL_CHARS:
+        size += len(lines[-1 - tail]) + 1
+        tail += 1
+    middle = len(lines) - head - tail
+    if middle <= 0:
+        return lines
+    return [*lines[:head], GAP.format(middle), *lines[len(lines) - tail :]]
 
 
 def _ranked(kind: str, text: str, lines: list[str], budget: int) -> list[Ranked] | None:

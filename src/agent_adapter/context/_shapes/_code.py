@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from agent_adapter.context._shapes._diagnostics import is_outcome
-from agent_adapter.context._shapes._lines import MUST, Ranked
+from agent_adapter.context._shapes._lines import MUST, Ranked, sample
 
 #: A line number in front of a source line (cat -n, Claude Code's Read, SWE-agent's open).
 _NUMBER = re.compile(r"\s*\d+(?:\t|→|:)")
@@ -47,7 +47,7 @@ def _source(line: str) -> str:
 def looks_like(lines: list[str]) -> bool:
     """Whether ``lines`` are mostly numbered source lines or code (see the module)."""
     seen = numbered = code = signatures = 0
-    for line in lines:
+    for line in sample(lines):
         if not line.strip() or line.startswith("<"):
             continue
         seen += 1
@@ -64,6 +64,8 @@ def looks_like(lines: list[str]) -> bool:
             code += 1
         if _SIGNATURE.match(src):
             signatures += 1
+        if seen == 60 and code < 0.3 * seen and numbered < 0.3 * seen:
+            return False  # far from code already
     if seen < 8:
         return False
     return numbered >= 0.6 * seen or (code >= 0.6 * seen and signatures > 0)

@@ -23,6 +23,7 @@ line longer than its clip is shown clipped, with how many characters went
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -236,34 +237,32 @@ def _gap_cost(weight: int) -> int:
 def _extend(
     shown: list[str], weights: list[int], kept: bytearray, candidates: list[int], budget: int
 ) -> None:
-    """Keep each of ``candidates`` too, in order, while the rendering stays in ``budget``."""
+    """Keep each of ``candidates`` too, in order, while the rendering stays in ``budget``
+    (each try ``O(log n)``: the gap around a line is found among the kept lines by
+    bisection and weighed by prefix sums)."""
     if not candidates:
         return
-    total = sum(len(shown[i]) + 1 for i in range(len(shown)) if kept[i])
-    gaps = 0
     n = len(shown)
-    run = 0
-    for i in range(n):
-        if kept[i]:
-            gaps += _gap_cost(run)
-            run = 0
-        else:
-            run += weights[i]
-    total += gaps + _gap_cost(run)
+    prefix = [0] * (n + 1)
+    for i, w in enumerate(weights):
+        prefix[i + 1] = prefix[i] + w
+    at = [i for i in range(n) if kept[i]]
+    total = sum(len(shown[i]) + 1 for i in at)
+    before = -1
+    for i in [*at, n]:
+        total += _gap_cost(prefix[i] - prefix[before + 1])
+        before = i
     for i in candidates:
-        left = right = 0
-        j = i - 1
-        while j >= 0 and not kept[j]:
-            left += weights[j]
-            j -= 1
-        j = i + 1
-        while j < n and not kept[j]:
-            right += weights[j]
-            j += 1
+        k = bisect.bisect_left(at, i)
+        lo = at[k - 1] if k > 0 else -1
+        hi = at[k] if k < len(at) else n
+        left = prefix[i] - prefix[lo + 1]
+        right = prefix[hi] - prefix[i + 1]
         whole = left + right + weights[i]
         delta = len(shown[i]) + 1 + _gap_cost(left) + _gap_cost(right) - _gap_cost(whole)
         if total + delta <= budget:
             kept[i] = 1
+            at.insert(k, i)
             total += delta
 
 
@@ -280,6 +279,17 @@ def _fill_single_gaps(shown: list[str], weights: list[int], kept: bytearray) -> 
             and len(shown[i]) <= len(GAP_ONE)
         ):
             kept[i] = 1
+
+
+#: A text's kind is read off at most this many lines: its first and its last.
+_SAMPLE_HEAD, _SAMPLE_TAIL = 400, 100
+
+
+def sample(lines: list[str]) -> list[str]:
+    """The lines a kind is read from: all, or the first 400 and the last 100."""
+    if len(lines) <= _SAMPLE_HEAD + _SAMPLE_TAIL:
+        return lines
+    return lines[:_SAMPLE_HEAD] + lines[-_SAMPLE_TAIL:]
 
 
 def ends_first(i: int, n: int) -> int:

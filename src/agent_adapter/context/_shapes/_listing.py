@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from agent_adapter.context._shapes._diagnostics import is_outcome
-from agent_adapter.context._shapes._lines import MUST, Ranked
+from agent_adapter.context._shapes._lines import MUST, Ranked, sample
 
 _P = r"(?:\./|/|~/)?[\w.@+-]+(?:/[\w.@+-]+)*"
 _BARE = re.compile(rf"({_P})/?\Z")
@@ -68,12 +68,14 @@ def _entry(line: str) -> str | None:
 def looks_like(lines: list[str]) -> bool:
     """Whether most non-blank lines (60%, and at least 5) are entries of a listing."""
     seen = entries = 0
-    for line in lines:
+    for line in sample(lines):
         if not line.strip() or line.startswith("<"):
             continue
         seen += 1
         if len(line) < 400 and _entry(line) is not None:
             entries += 1
+        elif seen >= 40 and entries < 0.4 * seen:
+            return False  # far from a listing already
     return entries >= 5 and entries >= 0.6 * seen
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from agent_adapter.context._shapes._diagnostics import is_outcome
-from agent_adapter.context._shapes._lines import MUST, Ranked, ends_first, near_key, repeats
+from agent_adapter.context._shapes._lines import MUST, Ranked, ends_first, near_key, repeats, sample
 
 _WARN = re.compile(r"\b(?:WARN(?:ING)?|[Ww]arning|CRITICAL|FATAL)\b")
 #: Ranks of this shape.
@@ -26,7 +26,7 @@ def looks_like(lines: list[str]) -> bool:
     numbers and ids."""
     seen = repeats = 0
     before = None
-    for line in lines:
+    for line in sample(lines):
         if not line.strip():
             continue
         seen += 1
