@@ -25,8 +25,9 @@ show, then ``note`` (``ShrinkToolResults``' recall call, kept last, so the recal
 read as before). Gap lines (``[37 lines cut]``, ``[12 more like the line above]``) never
 open with ``[...``: the one marker is what the library's other readers (the stores'
 already-shortened test, a later cut's count) look for. A text shortened again (no store
-kept its original) has its earlier markers merged into the new one: their count, names and
-recall calls carry over, so it still holds one marker.
+kept its original) has its earlier markers merged into the new one: their count and names
+carry over (the recall calls the caller's note holds: known by the store, never read off
+the text), so it still holds one marker.
 
 **The budget**: the output is at most what a plain cut of the same call would be: about
 ``keep_chars`` plus its marker (the names and the note), plus what a cut removing much may
@@ -182,7 +183,7 @@ def _ranked(kind: str, text: str, lines: list[str], budget: int) -> list[Ranked]
     return None
 
 
-#: The recall call of a marker (see ``_stores._commit``): carried into the new marker.
+#: The recall call of a marker (see ``_stores._commit``): where its names field ends.
 _RECALL_NOTE = re.compile(
     r"; ((?:full text|saved as sent \(already shortened\)): call \w+\(id='[0-9a-f]{32}'\))"
 )
@@ -191,9 +192,9 @@ _RECALL_NOTE = re.compile(
 @dataclass
 class _Earlier:
     """What a text shortened before holds of its cuts: its lines less the markers (each on
-    its own line), the characters they stood for beyond their length, the names they gave
-    and the note the new marker gives (the caller's, with any recall call of theirs it
-    lacks)."""
+    its own line, read as ``cut_text`` reads an earlier cut's marker), the characters they
+    stood for beyond their length, the names they gave, and the note the new marker gives
+    (the caller's: a recall call is known by the store, never by a marker's text)."""
 
     lines: list[str]
     chars: int = 0
@@ -215,10 +216,8 @@ class _Earlier:
                 continue
             out.chars += int(m[1]) - len(line) - 1
             inner = line[len(f"[... {m[1]} characters cut") : -len(" ...]")]
-            recalls = _RECALL_NOTE.findall(inner)
-            for call in recalls:
-                if call not in out.note:
-                    out.note = f"{out.note}; {call}" if out.note else call
+            # a recall call is never carried from the text: the caller's note holds the
+            # ones known to be ours (by the store, see ``_stores._commit.shortened_source``)
             cut = _RECALL_NOTE.search(inner)
             names = inner[: cut.start()] if cut else inner
             if names.startswith("; names: "):
