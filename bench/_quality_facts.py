@@ -18,9 +18,20 @@ read, one line at a time, and a line counts when
   (``FAILED tests/x.py::t``, ``tests/x.py::t FAILED``, ``FAIL: t (m.C)``, ``FAILED
   (failures=1)``).
 
-A line is named by an output when its first 60 characters (whitespace runs as one space,
-pytest's ``E`` prefix left out; a pytest ``FAILED`` line by its test id, ``tests/x.py::t``,
-however it is spelled around it) occur in the output's text (whitespace runs as one space too).
+Three measures read an output for each error line (the last two since issue 34):
+
+* **named**: its first 60 characters (whitespace runs as one space,
+  pytest's ``E`` prefix left out; a pytest ``FAILED`` line by its test id, ``tests/x.py::t``,
+  however it is spelled around it) occur in the output's text (whitespace runs as one space too);
+* **by name**: its name occurs in the output's text: a failed test's name (the part of a
+  pytest id after its last ``::``, the test of ``FAIL: test_x (m.C)``), an exception's class
+  (``ValueError``, the last part of ``pkg.mod.FooError``, Elixir's ``** (CompileError)``),
+  a compiler's error code (``E0425`` of ``error[E0425]: ...``), else its first 60 characters;
+* **verbatim**: the whole line (whitespace runs as one space, stripped, pytest's ``E``
+  prefix left out) occurs in the output's text.
+
+The *last* error line of a run is the last one of its last tool result that prints any.
+
 
 **The split** is by run, fixed by names alone: within each data set the runs are ordered by
 the SHA-256 of ``"<data set>/<run name>"``, the first half (rounded down) is the *tuning*
@@ -31,6 +42,7 @@ quotes the held-out part.
 import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from agent_adapter import Message
@@ -82,15 +94,53 @@ def is_error_line(line: str) -> bool:
 def error_lines(messages: Sequence[Message]) -> set[str]:
     """The first 60 characters (whitespace runs as one space, stripped) of every error line
     in the tool results of ``messages``."""
-    out: set[str] = set()
+    return {e.head for e in error_records(messages)}
+
+
+@dataclass(frozen=True)
+class ErrorLine:
+    """One error line a run printed, as the three measures read it (see the module)."""
+
+    head: str  # the first 60 characters (a FAILED line: its test id)
+    name: str  # the test, exception class or error code it names
+    line: str  # the whole line, whitespace runs as one space, stripped, no ``E`` prefix
+
+
+#: An exception's class in an error line (after pytest's ``E``), an Elixir ``** (X)``, a
+#: compiler's error code, a unittest ``FAIL: test (m.C)``.
+_EXC_NAME = re.compile(r"(?:E\s+)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception))\b")
+_ELIXIR = re.compile(r"\s*\*\* \((?:[A-Za-z_]\w*\.)*([A-Z]\w*)\)")
+_CODE = re.compile(r"(?:fatal )?(?:error|Error|ERROR)\[([\w-]+)\]")
+_UNIT = re.compile(r"(?:FAIL|ERROR): (\w+) \(")
+
+
+def _name_of(line: str, head: str, test: re.Match[str] | None) -> str:
+    """The name of error line ``line`` (see :class:`ErrorLine`)."""
+    if test is not None:
+        return test[0].rsplit("::", 1)[-1]
+    for pattern in (_UNIT, _ELIXIR, _CODE):
+        m = pattern.match(line.strip())
+        if m:
+            return m[1]
+    m = _EXC_NAME.match(line)
+    if m:
+        return m[1]
+    m = _CODE.search(line)
+    return m[1] if m else head
+
+
+def error_records(messages: Sequence[Message]) -> list[ErrorLine]:
+    """Every error line in the tool results of ``messages``, in order (repeats included)."""
+    out: list[ErrorLine] = []
     for m in messages:
         if m.role != "tool":
             continue
         for line in m.text.splitlines():
             if len(line) <= 400 and is_error_line(line):
                 test = _TEST_ID.search(line) if "FAIL" in line else None
-                head = test[0] if test else _PYTEST_E.sub("", flat(line).strip())
-                out.add(head[:ERROR_PREFIX])
+                whole = _PYTEST_E.sub("", flat(line).strip())
+                head = (test[0] if test else whole)[:ERROR_PREFIX]
+                out.append(ErrorLine(head, _name_of(line, head, test), whole))
     return out
 
 

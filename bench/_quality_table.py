@@ -15,10 +15,13 @@ HEADERS = (
     "... where the window fits",
     "paths named (median)",
     "error lines named (median)",
+    "error lines by name (pooled)",
+    "error lines verbatim (pooled)",
+    "last error line verbatim",
     "valid",
     "median ms",
 )
-NUMERIC = set(range(3, 14))
+NUMERIC = set(range(3, 17))
 
 
 def render(rows: list[list[str]], markdown: bool) -> str:

@@ -19,9 +19,14 @@ unchanged, the newest three assistant messages and their tool results unchanged,
 file paths and of error lines still named, no ``check()`` violation the input did not have,
 and the time.
 
+* **headroom** and **litellm** (optional peers, issue 34): ``headroom.compress`` (0.42) and
+  ``litellm.compress()`` on the same natives, run in a worker under a Python that has them
+  (``_quality_peers.py``, ``_peers_worker.py``); skipped, with a line saying so, when not
+  installed, or with ``--no-peers``.
+
 Usage::
 
-    python bench/quality.py [--quick] [--markdown] [--data DIR] [--repeat N]
+    python bench/quality.py [--quick] [--markdown] [--data DIR] [--repeat N] [--no-peers]
 
 The data directory is ``--data``, else ``$AGENT_ADAPTER_DATA``, else ``<repo>/../shared/data``.
 See bench/README.md for what every column means.
@@ -41,8 +46,9 @@ from typing import Any
 
 from _compress_cases import TAU_DIALOGS, _swe_config, data_dir, has_real_tool_calls, timed
 from _compress_langchain import lc_token_counter, lc_trim, to_langchain
-from _quality_facts import PARTS, error_lines, flat, split
+from _quality_facts import PARTS, ErrorLine, error_records, flat, split
 from _quality_loop import replay
+from _quality_peers import Peers
 from _quality_table import render
 from agent_adapter import Message
 from agent_adapter.cli._loaders import Trace, load_trace
@@ -159,6 +165,8 @@ class Facts:
     last_turns: Counter[Key]
     paths: set[str]
     error_lines: set[str]
+    errors: list[ErrorLine]  # distinct, in order of first appearance
+    last_error: ErrorLine | None  # the last error line the run printed
     violations: Counter[str]
     window_tokens: int  # system prompt, task and the newest three turns on: what must fit
 
@@ -199,6 +207,7 @@ def window_tokens(messages: Sequence[Message]) -> int:
 def facts(messages: Sequence[Message], items: Sequence[Any], fmt: str, tokens: int) -> Facts:
     system, task = _first(messages, "system"), _first(messages, "user")
     text = all_text(messages)
+    records = error_records(messages)
     return Facts(
         tokens=tokens,
         keys=[key(m) for m in messages],
@@ -206,7 +215,9 @@ def facts(messages: Sequence[Message], items: Sequence[Any], fmt: str, tokens: i
         task=key(task) if task else None,
         last_turns=last_turns(messages),
         paths=set(PATH_RE.findall(text)),
-        error_lines=error_lines(messages),
+        error_lines={e.head for e in records},
+        errors=list(dict.fromkeys(records)),
+        last_error=records[-1] if records else None,
         violations=violations(items, fmt),
         window_tokens=window_tokens(messages),
     )
@@ -221,6 +232,11 @@ class Score:
     last_turns: bool
     paths: float | None  # None: the input names none
     errors: float | None
+    #: the input's distinct error lines, and how many the output names / holds verbatim
+    error_count: int
+    errors_by_name: int
+    errors_verbatim: int
+    last_error_verbatim: bool | None  # None: the input prints no error line
     valid: bool
     new_violations: list[str]
     lost: list[str]  # how the task / system prompt differ, for the notes
@@ -280,6 +296,7 @@ def score(
     kept = Counter(map(key, out_messages))
     text = all_text(out_messages)
     new = violations(out_items, fmt) - before.violations
+    flat_text = flat(text) if before.errors else ""
     return Score(
         reached=tokens_after <= target,
         fits=before.window_tokens <= target,
@@ -288,6 +305,12 @@ def score(
         last_turns=not (before.last_turns - kept),
         paths=_share(before.paths, text),
         errors=_errors_named(before.error_lines, text),
+        error_count=len(before.errors),
+        errors_by_name=sum(1 for e in before.errors if e.name in flat_text),
+        errors_verbatim=sum(1 for e in before.errors if e.line in flat_text),
+        last_error_verbatim=(
+            None if before.last_error is None else before.last_error.line in flat_text
+        ),
         valid=not new,
         new_violations=sorted(new),
         lost=lost,
@@ -336,7 +359,7 @@ class Result:
     compressions: dict[float, int] = field(default_factory=dict)  # the loop's, by budget
 
 
-def measure(case: Case, repeat: int, loop: bool) -> Result:
+def measure(case: Case, repeat: int, loop: bool, peers: Peers | None = None) -> Result:
     natives, fmt = case.trace.messages, case.trace.format
     messages = convert(natives, fmt).messages
     tokens = _estimate_tokens(messages)
@@ -372,6 +395,21 @@ def measure(case: Case, repeat: int, loop: bool) -> Result:
         result.scores[share, "langchain"] = score(
             lc_facts, out_messages, out, "langchain", lc_token_counter(out), target, ms
         )
+        for peer in peers.available if peers is not None else ():
+            assert peers is not None
+            peer_out, ms, error = peers.compress(peer, natives, fmt, target, share, repeat)
+            if peer_out is None:
+                result.notes.append(f"{peer} at {share:.0%}: failed: {error}")
+                continue
+            try:
+                out_messages = convert(strip_reserved(peer_out), fmt).messages
+            except Exception as e:  # an output our converter cannot read is not valid
+                result.notes.append(f"{peer} at {share:.0%}: output not readable: {e}")
+                continue
+            after = _estimate_tokens(out_messages)
+            result.scores[share, peer] = score(
+                ours_facts, out_messages, peer_out, fmt, after, target, ms
+            )
         if loop:
             run = replay(natives, fmt, target, f"{case.group}/{case.name}")
             out_messages = convert(strip_reserved(run.out), fmt).messages
@@ -391,6 +429,12 @@ def measure(case: Case, repeat: int, loop: bool) -> Result:
 def _median_share(values: list[float | None]) -> str:
     known = [v for v in values if v is not None]
     return f"{100 * statistics.median(known):.0f}%" if known else "-"
+
+
+def _pooled(scores: list[Score], kept: Callable[[Score], int]) -> str:
+    """Of all the error lines of all the runs, the share ``kept`` counts."""
+    total = sum(s.error_count for s in scores)
+    return f"{100 * sum(map(kept, scores)) / total:.0f}%" if total else "-"
 
 
 def _ms(value: float) -> str:
@@ -417,6 +461,12 @@ def cells(group: str, budget: str, contender: str, scores: list[Score]) -> list[
         count(lambda s: s.last_turns, fitting),
         _median_share([s.paths for s in scores]),
         _median_share([s.errors for s in scores]),
+        _pooled(scores, lambda s: s.errors_by_name),
+        _pooled(scores, lambda s: s.errors_verbatim),
+        count(
+            lambda s: bool(s.last_error_verbatim),
+            [s for s in scores if s.last_error_verbatim is not None],
+        ),
         count(lambda s: s.valid),
         _ms(statistics.median(s.ms for s in scores)),
     ]
@@ -430,7 +480,11 @@ def table(results: list[Result], contenders: Sequence[str] = CONTENDERS) -> list
             continue
         for share in BUDGETS:
             for contender in contenders:
-                scores = [r.scores[share, contender] for r in mine]
+                scores = [
+                    r.scores[share, contender] for r in mine if (share, contender) in r.scores
+                ]
+                if not scores:
+                    continue
                 rows.append(cells(group, f"{share:.0%}", contender, scores))
     return rows
 
@@ -468,14 +522,18 @@ def loop_line(results: list[Result]) -> str:
     )
 
 
-def summary(results: list[Result], contender: str) -> str:
-    scores = [r.scores[s, contender] for r in results for s in BUDGETS]
+def summary(results: list[Result], contender: str, shares: Sequence[float] = BUDGETS) -> str:
+    scores = [r.scores[s, contender] for r in results for s in shares if (s, contender) in r.scores]
+    if not scores:
+        return f"{contender}: not run"
     c = cells("", "", contender, scores)
+    label = contender if shares == BUDGETS else f"{contender} at {_budgets(list(shares))}"
     return (
-        f"{contender}: window fits {c[4]}, target reached {c[5]}, unchanged {c[6]}, "
+        f"{label}: window fits {c[4]}, target reached {c[5]}, unchanged {c[6]}, "
         f"task+system identical {c[7]}, last 3 turns verbatim {c[8]} ({c[9]} where the "
         f"window fits), paths named {c[10]}, error lines named {c[11]} (medians), "
-        f"valid {c[12]}, median {c[13]} ms"
+        f"error lines by name {c[12]} / verbatim {c[13]} (pooled), last error line "
+        f"verbatim {c[14]}, valid {c[15]}, median {c[16]} ms"
     )
 
 
@@ -522,6 +580,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="which part of the split to run (see _quality_facts.py; default both)",
     )
     p.add_argument("--no-loop", action="store_true", help="skip the agent-loop replays")
+    p.add_argument(
+        "--no-peers",
+        action="store_true",
+        help="skip headroom-ai and litellm.compress() (see _quality_peers.py)",
+    )
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat must be >= 1")
@@ -535,13 +598,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not data.is_dir():
         sys.exit(f"data directory not found: {data} (use --data or AGENT_ADAPTER_DATA)")
     cases = [c for c in load_cases(data, args.quick) if args.part in ("both", c.part)]
-    results = [measure(case, args.repeat, not args.no_loop) for case in cases]
+    peers = None if args.no_peers else Peers()
+    contenders = CONTENDERS + tuple(peers.available if peers is not None else ())
+    results = [measure(case, args.repeat, not args.no_loop, peers) for case in cases]
+    if peers is not None:
+        peers.close()
     bullet = "- " if args.markdown else ""
     for part in PARTS[::-1]:
         mine = [r for r in results if r.case.part == part]
         if not mine:
             continue
-        sections = [("one compression", CONTENDERS)]
+        sections = [("one compression", contenders)]
         if not args.no_loop:
             sections.append(("agent loop: several compressions in a row", LOOP))
         for title, contenders in sections:
@@ -551,12 +618,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print()
             for contender in contenders:
                 print(bullet + summary(mine, contender))
+            for share in BUDGETS:
+                for contender in contenders:
+                    print(bullet + summary(mine, contender, (share,)))
             if contenders is LOOP:
                 print(bullet + loop_line(mine))
             for contender in contenders[:1]:
                 gaps = below_naive(mine, contender)
                 print(f"{bullet}{contender} below naive: {'; '.join(gaps) if gaps else 'nowhere'}")
             print()
+    if peers is not None and peers.missing_line():
+        print(bullet + peers.missing_line())
+    elif peers is None:
+        print(f"{bullet}peers skipped (--no-peers)")
     found = notes(results)
     if found:
         print()
@@ -565,7 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"- {n}")
     print()
     print(
-        f"{len(results)} traces x {len(BUDGETS)} budgets x {len(CONTENDERS)} contenders "
+        f"{len(results)} traces x {len(BUDGETS)} budgets x {len(contenders)} contenders "
         f"(and the agent-loop replay unless --no-loop), "
         f"median of {args.repeat} runs per call; Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs; wall time {time.perf_counter() - started:.1f} s"

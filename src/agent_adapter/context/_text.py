@@ -216,14 +216,18 @@ def fit_message(
     max_tokens: int,
     count: Callable[[Message], int],
     keep: Keep,
+    cut: Callable[..., str] = cut_text,
     *,
     source: str | None = None,
     note: str = "",
 ) -> Message:
     """``message`` with its text cut until it counts at most ``max_tokens`` (or no text is left
     to cut). Tool calls, ids and non-text parts are kept; returns ``message`` when nothing
-    could be cut. ``source``: the text to cut (the caller's, when an earlier step shortened
-    ``message``; default its own); ``note``: the marker's last field (a recall call)."""
+    could be cut. ``cut(text, keep_chars, keep, note=...)`` cuts (default :func:`cut_text`;
+    the steps pass :func:`~agent_adapter.context._shapes.shorten_text`, which keeps what
+    matters of a text's kind). ``source``: the text to cut (the caller's, when an earlier step
+    shortened ``message``; default its own); ``note``: the marker's last field (a recall
+    call)."""
     text = message.text if source is None else source
     tokens = count(message)
     if tokens <= max_tokens or not text:
@@ -235,7 +239,7 @@ def fit_message(
         keep_chars = min(keep_chars - 1, int(keep_chars * ratio * 0.97))
         if keep_chars < 0:
             break
-        candidate = with_text(message, cut_text(text, keep_chars, keep, note=note))
+        candidate = with_text(message, cut(text, keep_chars, keep, note=note))
         tokens = count(candidate)
         if tokens < count(best):
             best = candidate

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
+from agent_adapter.context._shapes import shorten_text
 from agent_adapter.context._steps._base import (
     BaseCompressionStep,
     StepContext,
@@ -40,10 +41,14 @@ def _worth_cutting(before: Message, after: Message) -> bool:
 
 @dataclass(kw_only=True)
 class CutLongMessages(BaseCompressionStep):
-    """Cut the text of messages over max_tokens_per_message, oldest first, keeping one end.
+    """Cut the text of messages over max_tokens_per_message, oldest first.
 
-    Only text is cut, never tool calls. One marker says how many characters went and names
-    what they held that the kept part does not show: paths, commands and exit statuses,
+    A text is shortened by what it is (see :mod:`~agent_adapter.context._shapes`): a test
+    run keeps every error and summary line, a listing every path, JSON its keys, code its
+    signatures, a diff its headers, a log one line a run of repeats; prose and texts of no
+    known shape keep one end (``keep``). Only text is cut, never tool calls. One marker
+    says how many characters went and names what they held that the kept part does not show:
+    paths, commands and exit statuses,
     error lines, failed tests, ids and URLs, e.g. ``[... 10442 characters cut; names:
     src/_pytest/main.py, TypeError: unsupported operand ...]``. The names count against
     max_tokens_per_message. With include_system_prompt=True, an unpinned system message is
@@ -127,6 +132,7 @@ class CutLongMessages(BaseCompressionStep):
                 self.keep,
                 source=source,
                 note=note,
+                cut=shorten_text,
             )
             if cut is not m and _worth_cutting(m, cut):
                 out[i] = cut

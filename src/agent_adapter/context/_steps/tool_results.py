@@ -11,6 +11,7 @@ from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import names_room
 from agent_adapter.context._lru import with_text
+from agent_adapter.context._shapes import shorten_text
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._stores._base import ToolResultStore
 from agent_adapter.context._stores._commit import (
@@ -18,7 +19,6 @@ from agent_adapter.context._stores._commit import (
     shortened_source,
     stage_save,
 )
-from agent_adapter.context._text import cut_text
 
 __all__ = ["ShrinkToolResults"]
 
@@ -31,10 +31,16 @@ class ShrinkToolResults(BaseCompressionStep):
     save_to, the full text is saved there for save_for_seconds (None: no expiry), under the
     run's thread or run id, and the note gives an id for recall_tool.
 
-    The shortened result keeps its head and tail, ``keep_chars`` characters or more when this
-    one result covers all that the target still needs (then only the tokens needed go), and
-    between them one note: how many characters went, the names they held that head and tail
-    do not show (paths, the exit status, error lines, failed tests, ids), and with save_to
+    The shortened result keeps what matters of what it is (see
+    :mod:`~agent_adapter.context._shapes`): a test run, traceback, compiler or linter output
+    every error and summary line, a listing every path, JSON its structure and keys, code its
+    signatures, a diff its file and hunk headers, a log one line a run of repeats, each run
+    of lines that went counted in a gap line; prose and texts of no known shape keep their
+    head and tail. It keeps ``keep_chars`` characters or more when this one result covers
+    all that the target still needs (then only the tokens needed go), and one note (on the
+    first line of a shaped result, between head and tail of a cut one): how many characters
+    went, the names they held that what stays does not show (paths, the exit status, error
+    lines, failed tests, ids), and with save_to
     the recall call, e.g. ``[... 2611 characters cut; names: exit 1, src/a.py, TypeError:
     bad operand; full text: call recall_context(id='3f2a...') ...]``. The names count
     against ``keep_chars`` (see :func:`~agent_adapter.context._text.cut_text`) up to half
@@ -197,9 +203,9 @@ def _cut(source: str, keep: int, notes: tuple[str, ...]) -> str:
     """``source`` cut to about ``keep`` characters, its marker holding ``notes`` but those
     that the kept head or tail already shows (an earlier marker kept whole)."""
     room = names_room(len(source) - keep)
-    out = cut_text(source, keep, "both", note="; ".join(notes), names_chars=room)
+    out = shorten_text(source, keep, "both", note="; ".join(notes), names_chars=room)
     shown = tuple(n for n in notes if out.count(n) > 1)
     if not shown:
         return out
     rest = "; ".join(n for n in notes if n not in shown)
-    return cut_text(source, keep, "both", note=rest, names_chars=room)
+    return shorten_text(source, keep, "both", note=rest, names_chars=room)
