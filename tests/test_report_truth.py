@@ -91,10 +91,10 @@ def test_a_cut_that_cut_nothing_is_not_said_to_have_cut(
 
 def test_a_history_sent_again_under_the_threshold_says_it_was_sent_again(data_dir: Path) -> None:
     """pytest-6197 (81,660 tokens) at 32k, the same history twice in one conversation: the
-    second call sends the first request (30,042 tokens since issue 34 drops stale reads and shortens results by
-    what they are; 31,341 before, 31,333 before notes carried a tag) again. It said "31,333
-    tokens is at or under the threshold 32,000: nothing was changed" of a history of
-    81,660."""
+    second call sends the first request (30,042 tokens since issue 34 drops stale reads and
+    shortens results by what they are; 31,341 before, 31,333 before notes carried a tag)
+    again. It said "31,333 tokens is at or under the threshold 32,000: nothing was changed"
+    of a history of 81,660."""
     trace = load_trace(
         data_dir / "mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-6197.traj.json"
     )
