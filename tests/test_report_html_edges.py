@@ -85,10 +85,10 @@ def test_second_pass_is_labelled(
 ) -> None:
     page, data = report(capsys, tmp_path, data_dir / MINI_SWE, "--target", "4k")
     steps = data["report"]["steps"]
-    plain = ["remove_duplicates", "shrink_tool_results", "cut_long_messages"]
+    plain = ["remove_duplicates", "drop_stale_reads", "shrink_tool_results", "cut_long_messages"]
     plain.append("remove_old_messages")
     assert [s["step"] for s in steps] == plain * 2  # the engine's names, as compress --json
-    assert [s["pass"] for s in steps] == [1] * 4 + [2] * 4
+    assert [s["pass"] for s in steps] == [1] * 5 + [2] * 5
     assert [s["label"] for s in steps] == [*plain, *(f"{s} (pass 2)" for s in plain)]
     assert 'id="passes"' in page and "pass 2 ran them again" in page
     # what pass 2 dropped says so, on the unit and in the steps table
