@@ -207,7 +207,7 @@ def test_a_directory_table_names_every_file_whole(
 def test_the_task_is_not_protected_but_the_default_steps_keep_it(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """What the README says and inspect shows: the first user message is no protected unit,
+    """What the docs say and inspect shows: the first user message is no protected unit,
     and the default pipeline, even at a target far below the trace, returns it as it was."""
     file = data_dir / PYTEST_6197
     trace = load_trace(file)
@@ -219,8 +219,8 @@ def test_the_task_is_not_protected_but_the_default_steps_keep_it(
     compressed, report = compress_for_sync(trace.messages, CompressionPolicy(target_tokens=2_000))
     assert report.tokens_after < report.tokens_before // 4
     assert compressed[1] is trace.messages[1]
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert "the task (the first user message) is kept: not protected" in readme
+    page = Path(__file__).resolve().parents[1] / "docs" / "concepts" / "units-and-protection.md"
+    assert "The task (the first user message) is not protected" in page.read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------------------------
