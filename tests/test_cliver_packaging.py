@@ -180,7 +180,11 @@ def test_each_wheel_and_sdist_ships_the_license(
         (folder / "report.html").write_text("<html></html>", encoding="utf-8")
         try:
             done = subprocess.run(
-                [sys.executable, "-c", f"import hatchling.build as b; print(b.build_sdist({str(out)!r}))"],
+                [
+                    sys.executable,
+                    "-c",
+                    f"import hatchling.build as b; print(b.build_sdist({str(out)!r}))",
+                ],
                 cwd=folder,
                 capture_output=True,
                 text=True,

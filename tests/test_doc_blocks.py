@@ -181,7 +181,9 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
-def run_block(block: Block, sandbox: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_block(
+    block: Block, sandbox: Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """``block`` in a fresh interpreter, offline, from ``<sandbox>/main`` (or ``cwd``)."""
     env = {
         k: v
