@@ -480,12 +480,11 @@ def _steps_table(report: JSON) -> str:
         f"<td>{s['messages_added']}</td><td>{s['changes_reverted']}</td></tr>"
         for s in report["steps"]
     )
-    cut = report["tokens_saved"] - sum(s["tokens_saved"] for s in report["steps"])
-    if report["if_still_too_long"] == "cut" and cut > 0:  # no step report: the rest of the saving
-        after = report["tokens_after"]
+    last, after = report["steps"][-1]["tokens_after"], report["tokens_after"]
+    if report["if_still_too_long"] == "cut" and last > after:  # from the last step's list
         rows += (
             f'<tr id="last-resort"><td>last-resort cut (if_still_too_long)</td>'
-            f"<td>{_n(after + cut)}</td><td>{_n(after)}</td><td>{_n(cut)}</td>"
+            f"<td>{_n(last)}</td><td>{_n(after)}</td><td>{_n(last - after)}</td>"
             "<td></td><td></td><td></td><td></td></tr>"
         )
     passes = ""

@@ -162,13 +162,14 @@ def _compress_head(
     return head
 
 
-def last_resort_cut(report: CompressionReport) -> int:
-    """Tokens the last-resort cut took (``if_still_too_long="cut"``, or ``"keep"`` over the
-    model's window, both reported as ``"cut"``): what the whole compression saved less what the
-    steps saved (each step is measured before and after it); 0 when no cut ran."""
+def last_resort_cut(report: CompressionReport) -> tuple[int, int] | None:
+    """``(tokens before, tokens after)`` of the last-resort cut (``if_still_too_long="cut"``,
+    or ``"keep"`` over the model's window, both reported as ``"cut"``): from what the last step
+    left to the final list; ``None`` when no cut ran or it took nothing."""
     if report.if_still_too_long != "cut":
-        return 0
-    return max(0, report.tokens_saved - sum(s.tokens_saved for s in report.steps))
+        return None
+    before = report.steps[-1].tokens_after if report.steps else report.tokens_before
+    return (before, report.tokens_after) if before > report.tokens_after else None
 
 
 def _print_steps(console: Console, report: CompressionReport, order: Sequence[str]) -> None:
@@ -176,7 +177,7 @@ def _print_steps(console: Console, report: CompressionReport, order: Sequence[st
     turns no longer held (``dedup (pass 2)``), and a row for the last-resort cut; or why no
     step ran."""
     cut = last_resort_cut(report)
-    if report.steps or cut:
+    if report.steps or cut is not None:
         steps = Table()
         for name in ("step", "tokens before", "after", "saved"):
             steps.add_column(name, justify="left" if name == "step" else "right")
@@ -195,13 +196,13 @@ def _print_steps(console: Console, report: CompressionReport, order: Sequence[st
                 _n(s.changes_reverted),
                 _ms(s.seconds),
             )
-        if cut:  # no StepReport: its figures are the report's less the steps'
-            after = report.tokens_after
+        if cut is not None:  # no StepReport of its own: from the last step's list to the final
+            before, after = cut
             steps.add_row(
                 "last-resort cut (if_still_too_long)",
-                _n(after + cut),
+                _n(before),
                 _n(after),
-                _n(cut),
+                _n(before - after),
                 "",
                 "",
                 "",
