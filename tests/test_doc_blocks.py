@@ -283,9 +283,23 @@ def test_each_integration_docstring_example_runs(name: str, sandbox: Path) -> No
     module = importlib.import_module(f"agent_adapter.integrations.{name}")
     doc = module.__doc__ or ""
     assert "::\n" in doc, f"{name}: no example in the docstring"
-    example = textwrap.dedent(doc.split("::\n", 1)[1].split("\n\n**", 1)[0])
+    example = textwrap.dedent(literal_block(doc.split("::\n", 1)[1]))
     done = run_block(Block(f"agent_adapter.integrations.{name}", 1, example), sandbox)
     assert done.returncode == 0, done.stderr
+
+
+def literal_block(text: str) -> str:
+    """The indented lines ``text`` opens with (a reStructuredText ``::`` block)."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("    "):
+            break
+        lines.append(line)
+    return "\n".join(lines).strip("\n") + "\n"
+
+
+def test_literal_block_ends_at_the_first_unindented_line() -> None:
+    assert literal_block("\n    a = 1\n\n    b = 2\nprose\n    c\n") == "    a = 1\n\n    b = 2\n"
 
 
 def test_the_block_parser_finds_blocks_their_lines_and_outputs() -> None:
