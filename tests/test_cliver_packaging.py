@@ -18,6 +18,10 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+#: one worker runs the whole module (pytest -n with --dist loadgroup, .ci/run), so its
+#: module fixture (the packaging one, the slow part) is set up once, not once a worker
+pytestmark = pytest.mark.xdist_group("packaging")
+
 ROOT = Path(__file__).resolve().parents[1]
 #: where each distribution's pyproject.toml is, and its wheel's name
 PROJECTS = {
