@@ -476,5 +476,5 @@ def test_readme_first_command_installs_the_cli_distribution() -> None:
     assert test_command == "bash .ci/run"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert f'python -m pip install -q -e ".[dev]" {PACKAGES}' in ci  # all three distributions
-    assert "mkdocs build --strict" in ci  # the documentation builds without a warning
+    assert any("mkdocs build --strict" in line for line in ci)  # docs: no warning
     assert ci[-1].startswith("pytest -q -n ")  # the tests, last, on parallel workers
