@@ -145,6 +145,7 @@ class SQLiteStore(SaveOne):
         self._file: _FileId | None = None  # the file set up (the pooled connections' file)
         self._closed = False
         self._purged = 0.0
+        self._saved_at = 0.0  # the last save's time (see save_many_sync)
         self._id_key: tuple[bytes, _FileId | None] | None = None  # and the file that holds it
 
     async def id_key(self) -> bytes:
@@ -229,10 +230,12 @@ class SQLiteStore(SaveOne):
         with self._checkout() as (conn, file):
             conn.execute("BEGIN IMMEDIATE")
             try:
+                # this store's saves in order even on a coarse clock (the bound's order)
+                saved_at = self._saved_at = max(now, self._saved_at + 1e-6)
                 conn.executemany(
                     "INSERT OR REPLACE INTO tool_results"
                     " (scope, id, text, expires_at, chars, saved_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    [(*key, *row, now) for key, row in rows.items()],
+                    [(*key, *row, saved_at) for key, row in rows.items()],
                 )
                 due = now - self._purged >= self.purge_every_seconds
                 if due:
