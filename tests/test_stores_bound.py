@@ -52,7 +52,7 @@ def test_a_save_never_evicts_what_it_writes(tmp_path: Path) -> None:
             _save(s, 1, "x" * 101)
         _save(s, 1, "kept")
         batch = [StoreEntry("s", _id(n), "y" * 40) for n in (2, 3, 4)]
-        with pytest.raises(StoreError, match="max_total_chars=100.*nothing was written"):
+        with pytest.raises(StoreError, match=r"max_total_chars=100.*nothing was written"):
             s.save_many_sync(batch)
         assert _kept(s, range(5)) == [1]
         s.save_many_sync(batch[:2])  # 80 + 4 characters: all kept
