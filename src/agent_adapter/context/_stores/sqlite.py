@@ -324,8 +324,10 @@ class SQLiteStore(SaveOne):
             conn.execute("UPDATE tool_results SET chars = length(text) WHERE chars IS NULL")
         total = _sum_chars(conn)
         if total > bound and not full:
-            gone += conn.execute(_DELETE_EXPIRED, (now,)).rowcount
-            total = _sum_chars(conn)
+            expired = conn.execute(_DELETE_EXPIRED, (now,)).rowcount
+            if expired:
+                gone += expired
+                total = _sum_chars(conn)
         if total <= bound:
             return gone
         evict: list[tuple[object, object]] = []
