@@ -472,12 +472,13 @@ def _names_floor(given: _Input, protection: Protection) -> CompressionLimits:
     """``depth="cost"``: the derived target raised, when it is below it, to what the compaction
     reaches keeping what loss-follows-age keeps: the opening (the messages before the first
     assistant turn: system prompt and task, which ``RemoveOldMessages`` keeps), the protected
-    messages and the recency window (``policy.recent_turns``), plus one note's room of names at the fixed depth
-    (never above the fixed depth's target). Below that floor a deeper target frees nothing
-    more of the old history: it only squeezes the notes to fit (``RemoveOldMessages`` shortens
-    its notes, then lists no names, when nothing more may go) and sends the recency window's
-    turns after the history, which is where the deeper compactions lost names (issue 35:
-    file paths and error names, bench/cache.py --depth)."""
+    messages and the recency window (``policy.recent_turns``), plus one note's room of names
+    at the fixed depth (never above the fixed depth's target). Below that floor a deeper
+    target frees nothing more of the old history: it only squeezes the notes to fit
+    (``RemoveOldMessages`` shortens its notes, then lists no names, when nothing more may go)
+    and sends the recency window's turns after the history: that is where the deeper
+    compactions lost names (issue 35: file paths and error names, ``bench/cache.py
+    --depth``)."""
     limits, policy, meter, current = given.limits, given.policy, given.meter, given.original
     names_target = given.names_target
     if names_target is None or limits.target_tokens >= names_target:
