@@ -16,6 +16,13 @@ Per trace and setting: the cost against the reference and against sending everyt
 the share of the history's file paths and distinct error lines (``quality.py``'s
 ``PATH_RE`` and ``error_lines``, its code) still named in each request after the first
 compaction, averaged over those requests, against the reference's over the same calls.
+Four measures of names: ``paths named`` and ``error lines named`` (the strings as found: a
+path as ``PATH_RE`` matched it, an error line's first 60 characters), ``files named`` (a path
+or a name of the same file relative to a working directory, see :func:`_tails`: the library's
+notes and an agent's own commands name ``/testbed/django/db/models/base.py`` as
+``django/db/models/base.py``, which ``paths named`` counts as lost) and ``error names named``
+(the failed test, exception class or error code of each error line: the issue's "distinct
+error names"). The strict measures are kept so that figures stay comparable.
 """
 
 from __future__ import annotations
