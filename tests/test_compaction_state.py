@@ -188,7 +188,7 @@ def test_a_policy_holding_a_shared_store_has_the_same_key_in_every_process(
     script = (
         "import sys\n"
         "from agent_adapter.context import CompressionPolicy, ShrinkToolResults, SQLiteStore\n"
-        "from agent_adapter.context._compress_for import _policy_key\n"
+        "from agent_adapter.context._stateful import _policy_key\n"
         "step = ShrinkToolResults(save_to=SQLiteStore(sys.argv[1]))\n"
         "print(_policy_key(CompressionPolicy(target_tokens=4000, steps=[step]), None))\n"
     )

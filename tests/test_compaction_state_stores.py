@@ -508,7 +508,7 @@ def test_the_librarys_counter_names_the_same_policy_in_every_process() -> None:
 
     code = (
         "from agent_adapter.context import CompressionPolicy, tiktoken_counter, estimate_tokens\n"
-        "from agent_adapter.context._compress_for import _policy_key\n"
+        "from agent_adapter.context._stateful import _policy_key\n"
         "p = CompressionPolicy(target_tokens=1000, token_counter=tiktoken_counter('o200k_base'))\n"
         "q = CompressionPolicy(target_tokens=1000, token_counter=estimate_tokens)\n"
         "print(_policy_key(p, None), _policy_key(q, None))\n"

@@ -39,10 +39,10 @@ from typing import Any, Literal
 
 from agent_adapter._errors import ConfigError
 from agent_adapter._sync import run_sync
-from agent_adapter.context._compress_for import stateful_compress
 from agent_adapter.context._policy import CompressionPolicy, check_window
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
+from agent_adapter.context._stateful import stateful_compress
 from agent_adapter.context._stores._base import ToolResultStore
 from agent_adapter.context._stores._commit import use_sync_face
 from agent_adapter.context._stores._default import default_store

@@ -31,10 +31,10 @@ from agent_adapter._messages import Message
 from agent_adapter._model import LLMPort, ModelRequest, ModelResponse, StreamEnd, StreamEvent, Usage
 from agent_adapter._profiles import known_window
 from agent_adapter._run import emit_event
-from agent_adapter.context._compress_for import stateful_compress
 from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
+from agent_adapter.context._stateful import stateful_compress
 from agent_adapter.context._steps._base import _json_safe
 from agent_adapter.context._steps._continuation import continuing
 from agent_adapter.context._tokens import TokenCounter, TokenMeter, estimate_tokens

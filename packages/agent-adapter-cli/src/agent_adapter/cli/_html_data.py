@@ -28,7 +28,7 @@ from agent_adapter.context import (
     Unit,
     split_units,
 )
-from agent_adapter.context._compress_for import compress_conversion
+from agent_adapter.context._compress_one import compress_conversion
 from agent_adapter.context._provenance import trace
 from agent_adapter.context.formats import Conversion
 

@@ -36,8 +36,8 @@ from agent_adapter.context import (
     TokenMeter,
     estimate_tokens,
 )
-from agent_adapter.context._compress_for import stateful_compress
 from agent_adapter.context._compressing_model import overflow_retry_target
+from agent_adapter.context._stateful import stateful_compress
 from agent_adapter.context.formats import check, convert
 from agent_adapter.gateway._body import Body
 from agent_adapter.gateway._wire import FORMAT, Kind
