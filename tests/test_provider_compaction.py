@@ -259,3 +259,22 @@ def test_wire_server_returns_and_accepts_responses_compaction() -> None:
         client.responses.create(model="gpt-5", input=out)  # type: ignore[arg-type]
         sent = server.requests[-1].body["input"]
         assert output[0] in sent and sent[-1] == TRIGGER
+
+
+@pytest.mark.parametrize("kind", [[], {}, ["compaction"], None, 3])
+def test_a_part_whose_type_is_no_string_is_no_compaction_state(kind: Any) -> None:
+    """Regression (hypothesis, tests/test_reliability_input.py): a Responses message part
+    ``{"type": [], ...}`` raised ``TypeError: unhashable type: 'list'`` out of
+    ``OpaquePart.is_compaction`` instead of a clean result or ConfigError."""
+    assert not OpaquePart(provider="openai", data={"type": kind, "text": "x"}).is_compaction
+    items: list[Any] = [
+        {"role": "user", "content": "list the files"},
+        {"type": "function_call", "call_id": "call_1", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "line\n" * 400},
+        {"type": "message", "role": "assistant", "content": [{"type": kind, "text": "200"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "now?"}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    policy = CompressionPolicy(threshold_tokens=100, target_tokens=50)
+    out, _ = compress_for_sync(items, policy, format="openai")
+    assert out[0] is items[0] and out[-1] is items[-1]

@@ -303,7 +303,10 @@ class OpaquePart:
         (:class:`~agent_adapter.context.Protection` protects the message holding it).
         """
         data = self.data
-        return isinstance(data, Mapping) and data.get("type") in COMPACTION_TYPES
+        if not isinstance(data, Mapping):
+            return False
+        kind = data.get("type")  # any JSON value: a list or dict is no type (and unhashable)
+        return isinstance(kind, str) and kind in COMPACTION_TYPES
 
 
 Part: TypeAlias = TextPart | ImagePart | FilePart | ThinkingPart | OpaquePart

@@ -275,7 +275,8 @@ def _strip(
     task, the latest user message) can still be seen and hovered. A unit longer than what
     is left of a row goes on over the next; a zero-token unit gets a sliver. ``ticks`` are
     ``(limit, label, token position)`` (the threshold and target lines), each drawn inside
-    the piece that holds its position.
+    the piece that holds its position; a position at or past the strip's end (a compressed
+    list under the limit) is drawn on the last row's rest, so the limit always shows.
     """
     rows: list[list[tuple[JSON, int, int, int]]] = [[]]  # (unit, start, end, into the unit)
     at = 0
@@ -292,13 +293,22 @@ def _strip(
                 break
     marks: dict[tuple[int, int], str] = {}  # (row, piece; len(row) = the rest) -> its ticks
     for limit, label, position in ticks:
-        if not 0 <= position <= len(rows) * per_row:
+        if position < 0:
             continue
-        row, offset = divmod(min(position, len(rows) * per_row - 1), per_row)
-        spans = [(lo, hi) for _, lo, hi, _ in rows[row]]
-        spans.append((spans[-1][1] if spans else 0, per_row))
-        i = next(i for i, (lo, hi) in enumerate(spans) if lo <= offset < hi or i == len(spans) - 1)
-        lo, hi = spans[i]
+        if position >= at:  # at or past the strip's end (the list fits): on the last row's rest
+            row = len(rows) - 1
+            i = len(rows[row])
+            lo = rows[row][-1][2] if rows[row] else 0
+            hi = per_row
+            offset = min(max(position - row * per_row, lo), hi)
+        else:
+            row, offset = divmod(position, per_row)
+            spans = [(lo, hi) for _, lo, hi, _ in rows[row]]
+            spans.append((spans[-1][1] if spans else 0, per_row))
+            i = next(
+                i for i, (lo, hi) in enumerate(spans) if lo <= offset < hi or i == len(spans) - 1
+            )
+            lo, hi = spans[i]
         marks[row, i] = marks.get((row, i), "") + (
             f'<div class="tick {limit.partition(" ")[0]}" '
             f'style="left:{100 * (offset - lo) / max(1, hi - lo):.2f}%">'
