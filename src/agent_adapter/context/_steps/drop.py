@@ -214,7 +214,9 @@ def _note(
     if recovered:
         held_extra = 0  # the names it counted are listed again
     if texts:
-        found, more_names = names_in("\n".join(texts), scan=_NO_CLIP, max_names=_NOTE_NAMES)
+        found, more_names = names_in(
+            "\n".join(texts), scan=_NO_CLIP, max_names=_NOTE_NAMES, whole_lines=True
+        )
         extra += more_names
         names += [name for name in found if name[0] not in seen]
     # a held name is listed even when the kept text shows it: a later step of the same
