@@ -479,20 +479,25 @@ def drop_shown(names: list[Name], kept: Sequence[str]) -> list[Name]:
     return [name for name in names if not shown(name)]
 
 
-def shown_by(kept: str | Sequence[str]) -> Callable[[Name], bool]:
+def shown_by(kept: str | Sequence[str], *, exact: bool = False) -> Callable[[Name], bool]:
     """``hidden`` for :func:`join_names`: whether ``kept`` (one text or several) shows a name
     (never the given exit status). One search a name and text: a path's keys are its tails
     (:func:`_spellings`), each a tail of the longer ones, so the shortest is in a text
-    whenever any is."""
+    whenever any is. ``exact``: a path is shown only by its whole spelling (the longest
+    key), not by a tail (``src/a.py`` does not show ``/testbed/src/a.py``, nor
+    ``models/base.py`` ``django/db/models/base.py``): what a dropped round's note keeps,
+    where the path as the run wrote it is what is looked for again."""
+    pick = max if exact else min
     if isinstance(kept, str):
-        return _shown_in(kept)
+        return _shown_in(kept, exact)
     parts = kept
-    return lambda name: not name[3] and bool(name[2]) and _shown((min(name[2], key=len),), parts)
+    return lambda name: not name[3] and bool(name[2]) and _shown((pick(name[2], key=len),), parts)
 
 
-def _shown_in(kept: str) -> Callable[[Name], bool]:
+def _shown_in(kept: str, exact: bool = False) -> Callable[[Name], bool]:
     """:func:`shown_by` of one text, its answers remembered by the text's content (a note
     built again over the same kept messages, in a later pass or call, searches nothing)."""
+    pick = max if exact else min
     found: dict[str, bool] | None = _SHOWN_MEMO.get(kept)
     if found is None:
         found = {}
@@ -502,7 +507,7 @@ def _shown_in(kept: str) -> Callable[[Name], bool]:
     def hidden(name: Name) -> bool:
         if name[3] or not name[2]:
             return False
-        key = min(name[2], key=len)
+        key = pick(name[2], key=len)
         shown = memo.get(key)
         if shown is None:
             shown = key in kept

@@ -224,7 +224,7 @@ def _note(
     bound = held_chars
     if saved:  # the store keeps the run: the names past a bound are read back from there
         bound = max(max_chars, _HELD_MAX_CHARS) if bound is None else bound
-    hidden = shown_by(kept)
+    hidden = shown_by(kept, exact=True)
     if bound is not None:
         held = [name for name in held if not hidden(name)]  # bounded: shown ones go first
         kept_held: list[Name] = []
