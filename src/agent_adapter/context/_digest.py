@@ -29,6 +29,7 @@ __all__ = [
     "clip_ends",
     "digest",
     "drop_shown",
+    "is_path",
     "join_names",
     "leading_status",
     "names_in",
@@ -471,6 +472,12 @@ class _Named:
             self.tests[test] = at
         if file is not None and (same is None or slots):
             self.files.setdefault(_base(file), []).append((file, at, test is not None))
+
+
+def is_path(name: Name) -> bool:
+    """Whether ``name`` is a file path (of the place names, the ones that are not a
+    ``$ command``)."""
+    return name[1] == _PLACE and not name[0].startswith("$ ")
 
 
 def drop_shown(names: list[Name], kept: Sequence[str]) -> list[Name]:
