@@ -34,6 +34,7 @@ __all__ = [
     "leading_status",
     "names_in",
     "names_room",
+    "newest_error",
     "shown_by",
 ]
 
@@ -472,6 +473,12 @@ class _Named:
             self.tests[test] = at
         if file is not None and (same is None or slots):
             self.files.setdefault(_base(file), []).append((file, at, test is not None))
+
+
+def newest_error(names: Sequence[Name]) -> Name | None:
+    """The newest error or failure line among ``names`` (of :func:`names_in` with
+    ``whole_lines``: ranked before every other name), or ``None``."""
+    return next((name for name in names if name[1] == _NEWEST), None)
 
 
 def is_path(name: Name) -> bool:

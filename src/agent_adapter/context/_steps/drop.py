@@ -19,6 +19,7 @@ from agent_adapter.context._digest import (
     is_path,
     join_names,
     names_in,
+    newest_error,
     shown_by,
 )
 from agent_adapter.context._lru import Memo
@@ -250,6 +251,12 @@ def _note(
         held = kept_held
     held_text = "\n".join(name[0] for name in held)
     room = max(0, max_chars - len(held_text) - 1) if held_text else max_chars
+    newest = newest_error(names)
+    if newest is not None and room < max_chars and not hidden(newest):
+        # the newest error line the run dropped is listed even when the folded notes' names
+        # fill the room (an agent loop folds a note each call): within max_chars still
+        need = len(newest[0]) + len(f"\n+{len(names) + extra + held_extra} more")
+        room = max(room, min(max_chars, need))
     listed = _with_folds(
         join_names(names, extra + held_extra, room, sep="\n", hidden=hidden), names, room, hidden
     )
@@ -257,8 +264,11 @@ def _note(
         share = room - room // _FOLD_SHARE
         folded = join_names(names, extra + held_extra, share, sep="\n", hidden=hidden)
         folded = _with_folds(folded, names, room, hidden)
-        if _more_of(folded) < _more_of(listed):
-            listed = folded
+        keeps = newest is None or (newest[0] in folded.split("\n")) >= (
+            newest[0] in listed.split("\n")
+        )
+        if keeps and _more_of(folded) < _more_of(listed):
+            listed = folded  # (never at the cost of the newest error line)
     if not listed and held_text and (names or extra or held_extra):
         listed = f"+{len(names) + extra + held_extra} more"  # none of the new ones fits
     listed = "\n".join(part for part in (held_text, listed) if part)
