@@ -178,16 +178,16 @@ def _line_hit(match: re.Match[str], start: int, end: int) -> _Hit | None:
         return None
     if kind == "unit":
         test = value.split(" ")[0]
-        whole = match.string[start:end].strip()
-        return (start, end, value, f"{value} FAILED", 100, _OUTCOME, test, None, whole)
+        line = match.string[start:end].strip()
+        return (start, end, value, f"{value} FAILED", 100, _OUTCOME, test, None, line)
     if kind == "header":
         return (start, end, value, f"{value} FAILED", 100, _OUTCOME, value, None, None)
     if kind == "cmd":
         return (start, end, value.strip(), f"$ {value}", 60, _PLACE, None, None, None)
     if kind == "tb":
         return (start, end, "Traceback", "Traceback", 80, _OTHER, None, None, None)
-    whole = None if kind == "tally" else value.strip()
-    return (start, end, value, value, 80, _OUTCOME, None, None, whole)  # exc, err, tally
+    text = None if kind == "tally" else value.strip()
+    return (start, end, value, value, 80, _OUTCOME, None, None, text)  # exc, err, tally
 
 
 def _lines(text: str, hits: list[_Hit]) -> None:

@@ -56,8 +56,8 @@ from agent_adapter.context._digest import (
 )
 from agent_adapter.context._lru import Memo
 from agent_adapter.context._shapes import _code, _diagnostics, _diff, _json, _listing, _logs
-from agent_adapter.context._shapes._listing import fold_paths
 from agent_adapter.context._shapes._lines import GAP, MUST, Ranked, ends_first, select
+from agent_adapter.context._shapes._listing import fold_paths
 from agent_adapter.context._text import _MARKER, Keep, _valid_unicode, cut_text
 
 __all__ = ["classify", "fold_paths", "shorten_text"]

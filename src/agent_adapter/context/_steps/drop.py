@@ -23,7 +23,6 @@ from agent_adapter.context._digest import (
     shown_by,
 )
 from agent_adapter.context._lru import Memo
-from agent_adapter.context._shapes import fold_paths
 from agent_adapter.context._own import (
     NAMES_INTRO,
     note_count,
@@ -32,6 +31,7 @@ from agent_adapter.context._own import (
     sign,
     summary_count,
 )
+from agent_adapter.context._shapes import fold_paths
 from agent_adapter.context._steps._base import (
     BaseCompressionStep,
     StepContext,
