@@ -213,7 +213,16 @@ def _note(
     how to read them back). ``recovered``: names a folded note had handed to the store
     (read back from it by :meth:`RemoveOldMessages._recovered`), held like its own. With
     ``scans``, a run that starts with one read before reads only its new messages
-    (:func:`_scan`)."""
+    (:func:`_scan`).
+
+    What the run's messages name (issue 34, item 5): its error and failure lines whole, as
+    they were printed (``names_in(whole_lines=True)``), the newest of them before every
+    other name, and listed even when the folded notes' names fill the room (within
+    ``max_chars`` still: a bare note, ``max_chars == 0``, names nothing); its paths by their
+    whole spelling (``/testbed/src/a.py`` is listed though the kept text shows ``src/a.py``:
+    ``shown_by(exact=True)``). When not all fit, the paths left out are folded by directory
+    as a listing's are (:func:`_with_folds`), in up to a quarter of the room when that
+    leaves fewer names out, never at the cost of the newest error line."""
     scan = _scan(run, scans)
     count, held_extra, texts = scan.count, scan.held_extra, scan.texts
     held = list(scan.held)
