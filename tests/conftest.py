@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -10,6 +13,15 @@ import pytest
 
 from _redis_server import shared_server
 from agent_adapter.context import MemoryStore, RedisStore, SQLiteStore
+from agent_adapter.context._stores._default import FOLDER_ENV
+
+# Hermetic recall: the embedded store a Compactor takes by default (made on first use, after
+# this import) lives in a temporary folder of this process, never in the user's cache; one
+# folder a process, so pytest-xdist's workers each have their own. Its own variable, not
+# XDG_CACHE_HOME, which the CI caches (.ci/run) and the programs the tests start read.
+RECALL_DIR = tempfile.mkdtemp(prefix="agent-adapter-recall-")
+os.environ[FOLDER_ENV] = RECALL_DIR
+atexit.register(shutil.rmtree, RECALL_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -469,9 +469,12 @@ PACKAGES = "-e packages/agent-adapter-cli -e packages/cliver-core"
 
 
 def test_readme_first_command_installs_the_cli_distribution() -> None:
+    """The README's two commands: the first run, and CI's own script as the test command (so
+    what a newcomer runs is what CI runs: the same installs, the same parallel pytest)."""
     first, test_command = _readme_block("", "bash").splitlines()[:2]
     assert "pip install -e . -e packages/agent-adapter-cli && agent-adapter compress " in first
-    assert test_command.endswith(f'pip install -e ".[dev]" {PACKAGES} && pytest -q')
+    assert test_command == "bash .ci/run"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert f'python -m pip install -q -e ".[dev]" {PACKAGES}' in ci  # all three distributions
-    assert ci[-1] == "pytest -q"  # the README's test command, last
+    assert any("mkdocs build --strict" in line for line in ci)  # docs: no warning
+    assert ci[-1].startswith("pytest -q -n ")  # the tests, last, on parallel workers

@@ -19,6 +19,10 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+#: one worker runs the whole module (pytest -n with --dist loadgroup, .ci/run), so its
+#: module fixture (the packaging one, the slow part) is set up once, not once a worker
+pytestmark = pytest.mark.xdist_group("packaging")
+
 ROOT = Path(__file__).resolve().parents[1]
 #: where each distribution's pyproject.toml is, and its wheel's name
 PROJECTS = {
@@ -175,3 +179,66 @@ def test_the_library_requires_neither_httpx_typer_rich_nor_numpy(
     )
     assert required("agent-adapter", "relevance") == {"numpy", "rank-bm25", "snowballstemmer"}
     assert required("agent-adapter", "prices") == {"genai-prices"}
+
+
+def test_each_wheel_and_sdist_ships_the_license(
+    wheels: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The MIT LICENSE of the metadata is in each distribution's wheel and sdist (issue 37),
+    the same text in all three; a report page the README's command wrote is in no sdist."""
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License")
+    out = tmp_path_factory.mktemp("sdists")
+    for name, (folder, stem) in PROJECTS.items():
+        assert (folder / "LICENSE").read_text(encoding="utf-8") == text, name
+        wheel = zipfile.ZipFile(wheels[name])
+        licenses = [n for n in wheel.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        assert len(licenses) == 1, (name, wheel.namelist()[-8:])
+        assert wheel.read(licenses[0]).decode() == text
+        (folder / "report.html").write_text("<html></html>", encoding="utf-8")
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    f"import hatchling.build as b; print(b.build_sdist({str(out)!r}))",
+                ],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        finally:
+            (folder / "report.html").unlink()
+        assert done.returncode == 0, done.stderr
+        import tarfile
+
+        with tarfile.open(out / done.stdout.strip()) as sdist:
+            members = {m.name.split("/", 1)[1] for m in sdist.getmembers() if "/" in m.name}
+        assert "LICENSE" in members, (name, sorted(members)[:20])
+        assert "report.html" not in members, name
+        assert stem  # the wheel's stem names the same distribution
+
+
+def test_the_all_extra_holds_every_optional_feature_without_a_contradiction() -> None:
+    """``agent-adapter[all]`` is every extra of the library (a feature a line) but google-adk,
+    whose google-genai<3 no release of ADK lifts while ``gemini`` needs google-genai 3.6;
+    nothing in it contradicts another extra's bound (issue 37)."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    (everything,) = extras["all"]
+    requirement = Requirement(everything)
+    assert canonicalize_name(requirement.name) == "agent-adapter"  # the extras by name
+    features = set(extras) - {"all", "dev", "bench", "google-adk"}
+    assert requirement.extras == features
+    pins: dict[str, list[Requirement]] = {}
+    for extra in features:
+        for text in extras[extra]:
+            r = Requirement(text)
+            pins.setdefault(canonicalize_name(r.name), []).append(r)
+    for name, given in pins.items():
+        versions = [str(r.specifier) for r in given if str(r.specifier)]
+        assert len(set(versions)) <= 1, (name, versions)  # one bound a package

@@ -8,6 +8,7 @@ long assistant texts ``CutLongMessages`` cuts included; ``save_to=None`` turns i
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,11 @@ from agent_adapter.context import (
     recall_tool,
 )
 from agent_adapter.context._compactor import with_store
+from agent_adapter.context._stores._default import (
+    FOLDER_ENV,
+    MAX_TOTAL_CHARS,
+    default_store_path,
+)
 
 RECALL = re.compile(r"recall_context\(id='([0-9a-f]{32})'\)")
 LONG = "\n".join(
@@ -90,7 +96,20 @@ def test_the_default_is_an_embedded_sqlite_store_in_the_user_cache() -> None:
     store = compactor.save_to
     assert isinstance(store, SQLiteStore)
     assert Path(store.path).name == "recall.sqlite3"
+    assert Path(store.path).parent == Path(os.environ[FOLDER_ENV])  # conftest's: hermetic
+    assert store.max_total_chars == MAX_TOTAL_CHARS == 100_000_000  # bounded
     assert Compactor(CompressionPolicy(threshold_tokens=8000)).save_to is store  # one a process
+
+
+def test_the_default_folder_is_the_variable_s_else_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FOLDER_ENV, str(tmp_path / "recall"))
+    assert default_store_path() == tmp_path / "recall" / "recall.sqlite3"
+    assert (tmp_path / "recall").stat().st_mode & 0o777 == 0o700
+    monkeypatch.delenv(FOLDER_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert default_store_path() == tmp_path / "cache" / "agent-adapter" / "recall.sqlite3"
 
 
 def test_the_store_goes_to_the_steps_that_were_given_none() -> None:

@@ -161,9 +161,11 @@ def _compress_and_check(contents: list[Any]) -> int:
 
 def test_real_conversations_compress_to_valid_gemini(data_dir: Path) -> None:
     real = _real(data_dir)
+    # a sample: 4 tau-bench dialogs and every other Claude Code session (4 of 8), each under
+    # 18 policies in both Gemini forms; bench/roundtrip_report.py sweeps every conversation
     conversations = [
         [m for m in msgs if m.role != "system"]
-        for msgs in [*real["openai"][:12], *real["anthropic"]]
+        for msgs in [*real["openai"][:4], *real["anthropic"][::2]]
     ]
     runs = 0
     for msgs in conversations:

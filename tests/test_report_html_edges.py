@@ -85,10 +85,10 @@ def test_second_pass_is_labelled(
 ) -> None:
     page, data = report(capsys, tmp_path, data_dir / MINI_SWE, "--target", "4k")
     steps = data["report"]["steps"]
-    plain = ["remove_duplicates", "shrink_tool_results", "cut_long_messages"]
+    plain = ["remove_duplicates", "drop_stale_reads", "shrink_tool_results", "cut_long_messages"]
     plain.append("remove_old_messages")
     assert [s["step"] for s in steps] == plain * 2  # the engine's names, as compress --json
-    assert [s["pass"] for s in steps] == [1] * 4 + [2] * 4
+    assert [s["pass"] for s in steps] == [1] * 5 + [2] * 5
     assert [s["label"] for s in steps] == [*plain, *(f"{s} (pass 2)" for s in plain)]
     assert 'id="passes"' in page and "pass 2 ran them again" in page
     # what pass 2 dropped says so, on the unit and in the steps table
@@ -265,3 +265,59 @@ def test_markers_shown_hold_no_noise_names(
     assert any("noise name" in t for t in shown)  # this session's digests hold #888
     assert not any(re.search(r"(?:^|\n|, )#888\b", t) for t in shown)
     assert "#888" not in page.split('id="report-data"', 1)[0]
+
+
+# --------------------------------------------------------------------------------------------
+# issue 37: which tool eats the tokens, the three change counts, colours and labels
+
+
+def test_the_per_tool_table_adds_up_to_the_tool_kinds(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The per-tool rows split exactly the tokens the kinds table gives tool calls and tool
+    results, biggest first, and the compressed column is each tool's tokens after."""
+    page, data = report(capsys, tmp_path, data_dir / CLAUDE_SESSION, "--target", "40k")
+    for side in ("before", "after"):
+        kinds: dict[str, int] = {}
+        for u in data[side]["units"]:
+            for kind, size in u["kinds"]:
+                kinds[kind] = kinds.get(kind, 0) + size
+        tools = data[side]["tools"]
+        assert sum(t["call_tokens"] for t in tools) == kinds.get("tool_call", 0)
+        assert sum(t["result_tokens"] for t in tools) == kinds.get("tool_result", 0)
+        assert [t["tokens"] for t in tools] == sorted((t["tokens"] for t in tools), reverse=True)
+        assert all(t["tokens"] == t["call_tokens"] + t["result_tokens"] for t in tools)
+    top = data["before"]["tools"][0]
+    assert top["tool"] != "?" and top["results"] > 0
+    table = page[page.index('<table id="tools">') :]
+    table = table[: table.index("</table>")]
+    assert table.count("<tr>") == 1 + len(data["before"]["tools"])
+    assert f"<td>{html.escape(top['tool'])}</td>" in table
+    after = {t["tool"]: t["tokens"] for t in data["after"]["tools"]}
+    assert f"<td>{after.get(top['tool'], 0):,}</td></tr>" in table
+
+
+def test_the_page_explains_its_three_change_counts_and_keeps_labels_apart(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_adapter.cli._html_template import COLOURS, CSS
+
+    page, _ = report(capsys, tmp_path, data_dir / MINI_SWE, "--target", "8k")
+    note = re.search(r'<p class="note" id="counts-note">(.*?)</p>', page)
+    assert note is not None
+    assert all(word in note.group(1) for word in ("messages", "units", "each step"))
+
+    def rgb(colour: str) -> tuple[int, ...]:
+        return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))
+
+    call, result = rgb(COLOURS["tool_call"]), rgb(COLOURS["tool_result"])
+    assert sum(abs(a - b) for a, b in zip(call, result, strict=True)) > 200  # not two oranges
+    # the limits' labels sit in the gauge's padding, clear of the bars' figures, unwrapped
+    assert ".gauge { position: relative; background: #fff; border: 1px solid #e5e7eb; " in CSS
+    assert "padding: 20px 0; }" in CSS
+    assert ".line span { position: absolute; bottom: 3px;" in CSS
+    assert "white-space: nowrap; }\n.line.target span" in CSS
+    assert (
+        ".bar .num { position: absolute; font-size: 11px; line-height: 20px; padding-left: 4px;"
+        "\n  white-space: nowrap; }" in CSS
+    )

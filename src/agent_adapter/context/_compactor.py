@@ -26,7 +26,9 @@ that can save and was given no store, so what its compactions shorten or remove 
 results, long texts, dropped runs) can be read back with
 ``recall_tool(compactor.save_to)``, and each marker and note says how
 (``recall_context(id=...)``). ``save_to=None`` turns it off; pure ``compress_for`` stays
-storeless.
+storeless. The embedded store is bounded (100 M characters over all texts, the oldest saves
+going first past it) and expiring (each text after its step's ``save_for_seconds``, 24 hours
+by default); ``$AGENT_ADAPTER_RECALL_DIR`` moves its file.
 """
 
 from __future__ import annotations
@@ -98,8 +100,10 @@ class Compactor:
             held request never passes.
         save_to: where what the compactions shorten or remove is saved for recall:
             ``"default"`` the embedded SQLite store (one file a user in the user's cache
-            folder, see :mod:`~agent_adapter.context._stores._default`; ``None`` when no
-            folder can be made), a ``ToolResultStore`` of yours (``RedisStore`` to share it
+            folder or ``$AGENT_ADAPTER_RECALL_DIR``, at most 100 M characters over all
+            texts, the oldest saves going first, each expiring, see
+            :mod:`~agent_adapter.context._stores._default`; ``None`` when no folder can be
+            made), a ``ToolResultStore`` of yours (``RedisStore`` to share it
             between workers), or ``None``: nothing saved. The store goes to every step of
             the policy (and a step ``if_still_too_long``) that has a ``save_to`` and was
             given none (``ShrinkToolResults``, ``CutLongMessages``, ``RemoveOldMessages``,

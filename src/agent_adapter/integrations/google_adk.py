@@ -32,7 +32,7 @@ Example::
 
     policy = CompressionPolicy(threshold_tokens=60_000, target_tokens=40_000)
     agent = LlmAgent(
-        name="coder", model="gemini-2.5-flash", tools=[...],
+        name="coder", model="gemini-2.5-flash", tools=[],
         before_model_callback=compression_callback(policy),
     )
 

@@ -23,11 +23,13 @@ messages. ``states=`` says where the states live (``False``: none).
 Example::
 
     from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
     from agent_adapter.context import CompressionPolicy
     from agent_adapter.integrations.langchain import CompressionMiddleware
 
+    model = ChatOpenAI(model="gpt-4o", api_key="sk-...")
     policy = CompressionPolicy(threshold_tokens=60_000, target_tokens=40_000)
-    agent = create_agent(model, tools, middleware=[CompressionMiddleware(policy)])
+    agent = create_agent(model, tools=[], middleware=[CompressionMiddleware(policy)])
 
 Sync (``invoke``) and async (``ainvoke``) agents both work.
 

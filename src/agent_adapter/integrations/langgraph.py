@@ -13,12 +13,14 @@ in favour of LangChain's ``create_agent``; for that one use
 
 Example::
 
+    from langchain_openai import ChatOpenAI
     from langgraph.prebuilt import create_react_agent
     from agent_adapter.context import CompressionPolicy
     from agent_adapter.integrations.langgraph import compression_hook
 
+    model = ChatOpenAI(model="gpt-4o", api_key="sk-...")
     policy = CompressionPolicy(threshold_tokens=60_000, target_tokens=40_000)
-    agent = create_react_agent(model, tools, pre_model_hook=compression_hook(policy))
+    agent = create_react_agent(model, [], pre_model_hook=compression_hook(policy))
 
 The hook is a ``RunnableLambda`` with a sync and an async body, so ``invoke`` and ``ainvoke``
 both work.

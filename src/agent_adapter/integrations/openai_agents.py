@@ -41,7 +41,10 @@ Example::
     policy = CompressionPolicy(threshold_tokens=60_000, target_tokens=40_000)
     session = SQLiteSession("user-42")
     config = RunConfig(call_model_input_filter=compression_filter(policy, session=session))
-    result = await Runner.run(agent, "Fix the failing test", run_config=config, session=session)
+    agent = Agent(name="coder", model="gpt-4o")
+
+    async def fix():  # each run of the session: its stored items, compressed as sent
+        return await Runner.run(agent, "Fix the failing test", run_config=config, session=session)
 
 **Dropped history, searched back.** A step's ``save_to=`` saves are owned by the filter's
 session (``thread:<session_id>``; without one, the process-wide ``"default"`` owner). Register

@@ -38,7 +38,7 @@ Importing this module registers the ``pydantic_ai`` format
 (:class:`~agent_adapter.integrations._pydantic_ai_format.PydanticAIConverter`), so
 ``compress_for(messages, policy)`` and ``check(messages)`` take pydantic-ai lists too.
 
-Example (the README's integrations program runs it against the local test server)::
+Example (docs/frameworks/pydantic-ai.md runs it against the local test server)::
 
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel

@@ -262,7 +262,7 @@ class LlamaCppModel(OpenAIChatModel):
         (33.5 s instead of 0.7 s). Read as a stream, a cancelled call frees the slot at once.
 
         Raises:
-            As :meth:`OpenAIChatModel.generate`.
+            ModelError: as :meth:`OpenAIChatModel.generate` raises it.
         """
         async for event in self.stream(request):
             if isinstance(event, StreamEnd):

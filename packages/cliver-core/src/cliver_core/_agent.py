@@ -574,8 +574,8 @@ class AgentCore(EmbeddedModelsMixin):
             response_format: a pydantic model class or a JSON schema dict.
 
         Raises:
-            ModelOutputInvalid: the reply is still invalid after the repair retry.
-            As :meth:`chat` otherwise.
+            ModelOutputInvalid: the reply is still invalid after the repair retry; otherwise
+                what :meth:`chat` raises.
         """
         spec = await self._spec(
             user_input,

@@ -347,8 +347,15 @@ class PolicyCompactor:
                 messages, self.policy, format="cliver", ctx=run, states=False
             )
         else:  # a Compactor's async face: a model-written compaction is prepared early
+            # save_to=None: only the policy's own steps' stores save (as with states=False);
+            # the Compactor's default recall store would name a recall_context call the run
+            # offers no tool for
             compactor = Compactor(
-                self.policy, conversation=conversation, states=self.states, format="cliver"
+                self.policy,
+                conversation=conversation,
+                states=self.states,
+                format="cliver",
+                save_to=None,
             )
             compressed, report = await compactor.compress(messages, ctx=run)
         if self.on_report is not None:

@@ -13,6 +13,7 @@ from agent_adapter._errors import AgentAdapterError, ConfigError
 
 __all__ = [
     "DEFAULT_MAX_TEXT_CHARS",
+    "DEFAULT_MAX_TOTAL_CHARS",
     "ID_KEY_BYTES",
     "SaveOne",
     "StoreEntry",
@@ -33,6 +34,10 @@ __all__ = [
 #: The longest text a store keeps by default (1 M characters, about 250k tokens: more than
 #: any context window could take back in one recall).
 DEFAULT_MAX_TEXT_CHARS = 1_000_000
+
+#: The most characters a bounded store keeps over all its texts by default (100 M): a
+#: ``MemoryStore``'s and the embedded default ``SQLiteStore``'s ``max_total_chars``.
+DEFAULT_MAX_TOTAL_CHARS = 100_000_000
 
 #: The bytes of a store's id key (see :func:`derive_id`).
 ID_KEY_BYTES = 32

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from agent_adapter.context._stores._base import (
     DEFAULT_MAX_TEXT_CHARS,
+    DEFAULT_MAX_TOTAL_CHARS,
     SaveOne,
     StoreEntry,
     StoreError,
@@ -47,7 +48,7 @@ class MemoryStore(SaveOne):
         self,
         *,
         max_entries: int = 10_000,
-        max_total_chars: int = 100_000_000,
+        max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     ) -> None:
         check_limit("MemoryStore.max_entries", max_entries)

@@ -83,6 +83,10 @@ class RedisStore(SaveOne):
     workers agree again from their next compression. A span saved under a key no worker
     keeps any more is then read back as unreadable, never as its raw record. Scopes and ids
     may hold any ``str`` (lone surrogates too: they are sent as ``surrogatepass`` UTF-8).
+    It has no ``max_total_chars`` (MemoryStore's and SQLiteStore's bound): the server
+    bounds its memory itself, for every client at once (``maxmemory`` with an eviction
+    policy such as ``volatile-ttl``, which drops the keys with an expiry set, shortest time
+    to live first; see https://redis.io/docs/latest/develop/reference/eviction/).
 
     The async methods use ``redis.asyncio`` with a ``BlockingConnectionPool`` of at most
     ``max_connections``: past that a call waits (up to ``pool_timeout_s``) for a free

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer.main import get_command
@@ -63,6 +63,33 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    """``--version``: the command line's distribution and the library's, then exit 0."""
+    if value:
+        from importlib.metadata import version
+
+        sys.stdout.write(
+            f"{PROG} {version('agent-adapter-cli')} (agent-adapter {version('agent-adapter')})\n"
+        )
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Compress and inspect recorded LLM agent conversations."""
+
 
 FileArg = Annotated[
     Path,
@@ -493,6 +520,26 @@ def _is_click_error(exc: BaseException, name: str) -> bool:
     return any(cls.__name__ == name for cls in type(exc).__mro__)
 
 
+def _without_flag_metavars(command: Any) -> Any:
+    """``command`` and its subcommands with no metavar on their flags (``--json``,
+    ``--strict``, ``--version``, ``--help``): typer's help shows a ``<bool>`` after each flag,
+    as if it took a value; a flag takes none. Returns ``command``."""
+
+    def help_option(ctx: Any, original: Any = command.get_help_option) -> Any:
+        option = original(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = help_option
+    for param in command.params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _without_flag_metavars(sub)
+    return command
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
 
@@ -504,7 +551,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         ``--if-still-too-long raise`` raised); 2 for bad usage or bad input.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    command = get_command(app)
+    command = _without_flag_metavars(get_command(app))
     try:
         result = command.main(args=args, prog_name=PROG, standalone_mode=False)
     except CliError as exc:

@@ -24,6 +24,7 @@ from agent_adapter.cli._html_data import (
     compress_recorded,
     matched_by_ids,
     report_data,
+    tool_tokens,
     units_json,
 )
 from agent_adapter.cli._html_template import COLOURS, CSS, LABELS, SCRIPT
@@ -85,7 +86,7 @@ def build_report(
             status=_unchanged,
             lines=preview_lines,
         )
-        data["before"] = _side(units, len(before), count([]))
+        data["before"] = _side(units, len(before), count([]), tool_tokens(before, tokens, count))
         data["after"] = None
         data["report"] = None
         return data
@@ -104,6 +105,7 @@ def build_report(
         ),
         len(before),
         base,
+        tool_tokens(before, tokens, count),
     )
     data["after"] = _side(
         units_json(
@@ -118,6 +120,7 @@ def build_report(
         ),
         len(comp.after),
         base,
+        tool_tokens(comp.after, tokens, count),
     )
     data["report"] = report_data(comp)
     return data
@@ -210,9 +213,10 @@ class _Match:
         return None if j is None else self.unit_at[j]
 
 
-def _side(units: list[JSON], messages: int, base: int) -> JSON:
+def _side(units: list[JSON], messages: int, base: int, tools: list[JSON]) -> JSON:
     return {
         "units": units,
+        "tools": tools,
         "messages": messages,
         "tokens": base + sum(u["tokens"] for u in units),
         "protected_units": sum(u["protected"] for u in units),
@@ -379,6 +383,33 @@ def _kinds_table(side: JSON) -> str:
     return f"<table><tr><th>kind</th><th>tokens</th><th>%</th></tr>{rows}</table>"
 
 
+def _tools_table(before: JSON, after: JSON | None) -> str:
+    """Tokens per tool: its calls and results in the input (and in the compressed list)."""
+    tools: list[JSON] = before.get("tools", [])
+    if not tools:
+        return '<p class="note">No tool calls or results.</p>'
+    whole = before["tokens"] or 1
+    kept = {r["tool"]: r["tokens"] for r in (after or {}).get("tools", [])}
+    cols = ["tool", "calls", "call tokens", "result tokens", "tokens", "% of input"]
+    if after is not None:
+        cols.append("compressed")
+    head = "<tr>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>"
+    rows = []
+    for r in tools:
+        cells = [
+            _e(r["tool"]),
+            _n(r["calls"]),
+            _n(r["call_tokens"]),
+            _n(r["result_tokens"]),
+            _n(r["tokens"]),
+            f"{100 * r['tokens'] / whole:.1f}%",
+        ]
+        if after is not None:
+            cells.append(_n(kept.get(r["tool"], 0)))
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f'<table id="tools">{head}{"".join(rows)}</table>'
+
+
 def _reasons_table(side: JSON) -> str:
     rows = []
     for reason in (*REASONS, "unit"):
@@ -402,7 +433,7 @@ def _gauge(report: JSON) -> str:
     if report["if_still_too_long"] == "cut" or not report["steps"]:
         bars.append(("result", report["tokens_after"], 0))
     top = max([b for _, b, _ in bars] + [report["threshold_tokens"]]) or 1
-    width = "(100% - 280px)"
+    width = "(100% - 340px)"  # 200px of labels on the left, 140px for the figures on the right
 
     def x(v: int) -> str:
         return f"calc(200px + {width} * {v / top:.5f})"
@@ -449,6 +480,13 @@ def _steps_table(report: JSON) -> str:
         f"<td>{s['messages_added']}</td><td>{s['changes_reverted']}</td></tr>"
         for s in report["steps"]
     )
+    last, after = report["steps"][-1]["tokens_after"], report["tokens_after"]
+    if report["if_still_too_long"] == "cut" and last > after:  # from the last step's list
+        rows += (
+            f'<tr id="last-resort"><td>last-resort cut (if_still_too_long)</td>'
+            f"<td>{_n(last)}</td><td>{_n(after)}</td><td>{_n(last - after)}</td>"
+            "<td></td><td></td><td></td><td></td></tr>"
+        )
     passes = ""
     if any(s["pass"] > 1 for s in report["steps"]):
         passes = (
@@ -456,7 +494,15 @@ def _steps_table(report: JSON) -> str:
             f"{report['recent_turns']} turns protected (recent_turns); it left the list over "
             "the target, so pass 2 ran them again over everything but the newest turn.</p>"
         )
-    return f'<table id="steps">{head}{rows}</table>{passes}'
+    counts = (
+        '<p class="note" id="counts-note">Three counts of changes, three units: the card '
+        "<i>removed / changed / added</i> counts messages of the final list against the input "
+        "(the library's messages: one native may load as several); the strips' headings count "
+        "units (a tool round is one unit, changed when any of its messages is); this table "
+        "counts the messages each step changed, so a message two steps changed is in both "
+        "rows.</p>"
+    )
+    return f'<table id="steps">{head}{rows}</table>{passes}{counts}'
 
 
 def _markers(side: JSON) -> str:
@@ -503,6 +549,9 @@ def render(data: JSON) -> str:
         '<div class="sides">'
         f"<div><h2>Tokens per kind (input)</h2>{_kinds_table(before)}</div>"
         f"<div><h2>What is protected and why</h2>{_reasons_table(before)}</div></div>"
+    )
+    body.append(
+        f"<h2>Tokens per tool (which tool's output takes them)</h2>{_tools_table(before, after)}"
     )
     if after is not None:
         body.append(_markers(after))

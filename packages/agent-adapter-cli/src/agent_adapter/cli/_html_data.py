@@ -17,6 +17,7 @@ from typing import Any
 
 from agent_adapter._messages import ImagePart, Message, ThinkingPart
 from agent_adapter._sync import run_to_end
+from agent_adapter.cli._passes import pass_labels, pass_numbers, step_names
 from agent_adapter.cli._progress import Tick, observed
 from agent_adapter.cli._report import _protection_reasons
 from agent_adapter.context import (
@@ -118,50 +119,6 @@ def compress_recorded(
     )
 
 
-def step_names(policy: CompressionPolicy) -> list[str]:
-    """The names of ``policy``'s steps, in the order the engine runs them in each pass."""
-    return [str(getattr(s, "name", type(s).__name__)) for s in policy.resolved_steps()]
-
-
-def pass_numbers(names: Sequence[str], order: Sequence[str]) -> list[int]:
-    """The pass each step run of ``names`` belongs to (1, 2, ...; 0: ``if_still_too_long``).
-
-    The engine runs ``order`` (the policy's steps) once with the newest ``recent_turns``
-    protected, then, still over the target, once more without (a second pass). A run whose
-    name does not come later in ``order`` than the run before it starts the next pass; a
-    name not in ``order`` at all is the ``if_still_too_long`` step.
-
-    >>> pass_numbers(["a", "b", "a", "c", "z"], ["a", "b", "c"])
-    [1, 1, 2, 2, 0]
-    """
-    out: list[int] = []
-    number, at = 1, 0
-    for name in names:
-        if name not in order:
-            out.append(0)
-            continue
-        later = [j for j in range(at, len(order)) if order[j] == name]
-        if not later:
-            number += 1
-            later = [order.index(name)]
-        at = later[0] + 1
-        out.append(number)
-    return out
-
-
-def pass_labels(names: Sequence[str], order: Sequence[str]) -> list[str]:
-    """Each step run's label: its name, plus ``(pass 2)`` once the engine ran the steps
-    again (see :func:`pass_numbers`).
-
-    >>> pass_labels(["a", "b", "a", "c", "z"], ["a", "b", "c"])
-    ['a', 'b', 'a (pass 2)', 'c (pass 2)', 'z (if_still_too_long)']
-    """
-    return [
-        name if n == 1 else f"{name} (if_still_too_long)" if n == 0 else f"{name} (pass {n})"
-        for name, n in zip(names, pass_numbers(names, order), strict=True)
-    ]
-
-
 def _part_kinds(m: Message, count: TokenCounter) -> list[tuple[str, int]]:
     """``(kind, weight)`` of each piece of ``m``, in order; weights are token counts."""
     base = _part_kinds_default(m)
@@ -182,20 +139,67 @@ def _part_kinds(m: Message, count: TokenCounter) -> list[tuple[str, int]]:
     return pieces
 
 
-def kind_tokens(m: Message, tokens: int, count: TokenCounter) -> dict[str, int]:
-    """``m``'s ``tokens`` split over its kinds in proportion to each part's own count."""
+def _shares(m: Message, tokens: int, count: TokenCounter) -> list[tuple[str, int]]:
+    """``m``'s ``tokens`` split over its pieces (:func:`_part_kinds`: its parts, then one a tool
+    call, in order) in proportion to each piece's own count; one piece of the message's kind
+    when the pieces weigh nothing."""
     pieces = _part_kinds(m, count)
     weight = sum(w for _, w in pieces)
     if not pieces or weight <= 0:
-        return {pieces[0][0] if pieces else _part_kinds_default(m): tokens}
-    out: dict[str, int] = {}
+        return [(pieces[0][0] if pieces else _part_kinds_default(m), tokens)]
+    out: list[tuple[str, int]] = []
     given = 0
     for n, (kind, w) in enumerate(pieces):
         share = tokens - given if n == len(pieces) - 1 else round(tokens * w / weight)
         share = max(0, min(share, tokens - given))
         given += share
+        out.append((kind, share))
+    return out
+
+
+def kind_tokens(m: Message, tokens: int, count: TokenCounter) -> dict[str, int]:
+    """``m``'s ``tokens`` split over its kinds in proportion to each part's own count."""
+    out: dict[str, int] = {}
+    for kind, share in _shares(m, tokens, count):
         out[kind] = out.get(kind, 0) + share
     return out
+
+
+def tool_tokens(
+    messages: Sequence[Message], tokens: Callable[[Message], int], count: TokenCounter
+) -> list[JSON]:
+    """Which tool's calls and results take the tokens: one row a tool name, biggest first.
+
+    A call's tokens are its share of its assistant message (the same split as the kinds'
+    "tool call", :func:`kind_tokens`), a result's its whole message; a result is the tool's
+    whose call id it answers (its own ``name`` when it has one; ``"?"`` for a result whose
+    call is not in the list). Each row: ``tool``, ``calls``, ``call_tokens``, ``results``,
+    ``result_tokens``, ``tokens`` (the two summed).
+    """
+    names: dict[str, str] = {}
+    rows: dict[str, JSON] = {}
+
+    def row(name: str) -> JSON:
+        return rows.setdefault(
+            name,
+            {"tool": name, "calls": 0, "call_tokens": 0, "results": 0, "result_tokens": 0},
+        )
+
+    for m in messages:
+        if m.tool_calls:
+            shares = _shares(m, tokens(m), count)[len(m.parts) :]
+            for n, call in enumerate(m.tool_calls):
+                names[call.id] = call.name
+                r = row(call.name)
+                r["calls"] += 1
+                r["call_tokens"] += shares[n][1] if n < len(shares) else 0
+        if m.role == "tool":
+            r = row(m.name or names.get(m.tool_call_id or "", "?"))
+            r["results"] += 1
+            r["result_tokens"] += tokens(m)
+    for r in rows.values():
+        r["tokens"] = r["call_tokens"] + r["result_tokens"]
+    return sorted(rows.values(), key=lambda r: (-r["tokens"], r["tool"]))
 
 
 def _part_kinds_default(m: Message) -> str:

@@ -13,7 +13,7 @@ COLOURS: dict[str, str] = {
     "user": "#2563eb",
     "assistant": "#16a34a",
     "thinking": "#a855f7",
-    "tool_call": "#f59e0b",
+    "tool_call": "#0891b2",  # cyan: far from the result's orange and the assistant's green
     "tool_result": "#ea580c",
     "image": "#db2777",
 }
@@ -72,17 +72,19 @@ h2 { font-size: 15px; margin: 18px 0 8px; }
 .tick span { position: absolute; top: -15px; left: 2px; font-size: 10px; white-space: nowrap;
   color: #dc2626; background: rgba(255, 255, 255, .9); padding: 0 2px; }
 .tick.target span { color: #2563eb; }
-.gauge { position: relative; background: #fff; border: 1px solid #e5e7eb; padding: 6px 0; }
+.gauge { position: relative; background: #fff; border: 1px solid #e5e7eb; padding: 20px 0; }
 .bar { position: relative; height: 20px; margin: 4px 0; }
 .bar .fill { position: absolute; left: 200px; height: 100%; background: #9ca3af; }
 .bar .fill.saved { background: #fca5a5; }
 .bar .lbl { position: absolute; left: 6px; width: 190px; font-size: 12px; overflow: hidden;
   white-space: nowrap; text-overflow: ellipsis; line-height: 20px; }
-.bar .num { position: absolute; font-size: 11px; line-height: 20px; padding-left: 4px; }
+.bar .num { position: absolute; font-size: 11px; line-height: 20px; padding-left: 4px;
+  white-space: nowrap; }
 .line { position: absolute; top: 0; bottom: 0; border-left: 2px dashed #dc2626; z-index: 1; }
 .line.target { border-left-color: #2563eb; }
-.line span { position: absolute; bottom: -2px; left: 3px; font-size: 10px; background: #fff; }
-.line.target span { bottom: auto; top: -2px; }
+.line span { position: absolute; bottom: 3px; left: 3px; font-size: 10px; background: #fff;
+  white-space: nowrap; }
+.line.target span { bottom: auto; top: 3px; }
 .tick.target span { top: auto; bottom: -13px; }
 table { border-collapse: collapse; background: #fff; font-size: 13px; }
 th, td { border: 1px solid #e5e7eb; padding: 3px 8px; text-align: right; }

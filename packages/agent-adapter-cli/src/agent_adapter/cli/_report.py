@@ -14,6 +14,7 @@ from rich.text import Text
 
 from agent_adapter._messages import ROLES, Message
 from agent_adapter.cli._loaders import Trace
+from agent_adapter.cli._passes import pass_labels, step_names
 from agent_adapter.context import CompressionPolicy, CompressionReport, Protection, Unit
 
 #: Units shown at each end of a long list by ``inspect``.
@@ -122,7 +123,7 @@ def _print_compress_report(
         report=report,
         natives_after=natives_after,
     ).print(console)
-    _print_steps(console, report)
+    _print_steps(console, report, step_names(policy))
     tail = _compress_tail(report)
     tail.add_row("time", f"{_ms(report.seconds)} ms compressing ({_ms(load_seconds)} ms loading)")
     tail.add_row("result", report.explain())
@@ -170,17 +171,31 @@ def _compress_head(
     return head
 
 
-def _print_steps(console: Console, report: CompressionReport) -> None:
-    """One row a step that ran, or why none ran."""
-    if report.steps:
+def last_resort_cut(report: CompressionReport) -> tuple[int, int] | None:
+    """``(tokens before, tokens after)`` of the last-resort cut (``if_still_too_long="cut"``,
+    or ``"keep"`` over the model's window, both reported as ``"cut"``): from what the last step
+    left to the final list; ``None`` when no cut ran or it took nothing."""
+    if report.if_still_too_long != "cut":
+        return None
+    before = report.steps[-1].tokens_after if report.steps else report.tokens_before
+    return (before, report.tokens_after) if before > report.tokens_after else None
+
+
+def _print_steps(console: Console, report: CompressionReport, order: Sequence[str]) -> None:
+    """One row a step that ran, labelled with its pass once the steps ran again with the newest
+    turns no longer held (``dedup (pass 2)``), and a row for the last-resort cut; or why no
+    step ran."""
+    cut = last_resort_cut(report)
+    if report.steps or cut is not None:
         steps = Table()
         for name in ("step", "tokens before", "after", "saved"):
             steps.add_column(name, justify="left" if name == "step" else "right")
         for name in ("removed", "changed", "added", "reverted", "ms"):
             steps.add_column(name, justify="right")
-        for s in report.steps:
+        labels = pass_labels([s.step for s in report.steps], order)
+        for s, label in zip(report.steps, labels, strict=True):
             steps.add_row(
-                s.step,
+                label,
                 _n(s.tokens_before),
                 _n(s.tokens_after),
                 _n(s.tokens_saved),
@@ -189,6 +204,19 @@ def _print_steps(console: Console, report: CompressionReport) -> None:
                 _n(s.messages_added),
                 _n(s.changes_reverted),
                 _ms(s.seconds),
+            )
+        if cut is not None:  # no StepReport of its own: from the last step's list to the final
+            before, after = cut
+            steps.add_row(
+                "last-resort cut (if_still_too_long)",
+                _n(before),
+                _n(after),
+                _n(before - after),
+                "",
+                "",
+                "",
+                "",
+                "",
             )
         console.print(Text("Steps", style="bold"))
         console.print(steps)

@@ -157,6 +157,9 @@ class Compaction:
             states=self.states,
             format=fmt,
             model_max_tokens=window,
+            # the gateway does not save what it drops (see the module): no default recall
+            # store, so no marker names a recall_context call the client's agent lacks
+            save_to=None,
         )
         sent, report = await compactor.compress(history)
         prepared = Prepared(

@@ -178,6 +178,8 @@ class _Runs:
         return out
 
 
+# Over 80 lines, kept whole: one pass over the items, each branch one documented Responses rule
+# (quoted in the docstring), sharing the pass's state (open calls, ids seen, the last item).
 def check_responses(items: Sequence[Any]) -> list[Violation]:
     """Responses rules (API reference, *Create a model response*, ``input``; function-calling,
     reasoning and MCP guides).
