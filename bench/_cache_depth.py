@@ -16,6 +16,13 @@ Per trace and setting: the cost against the reference and against sending everyt
 the share of the history's file paths and distinct error lines (``quality.py``'s
 ``PATH_RE`` and ``error_lines``, its code) still named in each request after the first
 compaction, averaged over those requests, against the reference's over the same calls.
+Four measures of names: ``paths named`` and ``error lines named`` (the strings as found: a
+path as ``PATH_RE`` matched it, an error line's first 60 characters), ``files named`` (a path
+or a name of the same file relative to a working directory, see :func:`_tails`: the library's
+notes and an agent's own commands name ``/testbed/django/db/models/base.py`` as
+``django/db/models/base.py``, which ``paths named`` counts as lost) and ``error names named``
+(the failed test, exception class or error code of each error line: the issue's "distinct
+error names"). The strict measures are kept so that figures stay comparable.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _quality_facts import error_lines, flat, split
+from _quality_facts import error_lines, error_records, flat, split
 from agent_adapter import Message
 from agent_adapter.cli._loaders import load_trace
 from agent_adapter.context import Compactor, CompressionPolicy
@@ -53,6 +60,8 @@ class Run:
     cost: float = 0.0
     paths: list[float | None] = field(default_factory=list)
     errors: list[float | None] = field(default_factory=list)
+    files: list[float | None] = field(default_factory=list)
+    kinds: list[float | None] = field(default_factory=list)
     compactions: int = 0
     deferred: int = 0
     first: int | None = None  # the first call that compacted
@@ -88,28 +97,56 @@ class _Names:
         self.paths: list[set[str]] = []
         self.errors: list[set[str]] = []
         starts = convert(case.natives, case.fmt)._ranges
+        self.kinds: list[set[str]] = []
         seen_p: set[str] = set()
         seen_e: set[str] = set()
-        by_native: list[tuple[set[str], set[str]]] = []
+        seen_k: set[str] = set()
         for lo, hi in starts:
             chunk = messages[lo:hi]
-            by_native.append((set(path_re.findall(_text(chunk))), error_lines(chunk)))
-        for p, e in by_native:
-            seen_p |= p
-            seen_e |= e
+            seen_p |= set(path_re.findall(_text(chunk)))
+            seen_e |= error_lines(chunk)
+            seen_k |= {flat(r.name) for r in error_records(chunk)}
             self.paths.append(set(seen_p))
             self.errors.append(set(seen_e))
+            self.kinds.append(set(seen_k))
 
-    def shares(self, cut: int, request: Sequence[Any]) -> tuple[float | None, float | None]:
-        """Shares of the history's (``natives[:cut]``) paths and error lines named in
-        ``request``."""
+    def shares(self, cut: int, request: Sequence[Any]) -> tuple[Share, Share, Share, Share]:
+        """Shares of the history's (``natives[:cut]``) names in ``request``: paths (the
+        string as found), error lines (their first 60 characters), files (a path or one of
+        its relative names, see :func:`_tails`) and error names (the failed test, exception
+        class or error code of each error line: the issue's "distinct error names")."""
         text = _text(convert(strip_reserved(list(request)), self.case.fmt).messages)
         named = set(self.path_re.findall(text))
         paths, errors = self.paths[cut - 1], self.errors[cut - 1]
-        p = sum(1 for w in paths if w in named or w in text) / len(paths) if paths else None
+        kinds = self.kinds[cut - 1]
         flat_text = flat(text)
-        e = sum(1 for w in errors if w in flat_text) / len(errors) if errors else None
-        return p, e
+
+        def share(names: set[str], found: Callable[[str], bool]) -> Share:
+            return sum(1 for w in names if found(w)) / len(names) if names else None
+
+        return (
+            share(paths, lambda w: w in named or w in text),
+            share(errors, lambda w: w in flat_text),
+            share(paths, lambda w: any(t in text for t in _tails(w))),
+            share(kinds, lambda w: w in flat_text),
+        )
+
+
+Share = float | None
+
+
+def _tails(path: str) -> list[str]:
+    """``path`` and the names that name the same file relative to a working directory: the
+    path less its first part (``testbed/django/db/models.py`` is ``django/db/models.py`` run
+    in ``/testbed``, as mini-swe-agent runs) when two parts or more stay, and every tail of
+    three parts or more. A two-part tail of a deeper path (``migrations/__init__.py``) is
+    not counted: too many files share it."""
+    parts = path.split("/")
+    out = [path]
+    if len(parts) >= 3:
+        out.append("/".join(parts[1:]))
+    out.extend("/".join(parts[i:]) for i in range(2, len(parts) - 2))
+    return out
 
 
 def replay(case: Case, policy: CompressionPolicy, names: _Names | None, tally: Any) -> Run:
@@ -130,9 +167,11 @@ def replay(case: Case, policy: CompressionPolicy, names: _Names | None, tally: A
         if report.skipped == "deferred":
             run.deferred += 1
         if names is not None:
-            p, e = names.shares(cut, sent)
+            p, e, f, n = names.shares(cut, sent)
             run.paths.append(p)
             run.errors.append(e)
+            run.files.append(f)
+            run.kinds.append(n)
     run.cost = tally.units
     return run
 
@@ -159,6 +198,15 @@ def cases(data: Path, quick: bool) -> list[Case]:
     return out
 
 
+#: The names measures, in the order of :meth:`_Names.shares`.
+_MEASURES = ("paths named", "error lines named", "files named", "error names named")
+
+
+def _measures(run: Run) -> list[list[float | None]]:
+    """A run's names measures per call, in the order of ``_MEASURES``."""
+    return [run.paths, run.errors, run.files, run.kinds]
+
+
 def _mean(values: list[float | None], start: int | None) -> float | None:
     got = [v for v in values[start or 0 :] if v is not None] if start is not None else []
     return statistics.fmean(got) if got else None
@@ -168,11 +216,10 @@ def main(data: Path, quick: bool, tally: Callable[[], Any], path_re: Any, only: 
     """The tables: per trace and per group (median, max of cost vs the reference); ``only``:
     the groups whose name holds it."""
     rows: list[list[str]] = []
-    groups: dict[tuple[str, str], list[tuple[float, float, float | None, float | None]]] = {}
+    groups: dict[tuple[str, str], list[tuple[float, float, list[float | None]]]] = {}
     for case in cases(data, quick):
         if only not in case.group:
             continue
-        total = sum(1 for _ in case.natives)
         none = tally()
         from cache import _calls
 
@@ -184,14 +231,15 @@ def main(data: Path, quick: bool, tally: Callable[[], Any], path_re: Any, only: 
         if ref.first is None and all(r.first is None for r in runs.values()):
             continue  # never over the threshold: nothing to compare
         start = min(r.first for r in runs.values() if r.first is not None)
-        ref_p, ref_e = _mean(ref.paths, start), _mean(ref.errors, start)
+        refs = [_mean(v, start) for v in _measures(ref)]
         for k, r in runs.items():
             vs_ref = r.cost / ref.cost
             vs_none = r.cost / none.units
-            p, e = _mean(r.paths, start), _mean(r.errors, start)
-            dp = None if p is None or ref_p is None else p - ref_p
-            de = None if e is None or ref_e is None else e - ref_e
-            groups.setdefault((case.group, k), []).append((vs_ref, vs_none, dp, de))
+            got = [_mean(v, start) for v in _measures(r)]
+            deltas = [
+                None if g is None or b is None else g - b for g, b in zip(got, refs, strict=True)
+            ]
+            groups.setdefault((case.group, k), []).append((vs_ref, vs_none, deltas))
             rows.append(
                 [
                     case.group,
@@ -200,11 +248,9 @@ def main(data: Path, quick: bool, tally: Callable[[], Any], path_re: Any, only: 
                     f"{r.compactions} / {r.deferred}",
                     f"{vs_ref:.2f}x",
                     f"{vs_none:.2f}x",
-                    "-" if p is None else f"{p:.0%}",
-                    "-" if e is None else f"{e:.0%}",
+                    *("-" if g is None else f"{g:.0%}" for g in got),
                 ]
             )
-        del total
     head = [
         "group",
         "trace",
@@ -212,8 +258,7 @@ def main(data: Path, quick: bool, tally: Callable[[], Any], path_re: Any, only: 
         "compactions / deferred",
         "cost vs reference",
         "vs everything",
-        "paths named",
-        "errors named",
+        *_MEASURES,
     ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
@@ -226,8 +271,7 @@ def main(data: Path, quick: bool, tally: Callable[[], Any], path_re: Any, only: 
         "traces",
         "cost vs reference: median / max",
         "vs everything: max",
-        "paths vs reference: median / min (points)",
-        "errors vs reference: median / min (points)",
+        *(f"{m} vs reference: median / min (points)" for m in _MEASURES),
     ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
@@ -242,7 +286,8 @@ def main(data: Path, quick: bool, tally: Callable[[], Any], path_re: Any, only: 
         refs = [v[0] for v in vals]
         print(
             f"| {group} | {k} | {len(vals)} | {statistics.median(refs):.2f}x / {max(refs):.2f}x"
-            f" | {max(v[1] for v in vals):.2f}x | {pts([v[2] for v in vals])} | "
-            f"{pts([v[3] for v in vals])} |"
+            f" | {max(v[1] for v in vals):.2f}x | "
+            + " | ".join(pts([v[2][i] for v in vals]) for i in range(len(_MEASURES)))
+            + " |"
         )
     return 0

@@ -36,6 +36,20 @@ a quarter: what is left of the history must still carry its names). With Anthrop
 (``omega / rho = 12.5``) a conversation of ``g = T / 100`` a call goes to ``T / 2``; one of
 ``g = T / 45`` or more goes to the quarter; one of ``g = T / 400`` or less stays at 3/4.
 
+**Depth must not cost names** (issue 35: the share of the history's file paths and error
+names still named in each request after the first compaction must not fall below the fixed
+depth's). Two things the engine does with a derived target (``_engine._names_floor``): the
+notes ``RemoveOldMessages`` leaves keep the room of names the fixed depth's target gives them
+(``StepContext.names_target_tokens``; that room is 5% of the target, so a quarter-deep
+target gave a third of it); and the target is never set below what the compaction reaches
+keeping the opening (system prompt, task), the protected messages and the recency window plus
+one such note: below that floor a deeper target frees nothing more of the old history, it
+only squeezed the notes to fit (a note then lists ``+N more`` or the count alone) and sent the
+recency window's turns after the rest. Measured (``python bench/cache.py --depth``, held-out
+mini-swe-agent runs at a 10k budget): the worst run's paths still named went from -32.4 to
+-6.6 points against the fixed depth and its error lines from -37.5 to -16.7, at a median
+cost of 0.72x -> 0.74x of it (never above the fixed depth nor sending everything).
+
 **Deferring.** The compaction call writes the ``D`` tokens it keeps (``omega * D``) where the
 request as it is would read its cached prefix and write its new call (``rho * (S - g) + omega
 * g``; ``S``: the request's tokens); every later call saves ``rho * (S - D)``. It pays for

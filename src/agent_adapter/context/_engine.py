@@ -25,7 +25,7 @@ from agent_adapter.context._report import (
 )
 from agent_adapter.context._steps._base import CompressionStep, StepContext
 from agent_adapter.context._steps._continuation import Continuation
-from agent_adapter.context._steps.drop import RemoveOldMessages
+from agent_adapter.context._steps.drop import RemoveOldMessages, names_room_tokens
 from agent_adapter.context._stores._commit import commit_saves, open_saves
 from agent_adapter.context._text import fit_message
 from agent_adapter.context._tokens import TokenMeter
@@ -154,6 +154,7 @@ class _SharedCostContext(StepContext):
             meter=parent.meter,
             ctx=parent.ctx,
             continuation=parent.continuation,
+            names_target_tokens=parent.names_target_tokens,
         )
         self._parent = parent
 
@@ -260,6 +261,9 @@ class _Input:
     model_window: int | None
     started: float
     depth: Depth | None = None
+    #: with a cost-aware depth: the fixed depth's target, the notes' room of names is
+    #: scaled from (``StepContext.names_target_tokens``)
+    names_target: int | None = None
 
     def untouched(
         self, skipped: SkipReason, current: list[Message], **kw: Any
@@ -457,10 +461,40 @@ def _cost_depth(
         price=policy.cache_price,
     )
     given.depth = depth
+    given.names_target = limits.target_tokens  # the fixed depth's (no target is given)
     given.limits = CompressionLimits(limits.threshold_tokens, depth.target)
     if depth.defer and not force:
         return "deferred"
     return "under_target" if given.tokens_before <= depth.target else None
+
+
+def _names_floor(given: _Input, protection: Protection) -> CompressionLimits:
+    """``depth="cost"``: the derived target raised, when it is below it, to what the compaction
+    reaches keeping what loss-follows-age keeps: the opening (the messages before the first
+    assistant turn: system prompt and task, which ``RemoveOldMessages`` keeps), the protected
+    messages and the recency window (``policy.recent_turns``), plus one note's room of names
+    at the fixed depth (never above the fixed depth's target). Below that floor a deeper
+    target frees nothing more of the old history: it only squeezes the notes to fit
+    (``RemoveOldMessages`` shortens its notes, then lists no names, when nothing more may go)
+    and sends the recency window's turns after the history: that is where the deeper
+    compactions lost names (issue 35: file paths and error names, ``bench/cache.py
+    --depth``)."""
+    limits, policy, meter, current = given.limits, given.policy, given.meter, given.original
+    names_target = given.names_target
+    if names_target is None or limits.target_tokens >= names_target:
+        return limits
+    protected = {id(m) for m in protection.protected(current)}
+    window = _recent_window(current, policy.recent_turns, protection) or set()
+    first = next((i for i, m in enumerate(current) if m.role == "assistant"), len(current))
+    kept = sum(
+        meter.of(m)
+        for i, m in enumerate(current)
+        if i < first or id(m) in protected or m.origin in window
+    )
+    floor = min(names_target, kept + names_room_tokens(names_target))
+    if floor <= limits.target_tokens:
+        return limits
+    return CompressionLimits(limits.threshold_tokens, floor)
 
 
 def _prepare_run(
@@ -489,6 +523,8 @@ def _prepare_run(
             if_still_too_long="keep",
             protected_by=protected_by(current, protection, meter.of),
         )
+    if given.names_target is not None:
+        limits = given.limits = _names_floor(given, protection)
     goal = _goal(policy, limits, protected_tokens, given.model_window, given.tokens_before)
     context = StepContext(
         target_tokens=goal,
@@ -497,6 +533,7 @@ def _prepare_run(
         meter=meter,
         ctx=ctx,
         continuation=None if continuation is None else continuation.over(current),
+        names_target_tokens=given.names_target,
     )
     context.set_originals(current)  # what a saving step saves: the caller's own texts
     open_saves(context)  # ShrinkToolResults stages its saves; commit_saves writes them

@@ -45,6 +45,12 @@ class StepContext:
             summary request may continue so the provider reads it from its prompt cache
             (see :mod:`agent_adapter.context._steps._continuation`); ``None`` when the
             compression has no such request (``compress``, ``compress_for``).
+        names_target_tokens: the target the room for names in what a step adds (a
+            ``RemoveOldMessages`` note) is scaled from, when it is not ``target_tokens``
+            (``None``): a cost-aware depth (``CompressionPolicy(depth="cost")``) compacts
+            deeper than the fixed depth but gives its notes the fixed depth's room, so a
+            deeper compaction names as much of what it removed (issue 35: depth must not cost
+            names).
     """
 
     target_tokens: int
@@ -53,6 +59,7 @@ class StepContext:
     meter: TokenMeter
     ctx: Any = None
     continuation: Continuation | None = None
+    names_target_tokens: int | None = None
     summary_cost_usd: float = field(default=0.0)
     summary_probes: int = field(default=0)
     summary_probes_found: int = field(default=0)

@@ -50,6 +50,13 @@ __all__ = ["RemoveOldMessages"]
 
 #: Bounds of a note's names, in tokens: 5% of the target, at least 60, at most 600.
 _NOTE_SHARE, _NOTE_MIN, _NOTE_MAX = 0.05, 60, 600
+
+
+def names_room_tokens(target: int) -> int:
+    """The room for one note's names, in tokens, under a ``target`` (see ``_NOTE_SHARE``)."""
+    return min(_NOTE_MAX, max(_NOTE_MIN, int(target * _NOTE_SHARE)))
+
+
 #: What is read of each dropped message: its first and last that many characters (a run
 #: can hold hundreds; a command and its first lines, the outcome at the end).
 _NOTE_SCAN = (2_000, 1_000)
@@ -520,7 +527,8 @@ class RemoveOldMessages(BaseCompressionStep):
         bounds, candidates = self._candidates(messages, context)
         drop = bytearray(len(messages))  # 1: dropped (a set of 100,000 ints was 7 MB)
         dropped = False
-        chars = 4 * min(_NOTE_MAX, max(_NOTE_MIN, int(context.target_tokens * _NOTE_SHARE)))
+        basis = max(context.target_tokens, context.names_target_tokens or 0)
+        chars = 4 * names_room_tokens(basis)
         walk = self._walk(messages, context)
         reserve = 0  # what the notes cost, once known
         taken = 0
