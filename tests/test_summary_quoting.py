@@ -148,14 +148,17 @@ async def _note_of_eight_failed_tests() -> Message:
     )
     out, _ = await compress(messages, policy)
     [note] = [m for m in out if m.text.startswith("[3 earlier messages removed")]
-    assert all(f"{n} FAILED" in note.text for n in _FAILED), note.text
+    # each failed test by its whole line, as pytest printed it (issue 34, item 5)
+    assert all(f"FAILED {n} - Faile..." in note.text for n in _FAILED), note.text
     return note
 
 
 async def test_the_extractive_summary_of_a_folded_note_names_all_its_failed_tests() -> None:
     note = await _note_of_eight_failed_tests()
     summary = extract_summary([note, Message("assistant", "Now I fix the collection.")])
-    assert [e for e in summary.errors if e.endswith(" FAILED")] == [f"{n} FAILED" for n in _FAILED]
+    # the note names each by its whole line (issue 34, item 5), the summary quotes it so
+    failed = [e for e in summary.errors if e.startswith("FAILED ")]
+    assert failed == [f"FAILED {n} - Faile..." for n in _FAILED]
 
 
 @pytest.mark.parametrize("after", [0, 1, 2, 40, 400])
@@ -179,7 +182,7 @@ async def test_a_summary_folding_a_note_never_trims_its_names_to_fit(after: int)
     if summaries:
         [text] = summaries
         errors = parse(text).errors
-        assert all(f"{n} FAILED" in errors for n in _FAILED), text
+        assert all(f"FAILED {n} - Faile..." in errors for n in _FAILED), text
     else:
         assert note in out
     if after >= 40:

@@ -93,7 +93,8 @@ async def test_summarize_names_what_the_removal_note_names() -> None:
     messages = _test_run()
     dropped, _ = await compress(messages, _policy(RemoveOldMessages(keep_first=1, keep_last=1)))
     note = dropped[1].text
-    assert "tests/test_core.py::test_add FAILED" in note and "exit 1" in note
+    # the failed test by its whole line, as pytest printed it (issue 34, item 5)
+    assert "FAILED tests/test_core.py::test_add - TypeError" in note and "exit 1" in note
     out, _ = await compress(messages, _policy(Summarize(keep_recent_messages=1)))
     text = _summary_of(out).text
     assert "tests/test_core.py::test_add FAILED" in text

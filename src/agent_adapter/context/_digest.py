@@ -29,10 +29,12 @@ __all__ = [
     "clip_ends",
     "digest",
     "drop_shown",
+    "is_path",
     "join_names",
     "leading_status",
     "names_in",
     "names_room",
+    "newest_error",
     "shown_by",
 ]
 
@@ -53,15 +55,19 @@ _MAX_LINES = 1000
 #: How far back a path's first slash may be from its start.
 _PATH_PREFIX_MAX = 120
 
-# (start, end, key, label, label limit, rank, test, file): ``key`` is looked for in the kept
-# text, ``label`` is shown (cut to the limit); when not all fit, lower ranks go in first;
+# (start, end, key, label, label limit, rank, test, file, line): ``key`` is looked for in the
+# kept text, ``label`` is shown (cut to the limit); when not all fit, lower ranks go in first;
 # ``test`` is a failed test's short name (its section header and summary line are one name),
 # ``file`` the file of a path or a test id (a path is one name with the same file's other
-# spellings and with its first failed test's id)
-_Hit = tuple[int, int, str, str, int, int, str | None, str | None]
+# spellings and with its first failed test's id); ``line``: an error or failure line's whole
+# text (its indentation and pytest's ``E`` prefix left out), shown instead of ``label`` when
+# the caller asks for whole lines, else ``None``
+_Hit = tuple[int, int, str, str, int, int, str | None, str | None, str | None]
 #: Ranks: the outcome (exit status, failed tests, error lines), then paths and commands,
 #: then the rest (URLs, issue numbers, commit ids, "Traceback").
 _OUTCOME, _PLACE, _OTHER = 0, 1, 2
+#: With whole lines, the newest error or failure line comes before every other outcome.
+_NEWEST = -1
 #: A name found: (label, rank, keys, given): any of ``keys`` in the kept text hides it;
 #: ``given`` marks the exit status the caller gave.
 Name = tuple[str, int, tuple[str, ...], bool]
@@ -73,6 +79,7 @@ _LINE = re.compile(
       (?P<sverdict>FAILED|ERROR)\ (?P<snode>[^\s:]+\.py(?:::\S+)?|[^\s:]+::\S+)
     | (?P<vnode>[^\s:]+::\S+)\ (?P<vverdict>FAILED|ERROR)\b
     | (?:FAIL|ERROR):\ (?P<unit>\w+\ \([\w.]+\))
+    | (?P<fail>(?:FAIL|FAILED):\ \S.*|FAILED\ \((?:failures|errors)=.*)
     | _{{3,}}\ (?P<header>{_TEST})\ _{{3,}}$
     | (?P<tb>Traceback\ \(most\ recent\ call\ last\))
     | \$\ (?P<cmd>\S.*)
@@ -164,19 +171,23 @@ def _line_hit(match: re.Match[str], start: int, end: int) -> _Hit | None:
         file, test = node.split("::", 1) if "::" in node else (node, None)
         if test is not None:
             test = test.replace("::", ".")
-        return (start, end, node, f"{node} {verdict}", 120, _OUTCOME, test, file)
+        whole = match.string[start:end].strip()
+        return (start, end, node, f"{node} {verdict}", 120, _OUTCOME, test, file, whole)
     value = match[kind] if kind else None
     if kind is None or value is None:
         return None
     if kind == "unit":
-        return (start, end, value, f"{value} FAILED", 100, _OUTCOME, value.split(" ")[0], None)
+        test = value.split(" ")[0]
+        line = match.string[start:end].strip()
+        return (start, end, value, f"{value} FAILED", 100, _OUTCOME, test, None, line)
     if kind == "header":
-        return (start, end, value, f"{value} FAILED", 100, _OUTCOME, value, None)
+        return (start, end, value, f"{value} FAILED", 100, _OUTCOME, value, None, None)
     if kind == "cmd":
-        return (start, end, value.strip(), f"$ {value}", 60, _PLACE, None, None)
+        return (start, end, value.strip(), f"$ {value}", 60, _PLACE, None, None, None)
     if kind == "tb":
-        return (start, end, "Traceback", "Traceback", 80, _OTHER, None, None)
-    return (start, end, value, value, 80, _OUTCOME, None, None)  # exc, err, tally
+        return (start, end, "Traceback", "Traceback", 80, _OTHER, None, None, None)
+    text = None if kind == "tally" else value.strip()
+    return (start, end, value, value, 80, _OUTCOME, None, None, text)  # exc, err, tally
 
 
 def _lines(text: str, hits: list[_Hit]) -> None:
@@ -228,7 +239,7 @@ def _paths(text: str, hits: list[_Hit]) -> None:
             s -= prefix.end() if prefix else 0
         p = _PATH.match(text, s)
         if p is not None:
-            hits.append((s, p.end(), p[0], p[0], 120, _PLACE, None, p[0]))
+            hits.append((s, p.end(), p[0], p[0], 120, _PLACE, None, p[0], None))
 
 
 def _scan(text: str) -> list[_Hit]:
@@ -240,28 +251,28 @@ def _scan(text: str) -> list[_Hit]:
             m = _STATUS.match(text, max(0, i - offset))
             if m is not None:
                 status = f"exit {m[1] or m[2]}"
-                hits.append((m.start(), m.end(), status, status, 20, _OUTCOME, None, None))
+                hits.append((m.start(), m.end(), status, status, 20, _OUTCOME, None, None, None))
     _lines(text, hits)
     for i in _finds(text, "```") if "`" in text else ():
         m = _FENCE.match(text, i)
         if m is not None:
-            hits.append((i, m.end(), m[1].strip(), f"$ {m[1]}", 60, _PLACE, None, None))
+            hits.append((i, m.end(), m[1].strip(), f"$ {m[1]}", 60, _PLACE, None, None, None))
     url_end = 0
     for i in _finds(text, "http"):
         m = None if i < url_end else _URL.match(text, i)
         if m is not None:
             url = m[0].rstrip(".,;:")
             url_end = m.end()
-            hits.append((i, url_end, url, url, 100, _OTHER, None, None))
+            hits.append((i, url_end, url, url, 100, _OTHER, None, None, None))
     _paths(text, hits)
     for s in _finds(text, "#"):
         m = _ISSUE.match(text, s)
         if m is not None and (s == 0 or not (text[s - 1].isalnum() or text[s - 1] in "_&#/")):
-            hits.append((s, m.end(), m[0], m[0], 20, _OTHER, None, None))
+            hits.append((s, m.end(), m[0], m[0], 20, _OTHER, None, None, None))
     for i in _finds(text, "commit "):
         m = _COMMIT.match(text, i)
         if m is not None:
-            hits.append((m.start(1), m.end(1), m[1], m[1][:12], 12, _OTHER, None, None))
+            hits.append((m.start(1), m.end(1), m[1], m[1][:12], 12, _OTHER, None, None, None))
     hits.sort(key=lambda h: (h[0], -h[1]))
     out: list[_Hit] = []
     reach = 0
@@ -353,23 +364,35 @@ def names_in(
     exit_status: str | None = None,
     scan: tuple[int, int] = (_SCAN_HEAD, _SCAN_TAIL),
     max_names: int = _MAX_CHECKS,
+    whole_lines: bool = False,
 ) -> tuple[list[Name], int]:
     """The names of :func:`digest`, not joined yet: ``(names, extra)``, ``extra`` counting the
     distinct names past the first ``max_names`` (64; not looked for in ``kept``). ``scan``
     bounds what is read of a long ``removed``: its first and last that many characters
-    (:func:`clip_ends`). See :func:`join_names` and :func:`drop_shown`."""
+    (:func:`clip_ends`). See :func:`join_names` and :func:`drop_shown`.
+
+    ``whole_lines``: an error or failure line is labelled by the whole line as it was
+    printed (``FAILED tests/x.py::t - AssertionError: ...``, an exception line past 80
+    characters; its indentation and pytest's ``E`` prefix left out, at most 400 characters),
+    not by its short form: what a dropped round leaves in its note is the words a reader
+    (or a search) looks for, not a paraphrase of them (issue 34, item 5). A cut's marker,
+    with less room, keeps the short form."""
     parts: Sequence[str] = (kept,) if isinstance(kept, str) else kept
     removed = clip_ends(removed, *scan)
-    key = (removed, tuple(parts), exit_status, max_names)
+    key = (removed, tuple(parts), exit_status, max_names, whole_lines)
     hit = _NAMES_MEMO.get(key)
     if hit is None:
-        hit = _names_in(removed, parts, exit_status, max_names)
+        hit = _names_in(removed, parts, exit_status, max_names, whole_lines)
         _NAMES_MEMO.put(key, hit, len(removed) + sum(map(len, parts)))
     return list(hit[0]), hit[1]
 
 
 def _names_in(
-    removed: str, parts: Sequence[str], exit_status: str | None, max_names: int
+    removed: str,
+    parts: Sequence[str],
+    exit_status: str | None,
+    max_names: int,
+    whole_lines: bool = False,
 ) -> tuple[tuple[Name, ...], int]:
     """:func:`names_in` on an already clipped ``removed``, computed."""
     named = _Named()
@@ -379,7 +402,10 @@ def _names_in(
     if exit_status is not None:
         named.names.append((f"exit {exit_status}", _OUTCOME, (), True))
         seen.add(f"exit {exit_status}")
-    for _, _, key, label, limit, rank, test, file in _scan(removed):
+    newest = None  # the key of the last error or failure line (whole_lines)
+    for _, _, key, label, limit, rank, test, file, line in _scan(removed):
+        if whole_lines and line is not None:
+            label, limit, newest = line, _LINE_MAX, key
         if key in seen:
             continue
         seen.add(key)
@@ -396,7 +422,13 @@ def _names_in(
         if same is not None and test is None:
             continue  # a file named already, as a path or in a test id
         named.add((_short(label, limit), rank, keys, False), test, file, same)
-    return tuple(name for name in named.names if name is not None), extra
+    names = [name for name in named.names if name is not None]
+    if newest is not None:  # the newest error line goes in first: what a run came to
+        at = next((i for i, name in enumerate(names) if newest in name[2]), None)
+        if at is not None:
+            label, _, keys, given = names[at]
+            names[at] = (label, _NEWEST, keys, given)
+    return tuple(names), extra
 
 
 class _Named:
@@ -443,26 +475,43 @@ class _Named:
             self.files.setdefault(_base(file), []).append((file, at, test is not None))
 
 
+def newest_error(names: Sequence[Name]) -> Name | None:
+    """The newest error or failure line among ``names`` (of :func:`names_in` with
+    ``whole_lines``: ranked before every other name), or ``None``."""
+    return next((name for name in names if name[1] == _NEWEST), None)
+
+
+def is_path(name: Name) -> bool:
+    """Whether ``name`` is a file path (of the place names, the ones that are not a
+    ``$ command``)."""
+    return name[1] == _PLACE and not name[0].startswith("$ ")
+
+
 def drop_shown(names: list[Name], kept: Sequence[str]) -> list[Name]:
     """``names`` less those that ``kept`` shows (for a cut that kept more than it scanned)."""
     shown = shown_by(kept)
     return [name for name in names if not shown(name)]
 
 
-def shown_by(kept: str | Sequence[str]) -> Callable[[Name], bool]:
+def shown_by(kept: str | Sequence[str], *, exact: bool = False) -> Callable[[Name], bool]:
     """``hidden`` for :func:`join_names`: whether ``kept`` (one text or several) shows a name
     (never the given exit status). One search a name and text: a path's keys are its tails
     (:func:`_spellings`), each a tail of the longer ones, so the shortest is in a text
-    whenever any is."""
+    whenever any is. ``exact``: a path is shown only by its whole spelling (the longest
+    key), not by a tail (``src/a.py`` does not show ``/testbed/src/a.py``, nor
+    ``models/base.py`` ``django/db/models/base.py``): what a dropped round's note keeps,
+    where the path as the run wrote it is what is looked for again."""
+    pick = max if exact else min
     if isinstance(kept, str):
-        return _shown_in(kept)
+        return _shown_in(kept, exact)
     parts = kept
-    return lambda name: not name[3] and bool(name[2]) and _shown((min(name[2], key=len),), parts)
+    return lambda name: not name[3] and bool(name[2]) and _shown((pick(name[2], key=len),), parts)
 
 
-def _shown_in(kept: str) -> Callable[[Name], bool]:
+def _shown_in(kept: str, exact: bool = False) -> Callable[[Name], bool]:
     """:func:`shown_by` of one text, its answers remembered by the text's content (a note
     built again over the same kept messages, in a later pass or call, searches nothing)."""
+    pick = max if exact else min
     found: dict[str, bool] | None = _SHOWN_MEMO.get(kept)
     if found is None:
         found = {}
@@ -472,7 +521,7 @@ def _shown_in(kept: str) -> Callable[[Name], bool]:
     def hidden(name: Name) -> bool:
         if name[3] or not name[2]:
             return False
-        key = min(name[2], key=len)
+        key = pick(name[2], key=len)
         shown = memo.get(key)
         if shown is None:
             shown = key in kept

@@ -57,9 +57,10 @@ from agent_adapter.context._digest import (
 from agent_adapter.context._lru import Memo
 from agent_adapter.context._shapes import _code, _diagnostics, _diff, _json, _listing, _logs
 from agent_adapter.context._shapes._lines import GAP, MUST, Ranked, ends_first, select
+from agent_adapter.context._shapes._listing import fold_paths
 from agent_adapter.context._text import _MARKER, Keep, _valid_unicode, cut_text
 
-__all__ = ["classify", "shorten_text"]
+__all__ = ["classify", "fold_paths", "shorten_text"]
 
 #: A text of fewer lines than this is cut as prose: there is nothing to choose between.
 _MIN_LINES = 6

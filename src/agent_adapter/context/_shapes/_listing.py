@@ -20,6 +20,7 @@ not where it went: the paths stay one a line.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from agent_adapter.context._shapes._diagnostics import is_outcome
 from agent_adapter.context._shapes._lines import MUST, Ranked, sample
@@ -166,6 +167,30 @@ def _folded(items: list[tuple[str, int]]) -> list[tuple[str, int, int]]:
         out.append((text, r, 1))
     out += _fold(run)
     return out
+
+
+def fold_paths(paths: Sequence[str]) -> list[tuple[str, int]]:
+    """``paths`` folded by directory as a listing's are when they do not fit
+    (``src/pkg/{a.py,b.py}``: their common prefix once, :func:`_fold`), one entry a
+    directory in order of first appearance: ``(text, how many paths it holds)``. A path
+    without a directory stays as it is."""
+    run: dict[str, list[str]] = {}
+    alone: dict[str, None] = {}
+    order: list[tuple[bool, str]] = []  # (a directory, its name or the path)
+    for path in paths:
+        head, _, tail = path.rstrip("/").rpartition("/")
+        if not head:
+            if path not in alone:
+                alone[path] = None
+                order.append((False, path))
+            continue
+        if head not in run:
+            run[head] = []
+            order.append((True, head))
+        if tail not in run[head]:
+            run[head].append(tail)
+    folded = {d: (text, n) for d, (text, _, n) in zip(run, _fold(run), strict=True)}
+    return [folded[key] if is_dir else (key, 1) for is_dir, key in order]
 
 
 def _fold(run: dict[str, list[str]]) -> list[tuple[str, int, int]]:

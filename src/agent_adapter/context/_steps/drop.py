@@ -13,7 +13,15 @@ from typing import Any, ClassVar
 from agent_adapter._errors import ConfigError
 from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
-from agent_adapter.context._digest import Name, clip_ends, join_names, names_in, shown_by
+from agent_adapter.context._digest import (
+    Name,
+    clip_ends,
+    is_path,
+    join_names,
+    names_in,
+    newest_error,
+    shown_by,
+)
 from agent_adapter.context._lru import Memo
 from agent_adapter.context._own import (
     NAMES_INTRO,
@@ -23,6 +31,7 @@ from agent_adapter.context._own import (
     sign,
     summary_count,
 )
+from agent_adapter.context._shapes import fold_paths
 from agent_adapter.context._steps._base import (
     BaseCompressionStep,
     StepContext,
@@ -55,6 +64,10 @@ _NO_CLIP = (1 << 62, 0)
 #: Distinct names a note's scan collects at most (the rest are counted).
 _NOTE_NAMES = 256
 _MORE = re.compile(r"\A\+(\d+) more\Z")
+#: When a note's names do not all fit, up to one in this many of its characters may go to
+#: the left-out paths folded by directory (``src/pkg/{a.py,b.py}``), when that leaves fewer
+#: names out than listing whole paths alone.
+_FOLD_SHARE = 4
 #: How many notes deep the names a note handed to the store are read back.
 _RECOVER_DEPTH = 3
 #: A ``+N more`` line of a note (it handed names on).
@@ -207,7 +220,16 @@ def _note(
     how to read them back). ``recovered``: names a folded note had handed to the store
     (read back from it by :meth:`RemoveOldMessages._recovered`), held like its own. With
     ``scans``, a run that starts with one read before reads only its new messages
-    (:func:`_scan`)."""
+    (:func:`_scan`).
+
+    What the run's messages name (issue 34, item 5): its error and failure lines whole, as
+    they were printed (``names_in(whole_lines=True)``), the newest of them before every
+    other name, and listed even when the folded notes' names fill the room (within
+    ``max_chars`` still: a bare note, ``max_chars == 0``, names nothing); its paths by their
+    whole spelling (``/testbed/src/a.py`` is listed though the kept text shows ``src/a.py``:
+    ``shown_by(exact=True)``). When not all fit, the paths left out are folded by directory
+    as a listing's are (:func:`_with_folds`), in up to a quarter of the room when that
+    leaves fewer names out, never at the cost of the newest error line."""
     scan = _scan(run, scans)
     count, held_extra, texts = scan.count, scan.held_extra, scan.texts
     held = list(scan.held)
@@ -221,7 +243,9 @@ def _note(
     if recovered:
         held_extra = 0  # the names it counted are listed again
     if texts:
-        found, more_names = names_in("\n".join(texts), scan=_NO_CLIP, max_names=_NOTE_NAMES)
+        found, more_names = names_in(
+            "\n".join(texts), scan=_NO_CLIP, max_names=_NOTE_NAMES, whole_lines=True
+        )
         extra += more_names
         names += [name for name in found if name[0] not in seen]
     # a held name is listed even when the kept text shows it: a later step of the same
@@ -229,7 +253,7 @@ def _note(
     bound = held_chars
     if saved:  # the store keeps the run: the names past a bound are read back from there
         bound = max(max_chars, _HELD_MAX_CHARS) if bound is None else bound
-    hidden = shown_by(kept)
+    hidden = shown_by(kept, exact=True)
     if bound is not None:
         held = [name for name in held if not hidden(name)]  # bounded: shown ones go first
         kept_held: list[Name] = []
@@ -243,13 +267,75 @@ def _note(
         held = kept_held
     held_text = "\n".join(name[0] for name in held)
     room = max(0, max_chars - len(held_text) - 1) if held_text else max_chars
-    listed = join_names(names, extra + held_extra, room, sep="\n", hidden=hidden)
+    newest = newest_error(names)
+    if newest is not None and room < max_chars and not hidden(newest):
+        # the newest error line the run dropped is listed even when the folded notes' names
+        # fill the room (an agent loop folds a note each call): within max_chars still
+        need = len(newest[0]) + len(f"\n+{len(names) + extra + held_extra} more")
+        room = max(room, min(max_chars, need))
+    listed = _with_folds(
+        join_names(names, extra + held_extra, room, sep="\n", hidden=hidden), names, room, hidden
+    )
+    if _more_of(listed) > 1:  # names left out: a share of the room for folded paths
+        share = room - room // _FOLD_SHARE
+        folded = join_names(names, extra + held_extra, share, sep="\n", hidden=hidden)
+        folded = _with_folds(folded, names, room, hidden)
+        keeps = newest is None or (newest[0] in folded.split("\n")) >= (
+            newest[0] in listed.split("\n")
+        )
+        if keeps and _more_of(folded) < _more_of(listed):
+            listed = folded  # (never at the cost of the newest error line)
     if not listed and held_text and (names or extra or held_extra):
         listed = f"+{len(names) + extra + held_extra} more"  # none of the new ones fits
     listed = "\n".join(part for part in (held_text, listed) if part)
     head = note_head(count) + (f" ({saved})" if saved else "")
     text = f"{head}; {NAMES_INTRO}\n{listed}]" if listed else f"{head}]"
     return Message("user", sign(text))  # tagged: known as ours on the next call
+
+
+def _more_of(listed: str) -> int:
+    """How many names ``listed`` (joined one a line) counts as left out (its ``+N more``)."""
+    more = _MORE.match(listed[listed.rfind("\n") + 1 :])
+    return int(more.group(1)) if more else 0
+
+
+def _with_folds(listed: str, names: list[Name], room: int, hidden: Callable[[Name], bool]) -> str:
+    """``listed`` (:func:`join_names` of ``names`` within ``room`` characters, one a line)
+    with the paths it left out folded by directory as a listing's are when they do not fit
+    (:func:`~agent_adapter.context._shapes.fold_paths`: ``src/pkg/{a.py,b.py}``, their
+    common prefix once) in the room that is left, before its ``+N more``, which then counts
+    the names still left out. The paths that fitted whole stay whole: a fold is added, never
+    put in a whole path's place."""
+    if not listed:
+        return listed
+    lines = listed.split("\n")
+    more = _MORE.match(lines[-1])
+    if more is None:
+        return listed
+    body = lines[:-1]
+    shown = set(body)
+    left = [name for name in names if name[0] not in shown]
+    paths = [name[0] for name in left if is_path(name) and not hidden(name)]
+    if not paths:
+        return listed
+    gone = int(more.group(1)) - sum(1 for name in left if hidden(name))
+    free = room - len("\n".join(body)) - (1 if body else 0)
+    by_dir: dict[str, list[str]] = {}
+    for path in paths:
+        by_dir.setdefault(path.rpartition("/")[0], []).append(path)
+    for group in by_dir.values():
+        k = len(group)
+        while k:  # a directory's first k paths, the most that fit (the last go first)
+            [(text, n)] = fold_paths(group[:k])
+            if len(text) + 1 + (len(f"\n+{gone} more") if gone > n else 0) <= free:
+                body.append(text)
+                free -= len(text) + 1
+                gone -= n
+                break
+            k = min(k - 1, k * free // (len(text) + 1))
+    if gone > 0:
+        body.append(f"+{gone} more")
+    return "\n".join(body)
 
 
 #: The saved line in a note's or summary's head (see ``saved_phrase``).
