@@ -88,6 +88,20 @@ class RecordedRequest:
         return len(self.raw)
 
 
+async def _serve(server: Any, sock: socket.socket) -> None:
+    """``server.serve`` on ``sock``, then close the connections it left open: a client that
+    went away during a slow reply leaves its accepted socket to the garbage collector (an
+    unclosed-socket warning in whatever test runs next) once the loop is gone."""
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        for connection in list(server.server_state.connections):
+            transport = getattr(connection, "transport", None)
+            if transport is not None:
+                transport.abort()
+        await asyncio.sleep(0)  # the aborts close their sockets on the next loop turn
+
+
 class ProviderServer:
     """A scripted model server for tests: start it, queue replies, point an SDK at it.
 
@@ -160,6 +174,7 @@ class ProviderServer:
         self._count = 0
         self._server: Any = None
         self._thread: threading.Thread | None = None
+        self._sock: socket.socket | None = None
         self._port = 0
         self._stopping = False
         self.add(*replies)
@@ -241,10 +256,11 @@ class ProviderServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self._port = sock.getsockname()[1]
+        self._sock = sock  # closed by stop(): uvicorn leaves a socket it was given open
         self._stopping = False
         self._server = server
         self._thread = threading.Thread(
-            target=lambda: asyncio.run(server.serve(sockets=[sock])),
+            target=lambda: asyncio.run(_serve(server, sock)),
             name=f"ProviderServer:{self._port}",
             daemon=True,
         )
@@ -263,6 +279,9 @@ class ProviderServer:
         self._stopping = True
         self._server.should_exit = True
         self._thread.join(timeout=10)
+        if self._sock is not None:
+            self._sock.close()
+        self._sock = None
         self._thread = None
         self._server = None
         self._port = 0
