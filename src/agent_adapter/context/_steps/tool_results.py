@@ -11,8 +11,10 @@ from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import names_room
 from agent_adapter.context._lru import with_text
-from agent_adapter.context._shapes import shorten_text
+from agent_adapter.context._shapes import line_refs, shorten_text
+from agent_adapter.context._shapes._refs import lines_of
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._steps._extractive import file_access
 from agent_adapter.context._stores._base import ToolResultStore
 from agent_adapter.context._stores._commit import (
     original_text,
@@ -107,6 +109,7 @@ class ShrinkToolResults(BaseCompressionStep):
         total = context.tokens(out)
         newest_ok = self._old_end(out)
         scope = owner_scope(context.ctx)
+        named = _Named(messages)
         for i in range(newest_ok):
             if context.under_target(total):
                 break
@@ -116,7 +119,7 @@ class ShrinkToolResults(BaseCompressionStep):
             before = context.message_tokens(m)
             if before <= self.bigger_than_tokens or len(m.text) <= self.keep_chars:
                 continue
-            short, after = await self._shrunk(m, before, total, context, scope)
+            short, after = await self._shrunk(m, before, total, context, scope, named.of(m))
             if after < before:
                 out[i] = short
                 context.mark_shortened(short)
@@ -137,7 +140,13 @@ class ShrinkToolResults(BaseCompressionStep):
         return newest_ok
 
     async def _shrunk(
-        self, m: Message, before: int, total: int, context: StepContext, scope: str
+        self,
+        m: Message,
+        before: int,
+        total: int,
+        context: StepContext,
+        scope: str,
+        keep_lines: frozenset[int] = frozenset(),
     ) -> tuple[Message, int]:
         """``m`` (of ``before`` tokens, in a list of ``total``) cut, and its tokens: to
         ``keep_chars``, or more when this result alone covers what is still needed (the cut
@@ -149,9 +158,10 @@ class ShrinkToolResults(BaseCompressionStep):
         keep = self.keep_chars
         if allowed > 0:
             keep = max(keep, len(text) * allowed // before - len(note) - 80)
-        short, after = _fitted(m, source, keep, self.keep_chars, notes, allowed, context)
+        least = self.keep_chars
+        short, after = _fitted(m, source, (keep, least), notes, allowed, context, keep_lines)
         if after >= before and fallback:  # the original's cut names too much to fit
-            short, after = _fitted(m, fallback, keep, self.keep_chars, notes, allowed, context)
+            short, after = _fitted(m, fallback, (keep, least), notes, allowed, context, keep_lines)
         return short, after
 
     async def _source(
@@ -182,30 +192,61 @@ class ShrinkToolResults(BaseCompressionStep):
 def _fitted(
     m: Message,
     source: str,
-    keep: int,
-    least: int,
+    sizes: tuple[int, int],
     notes: tuple[str, ...],
     allowed: int,
     context: StepContext,
+    keep_lines: frozenset[int] = frozenset(),
 ) -> tuple[Message, int]:
     """``m`` with ``source`` cut to about ``keep`` characters (fewer, down to ``least``,
-    while it counts over ``allowed`` tokens), and its tokens."""
-    short = with_text(m, _cut(source, keep, notes))
+    while it counts over ``allowed`` tokens; ``sizes`` is both), and its tokens."""
+    keep, least = sizes
+    short = with_text(m, _cut(source, keep, notes, keep_lines))
     after = context.message_tokens(short)
     while after > allowed and keep > least:  # the estimate ran over
         keep = max(least, keep * 3 // 4)
-        short = with_text(m, _cut(source, keep, notes))
+        short = with_text(m, _cut(source, keep, notes, keep_lines))
         after = context.message_tokens(short)
     return short, after
 
 
-def _cut(source: str, keep: int, notes: tuple[str, ...]) -> str:
+def _cut(
+    source: str, keep: int, notes: tuple[str, ...], keep_lines: frozenset[int] = frozenset()
+) -> str:
     """``source`` cut to about ``keep`` characters, its marker holding ``notes`` but those
-    that the kept head or tail already shows (an earlier marker kept whole)."""
+    that the kept head or tail already shows (an earlier marker kept whole); a code read
+    keeps ``keep_lines`` (see :class:`_Named`)."""
     room = names_room(len(source) - keep)
-    out = shorten_text(source, keep, "both", note="; ".join(notes), names_chars=room)
+    out = shorten_text(
+        source, keep, "both", note="; ".join(notes), names_chars=room, keep_lines=keep_lines
+    )
     shown = tuple(n for n in notes if out.count(n) > 1)
     if not shown:
         return out
     rest = "; ".join(n for n in notes if n not in shown)
-    return shorten_text(source, keep, "both", note=rest, names_chars=room)
+    return shorten_text(source, keep, "both", note=rest, names_chars=room, keep_lines=keep_lines)
+
+
+class _Named:
+    """The lines of a file read that the conversation names elsewhere: a result whose tool
+    call reads one file (:func:`~agent_adapter.context._steps._extractive.file_access`:
+    a read tool's path argument, ``cat``, ``nl -ba``, ``sed -n``, SWE-agent's ``open``) keeps
+    the line numbers that the tracebacks, test failures, linter findings and diff hunks of
+    every message of the list name in that file (see
+    :func:`~agent_adapter.context._shapes._refs.line_refs`), found once per call and only
+    when a read is cut. Known by the tool call's id and arguments, never by the text."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.messages = messages
+        self.calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
+        self.refs: dict[str, frozenset[int]] | None = None
+
+    def of(self, m: Message) -> frozenset[int]:
+        """The line numbers named in the file tool result ``m`` reads (none: not a read)."""
+        call = self.calls.get(m.tool_call_id or "")
+        access = file_access(call) if call is not None else None
+        if access is None or access[0] != "read":
+            return frozenset()
+        if self.refs is None:
+            self.refs = line_refs(x.text for x in self.messages)
+        return lines_of(self.refs, access[1])
