@@ -120,8 +120,8 @@ def _hunks(text: str, add: Callable[[str, int], None]) -> None:
             old += 1
             left -= 1
         elif line.startswith("+"):
-            if named < _HUNK_MAX:
-                add(path, max(1, old - 1))
+            if named < _HUNK_MAX and old > 1:  # after the line before (none: a new file)
+                add(path, old - 1)
                 named += 1
         else:
             old += 1
