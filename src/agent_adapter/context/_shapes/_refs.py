@@ -29,11 +29,14 @@ from agent_adapter.context._lru import Memo
 __all__ = ["line_refs", "lines_of"]
 
 _FRAME = re.compile(r'File "(?P<p>[^"\n]+)", line (?P<n>\d+)')
-_LOCATION = re.compile(
-    r"(?:^|(?<=\s))(?P<p>[\w./~-]*\w\.\w+):(?P<n>\d+)(?::\d+)?: ?"
-    r"(?=[A-Z]\w*|error\b|warning\b|note\b|fatal\b)",
-    re.M,
-)
+#: A location's line number and what follows it, from its colon (a literal: fast to find);
+#: the path is read going back from there (:data:`_PATH_BACK`).
+_LOCATION = re.compile(r":(?P<n>\d+)(?::\d+)?: ?(?=[A-Z]\w*|error\b|warning\b|note\b|fatal\b)")
+_PATH_BACK = re.compile(r"(?:^|(?<=\s))(?P<p>[\w./~-]+)\Z")
+_PATH_MAX = 300
+#: A path's file name with an extension (the location's path is read as one run of path
+#: characters first: no backtracking inside a long token).
+_FILE_NAME = re.compile(r"\w\.\w+\Z")
 _DIFF_FILE = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(?P<p>[^\s]+)", re.M)
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 #: Lines one hunk may name at most (a rewrite of a whole file names none of them well).
@@ -86,7 +89,10 @@ def _scan(text: str) -> dict[str, frozenset[int]]:
         for m in _FRAME.finditer(text):
             add(m["p"], int(m["n"]))
     for m in _LOCATION.finditer(text):
-        add(m["p"], int(m["n"]))
+        start = m.start()
+        back = _PATH_BACK.search(text, max(0, start - _PATH_MAX), start)
+        if back is not None and _FILE_NAME.search(back["p"]):
+            add(back["p"], int(m["n"]))
     if "@@ -" in text:
         _hunks(text, add)
     return {p: frozenset(lines) for p, lines in out.items() if lines}
