@@ -45,10 +45,22 @@ _HUNK_MAX = 40
 _PER_FILE_MAX = 200
 
 _MEMO = Memo(entries=4096, chars=32_000_000)
+_LISTS = Memo(entries=64, chars=64_000_000)
 
 
 def line_refs(texts: Iterable[str]) -> dict[str, frozenset[int]]:
-    """The ``(path, line)`` references of ``texts`` (see the module), by path as written."""
+    """The ``(path, line)`` references of ``texts`` (see the module), by path as written.
+    Remembered for the list of texts as a whole (a step reads the same conversation on
+    every call) and for each text (a conversation grows by a few texts a call)."""
+    key = tuple(texts)
+    hit: dict[str, frozenset[int]] | None = _LISTS.get(key)
+    if hit is None:
+        hit = _line_refs(key)
+        _LISTS.put(key, hit, sum(map(len, key)))
+    return hit
+
+
+def _line_refs(texts: tuple[str, ...]) -> dict[str, frozenset[int]]:
     out: dict[str, set[int]] = {}
     for text in texts:
         for path, lines in _refs(text).items():

@@ -36,7 +36,9 @@ class ShrinkToolResults(BaseCompressionStep):
     The shortened result keeps what matters of what it is (see
     :mod:`~agent_adapter.context._shapes`): a test run, traceback, compiler or linter output
     every error and summary line, a listing every path, JSON its structure and keys, code its
-    signatures, a diff its file and hunk headers, a log one line a run of repeats, each run
+    signatures (and, in a numbered read of one file, the lines that the list's tracebacks,
+    failed tests, linter findings and diff hunks name in that file, first, with a line of
+    context either side when it fits), a diff its file and hunk headers, a log one line a run of repeats, each run
     of lines that went counted in a gap line; prose and texts of no known shape keep their
     head and tail. It keeps ``keep_chars`` characters or more when this one result covers
     all that the target still needs (then only the tokens needed go), and one note (on the
