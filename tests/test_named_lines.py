@@ -10,7 +10,12 @@ from pathlib import Path
 
 from agent_adapter import Message, ToolCall
 from agent_adapter.cli._loaders import load_trace
-from agent_adapter.context import CompressionPolicy, ShrinkToolResults, compress
+from agent_adapter.context import (
+    CompressionPolicy,
+    CutLongMessages,
+    ShrinkToolResults,
+    compress,
+)
 from agent_adapter.context._shapes import line_refs, shorten_text
 from agent_adapter.context._shapes._refs import lines_of
 from agent_adapter.context.formats import convert
@@ -88,6 +93,31 @@ def test_the_exact_shortening_of_a_read_with_a_named_line() -> None:
         "[9 lines cut]"
     )
     assert shorten_text(code, 300, keep_lines=frozenset({25})) is kept  # remembered
+
+
+def _read_and_failure() -> list[Message]:
+    code = "\n".join(f"{i:6}\t    y = x + {i}  # a body line" for i in range(1, 200))
+    read = ToolCall("c1", "bash", '{"command": "nl -ba src/pkg/a.py"}')
+    run = ToolCall("c2", "bash", '{"command": "pytest"}')
+    return [
+        Message("user", "fix it"),
+        Message("assistant", "", tool_calls=(read,)),
+        Message("tool", code, tool_call_id="c1"),
+        Message("assistant", "", tool_calls=(run,)),
+        Message("tool", "src/pkg/a.py:123: AssertionError\n1 failed", tool_call_id="c2"),
+        Message("assistant", "I see"),
+        Message("user", "go on"),
+        Message("assistant", "ok"),
+    ]
+
+
+def test_cut_long_messages_keeps_the_line_a_failure_names_too() -> None:
+    msgs = _read_and_failure()
+    step = CutLongMessages(max_tokens_per_message=200)
+    out, _ = asyncio.run(compress(msgs, CompressionPolicy(target_tokens=300, steps=[step])))
+    lines = out[2].text.split("\n")
+    assert out[2] is not msgs[2] and len(out[2].text) < 1000
+    assert "   123\t    y = x + 123  # a body line" in lines
 
 
 def test_a_read_in_shrink_tool_results_keeps_the_line_a_failure_names() -> None:

@@ -11,10 +11,9 @@ from agent_adapter._messages import Message
 from agent_adapter._run import owner_scope
 from agent_adapter.context._digest import names_room
 from agent_adapter.context._lru import with_text
-from agent_adapter.context._shapes import line_refs, shorten_text
-from agent_adapter.context._shapes._refs import lines_of
+from agent_adapter.context._shapes import shorten_text
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
-from agent_adapter.context._steps._extractive import file_access
+from agent_adapter.context._steps._named_lines import NamedLines
 from agent_adapter.context._stores._base import ToolResultStore
 from agent_adapter.context._stores._commit import (
     original_text,
@@ -38,22 +37,21 @@ class ShrinkToolResults(BaseCompressionStep):
     every error and summary line, a listing every path, JSON its structure and keys, code its
     signatures (and, in a numbered read of one file, the lines that the list's tracebacks,
     failed tests, linter findings and diff hunks name in that file, first, with a line of
-    context either side when it fits), a diff its file and hunk headers, a log one line a run of repeats, each run
-    of lines that went counted in a gap line; prose and texts of no known shape keep their
-    head and tail. It keeps ``keep_chars`` characters or more when this one result covers
-    all that the target still needs (then only the tokens needed go), and one note (on the
-    first line of a shaped result, between head and tail of a cut one): how many characters
-    went, the names they held that what stays does not show (paths, the exit status, error
-    lines, failed tests, ids), and with save_to
-    the recall call, e.g. ``[... 2611 characters cut; names: exit 1, src/a.py, TypeError:
-    bad operand; full text: call recall_context(id='3f2a...') ...]``. The names count
-    against ``keep_chars`` (see :func:`~agent_adapter.context._text.cut_text`) up to half
-    of it; a result cut by much may name more, up to a fifth of the characters cut (at most
-    2,400), which the shortened result holds on top (a long listing keeps its file names).
-    Its tool call id, name and non-text parts stay. The id is a keyed hash of the owner
-    scope, the tool call id and the text (see
-    :func:`~agent_adapter.context._stores._base.derive_id`), so the same input gives the
-    same output.
+    context either side when it fits), a diff its file and hunk headers, a log one line a run of
+    repeats, each run of lines that went counted in a gap line; prose and texts of no known
+    shape keep their head and tail. It keeps ``keep_chars`` characters or more when this one
+    result covers all that the target still needs (then only the tokens needed go), and one note
+    (on the first line of a shaped result, between head and tail of a cut one): how many
+    characters went, the names they held that what stays does not show (paths, the exit status,
+    error lines, failed tests, ids), and with save_to the recall call, e.g. ``[... 2611
+    characters cut; names: exit 1, src/a.py, TypeError: bad operand; full text: call
+    recall_context(id='3f2a...') ...]``. The names count against ``keep_chars`` (see
+    :func:`~agent_adapter.context._text.cut_text`) up to half of it; a result cut by much may
+    name more, up to a fifth of the characters cut (at most 2,400), which the shortened result
+    holds on top (a long listing keeps its file names). Its tool call id, name and non-text
+    parts stay. The id is a keyed hash of the owner scope, the tool call id and the text (see
+    :func:`~agent_adapter.context._stores._base.derive_id`), so the same input gives the same
+    output.
 
     What is saved is the caller's text: when an earlier step of the same compression
     shortened the result first (``CutLongMessages``, ``SummarizeLongMessage`` without a
@@ -111,7 +109,7 @@ class ShrinkToolResults(BaseCompressionStep):
         total = context.tokens(out)
         newest_ok = self._old_end(out)
         scope = owner_scope(context.ctx)
-        named = _Named(messages)
+        named = NamedLines(messages)
         for i in range(newest_ok):
             if context.under_target(total):
                 break
@@ -217,7 +215,8 @@ def _cut(
 ) -> str:
     """``source`` cut to about ``keep`` characters, its marker holding ``notes`` but those
     that the kept head or tail already shows (an earlier marker kept whole); a code read
-    keeps ``keep_lines`` (see :class:`_Named`)."""
+    keeps ``keep_lines`` (see
+    :class:`~agent_adapter.context._steps._named_lines.NamedLines`)."""
     room = names_room(len(source) - keep)
     out = shorten_text(
         source, keep, "both", note="; ".join(notes), names_chars=room, keep_lines=keep_lines
@@ -227,28 +226,3 @@ def _cut(
         return out
     rest = "; ".join(n for n in notes if n not in shown)
     return shorten_text(source, keep, "both", note=rest, names_chars=room, keep_lines=keep_lines)
-
-
-class _Named:
-    """The lines of a file read that the conversation names elsewhere: a result whose tool
-    call reads one file (:func:`~agent_adapter.context._steps._extractive.file_access`:
-    a read tool's path argument, ``cat``, ``nl -ba``, ``sed -n``, SWE-agent's ``open``) keeps
-    the line numbers that the tracebacks, test failures, linter findings and diff hunks of
-    every message of the list name in that file (see
-    :func:`~agent_adapter.context._shapes._refs.line_refs`), found once per call and only
-    when a read is cut. Known by the tool call's id and arguments, never by the text."""
-
-    def __init__(self, messages: list[Message]) -> None:
-        self.messages = messages
-        self.calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
-        self.refs: dict[str, frozenset[int]] | None = None
-
-    def of(self, m: Message) -> frozenset[int]:
-        """The line numbers named in the file tool result ``m`` reads (none: not a read)."""
-        call = self.calls.get(m.tool_call_id or "")
-        access = file_access(call) if call is not None else None
-        if access is None or access[0] != "read":
-            return frozenset()
-        if self.refs is None:
-            self.refs = line_refs(x.text for x in self.messages)
-        return lines_of(self.refs, access[1])
