@@ -58,9 +58,10 @@ from agent_adapter.context._lru import Memo
 from agent_adapter.context._shapes import _code, _diagnostics, _diff, _json, _listing, _logs
 from agent_adapter.context._shapes._lines import GAP, MUST, Ranked, ends_first, select
 from agent_adapter.context._shapes._listing import fold_paths
+from agent_adapter.context._shapes._refs import line_refs
 from agent_adapter.context._text import _MARKER, Keep, _valid_unicode, cut_text
 
-__all__ = ["classify", "fold_paths", "shorten_text"]
+__all__ = ["classify", "fold_paths", "line_refs", "shorten_text"]
 
 #: A text of fewer lines than this is cut as prose: there is nothing to choose between.
 _MIN_LINES = 6
@@ -93,18 +94,27 @@ def classify(text: str, lines: list[str] | None = None) -> str:
 
 
 def shorten_text(
-    text: str, keep_chars: int, keep: Keep = "both", *, note: str = "", names_chars: int = 0
+    text: str,
+    keep_chars: int,
+    keep: Keep = "both",
+    *,
+    note: str = "",
+    names_chars: int = 0,
+    keep_lines: frozenset[int] = frozenset(),
 ) -> str:
     """``text`` shortened to about ``keep_chars`` characters by what it is (see the module),
     or cut at its ends (``keep``) like :func:`~agent_adapter.context._text.cut_text` when it
-    is prose or of no known shape. Returns ``text`` itself when it is short enough."""
+    is prose or of no known shape. Returns ``text`` itself when it is short enough.
+    ``keep_lines``: the line numbers of a numbered code read that the conversation names
+    elsewhere (an error, a traceback, a diff hunk: see :func:`line_refs`), kept first (see
+    :mod:`._code`); other kinds ignore them."""
     keep_chars = max(0, keep_chars)
     if len(text) <= keep_chars:
         return text
-    key = (text, keep_chars, keep, note, names_chars)
+    key = (text, keep_chars, keep, note, names_chars, keep_lines)
     hit: str | None = _SHAPED.get(key)
     if hit is None:
-        hit = _shorten(text, keep_chars, keep, note, names_chars)
+        hit = _shorten(text, keep_chars, keep, note, names_chars, keep_lines)
         _SHAPED.put(key, hit, len(text))
     return hit
 
@@ -120,7 +130,14 @@ def _budget(keep_chars: int, note: str, names_chars: int) -> int:
     )
 
 
-def _shorten(text: str, keep_chars: int, keep: Keep, note: str, names_chars: int) -> str:
+def _shorten(
+    text: str,
+    keep_chars: int,
+    keep: Keep,
+    note: str,
+    names_chars: int,
+    keep_lines: frozenset[int] = frozenset(),
+) -> str:
     text = _valid_unicode(text)
     lines = text.split("\n")
     if len(text) > _WINDOW_CHARS:
@@ -134,7 +151,7 @@ def _shorten(text: str, keep_chars: int, keep: Keep, note: str, names_chars: int
         names_chars = max(names_chars, names_room(len(text) + earlier.chars - keep_chars))
     budget = _budget(keep_chars, note, names_chars)
     plain = _budget(keep_chars, note, 0)
-    ranked = None if earlier is None else _ranked(kind, text, earlier.lines, budget)
+    ranked = None if earlier is None else _ranked(kind, text, earlier.lines, budget, keep_lines)
     if ranked is None or earlier is None:
         return cut_text(text, keep_chars, keep, note=note, names_chars=names_chars)
     floor = keep_chars - min(DIGEST_MAX_CHARS, keep_chars // 2)
@@ -162,7 +179,9 @@ def _window(lines: list[str]) -> list[str]:
     return [*lines[:head], GAP.format(middle), *lines[len(lines) - tail :]]
 
 
-def _ranked(kind: str, text: str, lines: list[str], budget: int) -> list[Ranked] | None:
+def _ranked(
+    kind: str, text: str, lines: list[str], budget: int, keep_lines: frozenset[int] = frozenset()
+) -> list[Ranked] | None:
     """The rankings to try, most detail first, or ``None`` for a plain cut."""
     if kind == "json":
         return [_json.rank(_json.parse(text), budget)]
@@ -173,7 +192,7 @@ def _ranked(kind: str, text: str, lines: list[str], budget: int) -> list[Ranked]
     if kind == "listing":
         return list(_listing.rank(lines))
     if kind == "code":
-        return [_code.rank(lines)]
+        return [_code.rank(lines, keep_lines)]
     if kind == "log":
         return [_logs.rank(lines)]
     if kind == "shortened":

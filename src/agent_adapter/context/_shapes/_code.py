@@ -13,6 +13,13 @@ the error and summary lines
 a run printed around the code; then top-level statements, then bodies (the shallowest
 first), then comments, docstrings and blank lines. A body line's own text is never changed:
 what goes is counted in a gap line.
+
+**Named lines** (``keep_lines``): the line numbers that an error, traceback, linter or diff
+elsewhere in the conversation names in this file (the caller finds them, see
+:func:`~agent_adapter.context._shapes._refs.line_refs`; the text alone cannot know them)
+are kept verbatim first, before the signatures, and one line either side of each next,
+before the bodies. Only a numbered read's lines are matched (by the number in front: an
+unnumbered text does not say which line of the file it starts at).
 """
 
 from __future__ import annotations
@@ -71,13 +78,27 @@ def looks_like(lines: list[str]) -> bool:
     return numbered >= 0.6 * seen or (code >= 0.6 * seen and signatures > 0)
 
 
-def rank(lines: list[str]) -> Ranked:
-    """``lines`` of source code ranked (see the module)."""
+def _number(line: str) -> int | None:
+    m = _NUMBER.match(line)
+    return int(line[: m.end() - 1]) if m else None
+
+
+def rank(lines: list[str], keep_lines: frozenset[int] = frozenset()) -> Ranked:
+    """``lines`` of source code ranked (see the module); ``keep_lines``: the line numbers
+    named elsewhere, kept first."""
     out = Ranked()
     n = len(lines)
+    near = {k + d for k in keep_lines for d in (-1, 1)} - keep_lines
     for i, line in enumerate(lines):
         src = _source(line)
         s = src.strip()
+        number = _number(line) if keep_lines else None
+        if number is not None and number in keep_lines:
+            out.add(line, MUST, i - n)  # before every signature (theirs: i >= 0)
+            continue
+        if number is not None and number in near and s:
+            out.add(line, _TOP, i - n)  # its context: before every other top-level line
+            continue
         # a docstring's quotes are comments; its lines are read as any body's (a read may
         # start inside one: which quote opens and which closes is not known)
         if '"""' in s or "'''" in s:

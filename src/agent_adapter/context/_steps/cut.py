@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 
 from agent_adapter._errors import ConfigError
@@ -14,6 +15,7 @@ from agent_adapter.context._steps._base import (
     StepContext,
     first_non_system,
 )
+from agent_adapter.context._steps._named_lines import NamedLines
 from agent_adapter.context._stores._base import check_save_to
 from agent_adapter.context._stores._commit import original_text, shortened_source, stage_save
 from agent_adapter.context._text import _MARKER, Keep, fit_message
@@ -43,16 +45,16 @@ def _worth_cutting(before: Message, after: Message) -> bool:
 class CutLongMessages(BaseCompressionStep):
     """Cut the text of messages over max_tokens_per_message, oldest first.
 
-    A text is shortened by what it is (see :mod:`~agent_adapter.context._shapes`): a test
-    run keeps every error and summary line, a listing every path, JSON its keys, code its
-    signatures, a diff its headers, a log one line a run of repeats; prose and texts of no
-    known shape keep one end (``keep``). Only text is cut, never tool calls. One marker
+    A text is shortened by what it is (see :mod:`~agent_adapter.context._shapes`): a test run
+    keeps every error and summary line, a listing every path, JSON its keys, code its signatures
+    (a numbered read of one file first the lines the list's errors and diff hunks name in it, as
+    ``ShrinkToolResults``), a diff its headers, a log one line a run of repeats; prose and texts
+    of no known shape keep one end (``keep``). Only text is cut, never tool calls. One marker
     says how many characters went and names what they held that the kept part does not show:
-    paths, commands and exit statuses,
-    error lines, failed tests, ids and URLs, e.g. ``[... 10442 characters cut; names:
-    src/_pytest/main.py, TypeError: unsupported operand ...]``. The names count against
-    max_tokens_per_message. With include_system_prompt=True, an unpinned system message is
-    cut too, after the others.
+    paths, commands and exit statuses, error lines, failed tests, ids and URLs, e.g. ``[...
+    10442 characters cut; names: src/_pytest/main.py, TypeError: unsupported operand ...]``. The
+    names count against max_tokens_per_message. With include_system_prompt=True, an unpinned
+    system message is cut too, after the others.
 
     A cut is made only when it removes at least four times the characters of the marker it
     adds: a message long for its tool call, with one short line of text, keeps that line
@@ -109,6 +111,7 @@ class CutLongMessages(BaseCompressionStep):
         """messages with long texts cut until under the target."""
         out = list(messages)
         total = context.tokens(out)
+        named = NamedLines(messages)
         first = set(first_non_system(out, self.keep_first))
         order = [i for i, m in enumerate(out) if i not in first and not context.is_protected(m)]
         if self.include_system_prompt:
@@ -132,7 +135,7 @@ class CutLongMessages(BaseCompressionStep):
                 self.keep,
                 source=source,
                 note=note,
-                cut=shorten_text,
+                cut=partial(shorten_text, keep_lines=named.of(m)),
             )
             if cut is not m and _worth_cutting(m, cut):
                 out[i] = cut

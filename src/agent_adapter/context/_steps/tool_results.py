@@ -13,6 +13,7 @@ from agent_adapter.context._digest import names_room
 from agent_adapter.context._lru import with_text
 from agent_adapter.context._shapes import shorten_text
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._steps._named_lines import NamedLines
 from agent_adapter.context._stores._base import ToolResultStore
 from agent_adapter.context._stores._commit import (
     original_text,
@@ -34,22 +35,23 @@ class ShrinkToolResults(BaseCompressionStep):
     The shortened result keeps what matters of what it is (see
     :mod:`~agent_adapter.context._shapes`): a test run, traceback, compiler or linter output
     every error and summary line, a listing every path, JSON its structure and keys, code its
-    signatures, a diff its file and hunk headers, a log one line a run of repeats, each run
-    of lines that went counted in a gap line; prose and texts of no known shape keep their
-    head and tail. It keeps ``keep_chars`` characters or more when this one result covers
-    all that the target still needs (then only the tokens needed go), and one note (on the
-    first line of a shaped result, between head and tail of a cut one): how many characters
-    went, the names they held that what stays does not show (paths, the exit status, error
-    lines, failed tests, ids), and with save_to
-    the recall call, e.g. ``[... 2611 characters cut; names: exit 1, src/a.py, TypeError:
-    bad operand; full text: call recall_context(id='3f2a...') ...]``. The names count
-    against ``keep_chars`` (see :func:`~agent_adapter.context._text.cut_text`) up to half
-    of it; a result cut by much may name more, up to a fifth of the characters cut (at most
-    2,400), which the shortened result holds on top (a long listing keeps its file names).
-    Its tool call id, name and non-text parts stay. The id is a keyed hash of the owner
-    scope, the tool call id and the text (see
-    :func:`~agent_adapter.context._stores._base.derive_id`), so the same input gives the
-    same output.
+    signatures (and, in a numbered read of one file, the lines that the list's tracebacks,
+    failed tests, linter findings and diff hunks name in that file, first, with a line of
+    context either side when it fits), a diff its file and hunk headers, a log one line a run of
+    repeats, each run of lines that went counted in a gap line; prose and texts of no known
+    shape keep their head and tail. It keeps ``keep_chars`` characters or more when this one
+    result covers all that the target still needs (then only the tokens needed go), and one note
+    (on the first line of a shaped result, between head and tail of a cut one): how many
+    characters went, the names they held that what stays does not show (paths, the exit status,
+    error lines, failed tests, ids), and with save_to the recall call, e.g. ``[... 2611
+    characters cut; names: exit 1, src/a.py, TypeError: bad operand; full text: call
+    recall_context(id='3f2a...') ...]``. The names count against ``keep_chars`` (see
+    :func:`~agent_adapter.context._text.cut_text`) up to half of it; a result cut by much may
+    name more, up to a fifth of the characters cut (at most 2,400), which the shortened result
+    holds on top (a long listing keeps its file names). Its tool call id, name and non-text
+    parts stay. The id is a keyed hash of the owner scope, the tool call id and the text (see
+    :func:`~agent_adapter.context._stores._base.derive_id`), so the same input gives the same
+    output.
 
     What is saved is the caller's text: when an earlier step of the same compression
     shortened the result first (``CutLongMessages``, ``SummarizeLongMessage`` without a
@@ -107,6 +109,7 @@ class ShrinkToolResults(BaseCompressionStep):
         total = context.tokens(out)
         newest_ok = self._old_end(out)
         scope = owner_scope(context.ctx)
+        named = NamedLines(messages)
         for i in range(newest_ok):
             if context.under_target(total):
                 break
@@ -116,7 +119,7 @@ class ShrinkToolResults(BaseCompressionStep):
             before = context.message_tokens(m)
             if before <= self.bigger_than_tokens or len(m.text) <= self.keep_chars:
                 continue
-            short, after = await self._shrunk(m, before, total, context, scope)
+            short, after = await self._shrunk(m, before, total, context, scope, named.of(m))
             if after < before:
                 out[i] = short
                 context.mark_shortened(short)
@@ -137,7 +140,13 @@ class ShrinkToolResults(BaseCompressionStep):
         return newest_ok
 
     async def _shrunk(
-        self, m: Message, before: int, total: int, context: StepContext, scope: str
+        self,
+        m: Message,
+        before: int,
+        total: int,
+        context: StepContext,
+        scope: str,
+        keep_lines: frozenset[int] = frozenset(),
     ) -> tuple[Message, int]:
         """``m`` (of ``before`` tokens, in a list of ``total``) cut, and its tokens: to
         ``keep_chars``, or more when this result alone covers what is still needed (the cut
@@ -149,9 +158,10 @@ class ShrinkToolResults(BaseCompressionStep):
         keep = self.keep_chars
         if allowed > 0:
             keep = max(keep, len(text) * allowed // before - len(note) - 80)
-        short, after = _fitted(m, source, keep, self.keep_chars, notes, allowed, context)
+        least = self.keep_chars
+        short, after = _fitted(m, source, (keep, least), notes, allowed, context, keep_lines)
         if after >= before and fallback:  # the original's cut names too much to fit
-            short, after = _fitted(m, fallback, keep, self.keep_chars, notes, allowed, context)
+            short, after = _fitted(m, fallback, (keep, least), notes, allowed, context, keep_lines)
         return short, after
 
     async def _source(
@@ -182,30 +192,37 @@ class ShrinkToolResults(BaseCompressionStep):
 def _fitted(
     m: Message,
     source: str,
-    keep: int,
-    least: int,
+    sizes: tuple[int, int],
     notes: tuple[str, ...],
     allowed: int,
     context: StepContext,
+    keep_lines: frozenset[int] = frozenset(),
 ) -> tuple[Message, int]:
     """``m`` with ``source`` cut to about ``keep`` characters (fewer, down to ``least``,
-    while it counts over ``allowed`` tokens), and its tokens."""
-    short = with_text(m, _cut(source, keep, notes))
+    while it counts over ``allowed`` tokens; ``sizes`` is both), and its tokens."""
+    keep, least = sizes
+    short = with_text(m, _cut(source, keep, notes, keep_lines))
     after = context.message_tokens(short)
     while after > allowed and keep > least:  # the estimate ran over
         keep = max(least, keep * 3 // 4)
-        short = with_text(m, _cut(source, keep, notes))
+        short = with_text(m, _cut(source, keep, notes, keep_lines))
         after = context.message_tokens(short)
     return short, after
 
 
-def _cut(source: str, keep: int, notes: tuple[str, ...]) -> str:
+def _cut(
+    source: str, keep: int, notes: tuple[str, ...], keep_lines: frozenset[int] = frozenset()
+) -> str:
     """``source`` cut to about ``keep`` characters, its marker holding ``notes`` but those
-    that the kept head or tail already shows (an earlier marker kept whole)."""
+    that the kept head or tail already shows (an earlier marker kept whole); a code read
+    keeps ``keep_lines`` (see
+    :class:`~agent_adapter.context._steps._named_lines.NamedLines`)."""
     room = names_room(len(source) - keep)
-    out = shorten_text(source, keep, "both", note="; ".join(notes), names_chars=room)
+    out = shorten_text(
+        source, keep, "both", note="; ".join(notes), names_chars=room, keep_lines=keep_lines
+    )
     shown = tuple(n for n in notes if out.count(n) > 1)
     if not shown:
         return out
     rest = "; ".join(n for n in notes if n not in shown)
-    return shorten_text(source, keep, "both", note=rest, names_chars=room)
+    return shorten_text(source, keep, "both", note=rest, names_chars=room, keep_lines=keep_lines)
