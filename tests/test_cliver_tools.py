@@ -274,10 +274,10 @@ def test_format_result_is_0_3_0a5s_for_every_type() -> None:
     # (the loop sends the exception as the tool's error, as 0.3.0a5)
     for falsy in (None, "", [], {}, 0, 0.0, False, b""):
         assert format_result(falsy) == ("(no output)", False)
-    assert format_result("line 1\nsé \"q\"") == ('"line 1\\nsé \\"q\\""', False)
+    assert format_result('line 1\nsé "q"') == ('"line 1\\nsé \\"q\\""', False)
     assert format_result("a") == ('"a"', False)
     assert format_result(["a", 1, None]) == ('["a", 1, null]', False)
-    assert format_result(b"ab") == ('"b\'ab\'"', False)
+    assert format_result(b"ab") == ("\"b'ab'\"", False)
     assert format_result(({"text": "t"},)) == ("t", False)
     with pytest.raises(KeyError):
         format_result({"only": 1})
