@@ -286,7 +286,7 @@ def test_format_result_is_0_3_0a5s_for_every_type() -> None:
             format_result(value)
 
 
-async def test_a_wrapped_function_tools_text_is_sent_as_is() -> None:
+async def test_the_text_of_tools_that_are_no_0_3_0a5_form_is_sent_as_is() -> None:
     # a FunctionTool's str is the result text itself (not a 0.3.0a5 tool): never quoted
     async def greet(args: dict[str, Any], ctx: Any = None) -> str:
         return f"hi {args['name']}"
@@ -304,6 +304,22 @@ async def test_a_wrapped_function_tools_text_is_sent_as_is() -> None:
     assert format_result(await run_tool(wrapped, {"name": "Ann"})) == ("hi Ann", False)
     assert format_result(await run_tool(quiet, {})) == ("(no output)", False)
     assert wrapped.execute(name="Bo") == "hi Bo"
+
+    # likewise a typed tool and a plain function (not 0.3.0a5 forms); a 0.3.0a5 @tool quotes
+    @tool(description="Echo.", typed=True)
+    def echo_typed(text: str) -> str:
+        return text
+
+    @tool(description="Echo.")
+    def echo_legacy(text: str) -> str:
+        return text
+
+    def echo_plain(text: str) -> str:
+        return text
+
+    (plain,) = tool_list([echo_plain], "tools")
+    for item, sent in ((echo_typed, "hé"), (plain, "hé"), (echo_legacy, '"hé"')):
+        assert format_result(await run_tool(item, {"text": "hé"})) == (sent, False)
 
 
 SIGNATURES = '''

@@ -15,7 +15,9 @@ references) it falls back to 0.3.0a5's schema and coercion, and arguments its mo
 are passed on with 0.3.0a5's coercion, so a call fails only where it failed on 0.3.0a5.
 A plain function given as a tool (``AgentCore(builtin_tools=[fn])``, not a 0.3.0a5 form)
 is built typed. A tool returns a ``str``, a 0.3.0a5-style ``list[dict]``
-(``[{"text": ...}]``, ``[{"error": ...}]``) or anything JSON-serializable.
+(``[{"text": ...}]``, ``[{"error": ...}]``) or anything JSON-serializable, formatted as
+0.3.0a5 formats it (:func:`format_result`: a plain ``str`` JSON-quoted); the ``str`` of a
+typed tool, a plain function or a FunctionTool (none a 0.3.0a5 form) is sent as is.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ class CLIverTool(BaseModel):
     #: never serialized (``model_dump`` gives 0.3.0a5's fields: a tool dumps to JSON)
     aexecute: Callable[..., Awaitable[Any]] | None = Field(default=None, exclude=True)
     safety: str = "mutating"
-    #: set on a wrapped agent_adapter FunctionTool: its ``str`` is the result text itself
+    #: set on a typed tool and a wrapped FunctionTool (not 0.3.0a5 forms): a ``str`` it
+    #: returns is the result text itself, not JSON-quoted (see :func:`run_tool`)
     _returns_text: bool = PrivateAttr(default=False)
 
     def to_openai_schema(self) -> dict[str, Any]:
@@ -104,8 +107,8 @@ async def run_tool(tool: CLIverTool, args: dict[str, Any]) -> Any:
         args: the model's arguments, passed as keywords.
 
     Returns:
-        What the tool returned (see :func:`format_result`); a wrapped FunctionTool's text
-        as ``[{"text": t}]``, so it is sent as is.
+        What the tool returned (see :func:`format_result`); the non-empty ``str`` of a
+        typed tool or a wrapped FunctionTool as ``[{"text": t}]``, so it is sent as is.
     """
     if tool.aexecute is not None:
         result = await tool.aexecute(**args)
@@ -299,7 +302,7 @@ def _build(
         def execute(**kwargs: Any) -> Any:
             return fn(**arguments(kwargs))
 
-    return CLIverTool(
+    built = CLIverTool(
         name=tool_name,
         description=description or _first_line(doc or ""),
         long_description=doc,
@@ -308,6 +311,9 @@ def _build(
         aexecute=aexecute,
         safety=safety,
     )
+    # a typed tool is not a 0.3.0a5 form: its str is the result text, sent as is
+    built._returns_text = not legacy_only
+    return built
 
 
 def tool(
