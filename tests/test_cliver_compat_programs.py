@@ -32,6 +32,12 @@ from _cliver_helpers import calls
 from agent_adapter.testing import Reply
 from compat.runner import ABSENT, Difference, Outcome, differences, format_differences, run_program
 
+#: The tools of ``tool_results``, in the order its model calls them.
+TOOL_RESULT_NAMES = (
+    "sentence", "one_key", "async_sentence", "forty_two", "empty_text", "ratio", "two_keys",
+    "flag", "scalars", "point", "nothing", "zero", "dicts_with_error", "raw", "pair",
+)  # fmt: skip
+
 #: The scripted replies of each program, in the order its requests come.
 REPLIES: dict[str, list[Reply]] = {
     # two tool calls in one reply (one argument a string to coerce), then a call to a tool
@@ -135,6 +141,17 @@ REPLIES: dict[str, list[Reply]] = {
     ],
     # cliver_core.util's helpers: no model call
     "util_helpers": [],
+    # per binding (OpenAI, then Anthropic): one reply calling the 15 tools returning each
+    # type of value (a plain str is JSON-quoted, a one-key dict or a number is the error
+    # 0.3.0a5 reports; errors interleaved with results, never 5 in a row), then the answer
+    "tool_results": [
+        reply
+        for _ in range(2)
+        for reply in (
+            calls(*[(f"t{n}", name, {}) for n, name in enumerate(TOOL_RESULT_NAMES)]),
+            Reply(text="Every tool answered."),
+        )
+    ],
 }  # fmt: skip
 
 

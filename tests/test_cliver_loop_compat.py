@@ -239,7 +239,7 @@ async def test_permission_callback_gets_a_context_and_returns_a_decision() -> No
     ]
     results = [m.content for m in response.messages if m.role == "tool"]
     assert results[1] == "Error: Permission denied: not on prod"
-    assert results[2:] == ["wrote b", "3"]
+    assert results[2:] == ['"wrote b"', '"3"']  # a str result JSON-quoted, as 0.3.0a5
     denied = [e for e in events if isinstance(e, ToolEvent) and "denied" in e.event.value]
     assert len(denied) == 1 and denied[0].error == "Permission denied: not on prod"
     assert ("tool.end", "delete") in _tool_events(events)
@@ -317,7 +317,7 @@ async def test_an_extra_tool_replaces_a_builtin_of_its_name() -> None:
         body = server.requests[0].body
     assert isinstance(body, dict)
     assert [t["function"]["description"] for t in body["tools"]] == ["Read a file (sandboxed)."]
-    assert response.messages[2].content == "sandboxed"
+    assert response.messages[2].content == '"sandboxed"'  # JSON-quoted, as 0.3.0a5
 
 
 async def test_the_calls_after_the_error_limit_are_not_run_but_answered() -> None:
@@ -512,7 +512,7 @@ async def test_a_tool_name_providers_reject_goes_out_valid_and_comes_back_declar
     assert _tool_events(events) == [("tool.start", "docs.search"), ("tool.end", "docs.search")]
     assert response.messages[1].tool_calls is not None
     assert response.messages[1].tool_calls[0].name == "docs.search"
-    assert response.messages[2].content == "found cache"
+    assert response.messages[2].content == '"found cache"'  # JSON-quoted, as 0.3.0a5
     replayed = json.dumps(second["messages"])
     assert wire in replayed and "docs.search" not in replayed
 

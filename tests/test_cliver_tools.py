@@ -261,7 +261,65 @@ def test_format_result_texts() -> None:
         '[{"text": "a"}, {"error": "b"}]',
         True,
     )
-    assert format_result({"k": "é"}) == ('{"k": "é"}', False)
+    assert format_result({"k": "é", "n": None}) == ('{"k": "é", "n": null}', False)
+
+
+class _Point(BaseModel):
+    x: int
+
+
+def test_format_result_is_0_3_0a5s_for_every_type() -> None:
+    # 0.3.0a5's _format_tool_result: falsy is "(no output)", a plain str JSON-quoted,
+    # anything else with a length JSON; a one-key dict or a value without a length raises
+    # (the loop sends the exception as the tool's error, as 0.3.0a5)
+    for falsy in (None, "", [], {}, 0, 0.0, False, b""):
+        assert format_result(falsy) == ("(no output)", False)
+    assert format_result('line 1\nsé "q"') == ('"line 1\\nsé \\"q\\""', False)
+    assert format_result("a") == ('"a"', False)
+    assert format_result(["a", 1, None]) == ('["a", 1, null]', False)
+    assert format_result(b"ab") == ("\"b'ab'\"", False)
+    assert format_result(({"text": "t"},)) == ("t", False)
+    with pytest.raises(KeyError):
+        format_result({"only": 1})
+    for value, kind in ((7, "int"), (2.5, "float"), (True, "bool"), (_Point(x=1), "_Point")):
+        with pytest.raises(TypeError, match=f"object of type '{kind}' has no len"):
+            format_result(value)
+
+
+async def test_the_text_of_tools_that_are_no_0_3_0a5_form_is_sent_as_is() -> None:
+    # a FunctionTool's str is the result text itself (not a 0.3.0a5 tool): never quoted
+    async def greet(args: dict[str, Any], ctx: Any = None) -> str:
+        return f"hi {args['name']}"
+
+    async def silent(args: dict[str, Any], ctx: Any = None) -> str:
+        return ""
+
+    wrapped, quiet = tool_list(
+        [
+            FunctionTool("greet", "Greet.", {"type": "object"}, greet),
+            FunctionTool("silent", "Nothing.", {"type": "object"}, silent),
+        ],
+        "tools",
+    )
+    assert format_result(await run_tool(wrapped, {"name": "Ann"})) == ("hi Ann", False)
+    assert format_result(await run_tool(quiet, {})) == ("(no output)", False)
+    assert wrapped.execute(name="Bo") == "hi Bo"
+
+    # likewise a typed tool and a plain function (not 0.3.0a5 forms); a 0.3.0a5 @tool quotes
+    @tool(description="Echo.", typed=True)
+    def echo_typed(text: str) -> str:
+        return text
+
+    @tool(description="Echo.")
+    def echo_legacy(text: str) -> str:
+        return text
+
+    def echo_plain(text: str) -> str:
+        return text
+
+    (plain,) = tool_list([echo_plain], "tools")
+    for item, sent in ((echo_typed, "hé"), (plain, "hé"), (echo_legacy, '"hé"')):
+        assert format_result(await run_tool(item, {"text": "hé"})) == (sent, False)
 
 
 SIGNATURES = '''

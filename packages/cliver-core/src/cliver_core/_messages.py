@@ -478,12 +478,11 @@ def _from_fields(native: CLIverMessage, where: str, names: dict[str, str]) -> Me
     if native.role == "tool":
         if not native.tool_call_id:
             raise ConfigError(f"{where}.tool_call_id is required on a tool message")
+        # no ``is_error``: 0.3.0a5 never sends Anthropic's flag (its tool results are text
+        # only), and whether a call failed is the loop's knowledge, not the text's opening
         extras: dict[str, Any] = {}
         if is_denial(native):
             extras = {_DECISION: {"type": "approval_decision", "decision": "denied"}}
-            extras["is_error"] = True
-        elif isinstance(content, str) and content.startswith("Error:"):
-            extras["is_error"] = True
         return Message(
             "tool",
             body,

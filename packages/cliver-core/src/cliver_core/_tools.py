@@ -15,7 +15,9 @@ references) it falls back to 0.3.0a5's schema and coercion, and arguments its mo
 are passed on with 0.3.0a5's coercion, so a call fails only where it failed on 0.3.0a5.
 A plain function given as a tool (``AgentCore(builtin_tools=[fn])``, not a 0.3.0a5 form)
 is built typed. A tool returns a ``str``, a 0.3.0a5-style ``list[dict]``
-(``[{"text": ...}]``, ``[{"error": ...}]``) or anything JSON-serializable.
+(``[{"text": ...}]``, ``[{"error": ...}]``) or anything JSON-serializable, formatted as
+0.3.0a5 formats it (:func:`format_result`: a plain ``str`` JSON-quoted); the ``str`` of a
+typed tool, a plain function or a FunctionTool (none a 0.3.0a5 form) is sent as is.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from agent_adapter import ConfigError, FunctionTool
 from agent_adapter._sync import run_sync
@@ -73,6 +75,9 @@ class CLIverTool(BaseModel):
     #: never serialized (``model_dump`` gives 0.3.0a5's fields: a tool dumps to JSON)
     aexecute: Callable[..., Awaitable[Any]] | None = Field(default=None, exclude=True)
     safety: str = "mutating"
+    #: set on a typed tool and a wrapped FunctionTool (not 0.3.0a5 forms): a ``str`` it
+    #: returns is the result text itself, not JSON-quoted (see :func:`run_tool`)
+    _returns_text: bool = PrivateAttr(default=False)
 
     def to_openai_schema(self) -> dict[str, Any]:
         """The tool as an OpenAI Chat Completions ``tools`` entry (as 0.3.0a5)."""
@@ -102,11 +107,16 @@ async def run_tool(tool: CLIverTool, args: dict[str, Any]) -> Any:
         args: the model's arguments, passed as keywords.
 
     Returns:
-        What the tool returned (see :func:`format_result`).
+        What the tool returned (see :func:`format_result`); the non-empty ``str`` of a
+        typed tool or a wrapped FunctionTool as ``[{"text": t}]``, so it is sent as is.
     """
     if tool.aexecute is not None:
-        return await tool.aexecute(**args)
-    return await asyncio.to_thread(tool.execute, **args)
+        result = await tool.aexecute(**args)
+    else:
+        result = await asyncio.to_thread(tool.execute, **args)
+    if tool._returns_text and isinstance(result, str) and result:
+        return [{"text": result}]
+    return result
 
 
 # -- 0.3.0a5's schema and coercion (the fallback) -----------------------------------------
@@ -292,7 +302,7 @@ def _build(
         def execute(**kwargs: Any) -> Any:
             return fn(**arguments(kwargs))
 
-    return CLIverTool(
+    built = CLIverTool(
         name=tool_name,
         description=description or _first_line(doc or ""),
         long_description=doc,
@@ -301,6 +311,9 @@ def _build(
         aexecute=aexecute,
         safety=safety,
     )
+    # a typed tool is not a 0.3.0a5 form: its str is the result text, sent as is
+    built._returns_text = not legacy_only
+    return built
 
 
 def tool(
@@ -364,6 +377,11 @@ def compat_tool(
 
 
 def _from_function_tool(ft: FunctionTool) -> CLIverTool:
+    """``ft`` as a CLIverTool whose ``execute`` returns ``ft``'s text. A FunctionTool's text
+    is the result as the model reads it, so :func:`run_tool` hands it on as
+    ``[{"text": t}]`` (sent as is, where a plain ``str`` a ``@tool`` returns is JSON-quoted
+    as in 0.3.0a5: see :func:`format_result`)."""
+
     async def call(**kwargs: Any) -> str:
         return await ft(kwargs, TOOL_CTX.get())
 
@@ -371,13 +389,15 @@ def _from_function_tool(ft: FunctionTool) -> CLIverTool:
         ctx = TOOL_CTX.get()
         return run_sync(lambda: ft(kwargs, ctx))
 
-    return CLIverTool(
+    wrapped = CLIverTool(
         name=ft.name,
         description=ft.description,
         parameters=ft.parameters,
         execute=call_sync,
         aexecute=call,
     )
+    wrapped._returns_text = True
+    return wrapped
 
 
 def tool_list(tools: Sequence[Any] | None, where: str) -> list[CLIverTool]:
@@ -449,23 +469,37 @@ class ToolRegistry:
 def format_result(result: Any) -> tuple[str, bool]:
     """A tool's return value as the result text, and whether it is an error.
 
-    As 0.3.0a5 for its ``list[dict]`` results: ``[{"error": e}]`` is ``"Error: e"``,
-    ``[{"text": t}]`` is ``t``, ``[{"tool_result": r}]`` is ``r``, an empty result is
-    ``"(no output)"``, any other list is JSON (an error when a dict in it has
-    ``"error"``). Beyond it: a ``str`` is itself (``""`` is ``"(no output)"``), anything
-    else is JSON.
+    0.3.0a5's ``AgentCore._format_tool_result`` and ``_is_error``, byte for byte, for every
+    type (a drop-in successor; the reference documents no other rule):
+
+    - anything falsy (``None``, ``""``, ``[]``, ``{}``, ``0``, ``False``) is ``"(no output)"``;
+    - a one-item list whose item is a dict: ``[{"error": e}]`` is ``"Error: e"`` (an error),
+      ``[{"text": t}]`` is ``str(t)``, ``[{"tool_result": r}]`` is ``str(r)``;
+    - anything else with a length is its JSON (``ensure_ascii=False``, ``default=str``): a
+      plain ``str`` is JSON-quoted (the model receives ``"\\"text\\""``), a ``dict`` of two
+      keys or more is its object, ``bytes`` are the quoted ``str()`` of the bytes; it is an
+      error when an item it iterates over is a dict holding ``"error"``;
+    - a one-key ``dict`` raises ``KeyError(0)`` (0.3.0a5 indexes ``result[0]``) and a
+      non-zero number or an object without a length (a pydantic model) raises
+      ``TypeError``: the loop reports the exception as the tool's error
+      (``"Error: 0"``, ``"Error: object of type 'int' has no len()"``), as 0.3.0a5 does.
+
+    Tools that mean their text as is return ``[{"text": t}]`` (the builtin and skill tools,
+    MCP calls, and a wrapped agent_adapter ``FunctionTool``).
 
     Args:
         result: what the tool returned.
 
     Returns:
         ``(text, is_error)``.
+
+    Raises:
+        KeyError: ``result`` is a one-key dict without the key ``0``.
+        TypeError: ``result`` is truthy and has no length.
     """
-    if result is None or result == [] or result == "":
+    if not result:
         return "(no output)", False
-    if isinstance(result, str):
-        return result, False
-    if isinstance(result, list) and len(result) == 1 and isinstance(result[0], dict):
+    if len(result) == 1 and isinstance(result[0], dict):
         only = result[0]
         if "error" in only:
             return f"Error: {only['error']}", True
@@ -473,5 +507,5 @@ def format_result(result: Any) -> tuple[str, bool]:
             return str(only["text"]), False
         if "tool_result" in only:
             return str(only["tool_result"]), False
-    failed = isinstance(result, list) and any(isinstance(r, dict) and "error" in r for r in result)
-    return json.dumps(result, ensure_ascii=False, default=str), failed
+    text = json.dumps(result, ensure_ascii=False, default=str)
+    return text, any(isinstance(r, dict) and "error" in r for r in result)
