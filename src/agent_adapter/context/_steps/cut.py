@@ -17,7 +17,7 @@ from agent_adapter.context._steps._base import (
 )
 from agent_adapter.context._steps._named_lines import NamedLines
 from agent_adapter.context._stores._base import check_save_to
-from agent_adapter.context._stores._commit import original_text, shortened_source, stage_save
+from agent_adapter.context._stores._commit import shortened_source, stage_original
 from agent_adapter.context._text import _MARKER, Keep, fit_message
 
 __all__ = ["CutLongMessages"]
@@ -153,13 +153,4 @@ class CutLongMessages(BaseCompressionStep):
         ours = await shortened_source(context, m.text, self.save_to, scope)
         if ours is not None:
             return ours[0], "; ".join(ours[1])
-        source = original_text(context, m)
-        note = await stage_save(
-            context,
-            self,
-            scope,
-            source,
-            call_id=m.tool_call_id or "",
-            before=m.text if source != m.text else None,
-        )
-        return source, note
+        return await stage_original(context, self, scope, m)

@@ -15,7 +15,7 @@ from agent_adapter.context._own import stale_marker, stale_path
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._steps._extractive import edits_open_file, file_access
 from agent_adapter.context._stores._base import check_save_to
-from agent_adapter.context._stores._commit import original_text, stage_save
+from agent_adapter.context._stores._commit import stage_original
 
 __all__ = ["DropStaleReads", "stale_reads"]
 
@@ -140,15 +140,7 @@ class DropStaleReads(BaseCompressionStep):
             path, why = stale[i]
             saved = ""
             if self.save_to is not None:
-                source = original_text(context, m)
-                saved = await stage_save(
-                    context,
-                    self,
-                    scope,
-                    source,
-                    call_id=m.tool_call_id or "",
-                    before=m.text if source != m.text else None,
-                )
+                _, saved = await stage_original(context, self, scope, m)
             marker = with_text(m, stale_marker(path, why, len(m.text), saved))
             after = context.message_tokens(marker)
             if after < before:

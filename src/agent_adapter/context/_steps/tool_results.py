@@ -15,11 +15,7 @@ from agent_adapter.context._shapes import shorten_text
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
 from agent_adapter.context._steps._named_lines import NamedLines
 from agent_adapter.context._stores._base import ToolResultStore
-from agent_adapter.context._stores._commit import (
-    original_text,
-    shortened_source,
-    stage_save,
-)
+from agent_adapter.context._stores._commit import shortened_source, stage_original
 
 __all__ = ["ShrinkToolResults"]
 
@@ -177,15 +173,7 @@ class ShrinkToolResults(BaseCompressionStep):
             return ours[0], ours[1], ""
         if self.save_to is None:
             return text, (), ""
-        source = original_text(context, m)
-        saved = await stage_save(
-            context,
-            self,
-            scope,
-            source,
-            call_id=m.tool_call_id or "",
-            before=text if source != text else None,
-        )
+        source, saved = await stage_original(context, self, scope, m)
         return source, ((saved,) if saved else ()), (text if source != text else "")
 
 

@@ -75,6 +75,7 @@ __all__ = [
     "original_text",
     "saved_transcript",
     "shortened_source",
+    "stage_original",
     "stage_save",
     "stage_span",
     "stage_text",
@@ -203,6 +204,24 @@ async def stage_save(
             failed.
     """
     return (await _stage(context, step, scope, text, call_id, None, before))[1]
+
+
+async def stage_original(
+    context: StepContext, step: _Saving, scope: str, message: Message
+) -> tuple[str, str]:
+    """``message``'s caller's text (:func:`original_text`) saved by ``step`` as
+    :func:`stage_save` saves a tool result: that text and its recall note (``""``: none).
+    The one way a step that shortens or replaces a whole message saves what it takes."""
+    source = original_text(context, message)
+    note = await stage_save(
+        context,
+        step,
+        scope,
+        source,
+        call_id=message.tool_call_id or "",
+        before=message.text if source != message.text else None,
+    )
+    return source, note
 
 
 async def stage_text(
