@@ -31,7 +31,7 @@ from agent_adapter._messages import Message
 from agent_adapter._model import LLMPort, ModelRequest, ModelResponse, StreamEnd, StreamEvent, Usage
 from agent_adapter._profiles import known_window
 from agent_adapter._run import emit_event
-from agent_adapter.context._policy import CompressionLimits, CompressionPolicy
+from agent_adapter.context._policy import CompressionLimits, CompressionPolicy, aimed_at
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
 from agent_adapter.context._stateful import stateful_compress
@@ -349,13 +349,7 @@ class CompressingModel:
         counter, still gets a retry that fits."""
         self._calibrate(prepared, error.tokens)
         target, ratio = self._retry_target(prepared, error)
-        policy = dataclasses.replace(
-            prepared.policy,
-            threshold_percent=None,
-            target_percent=None,
-            threshold_tokens=target,
-            target_tokens=target,
-        )
+        policy = aimed_at(prepared.policy, target)
         window = prepared.window
         if error.limit and (window is None or error.limit < window):
             window = error.limit

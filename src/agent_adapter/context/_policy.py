@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from agent_adapter._compression import register_compression_settings
 from agent_adapter._errors import ConfigError
 from agent_adapter._prices import Price
+from agent_adapter.context._langchain_counters import is_langchain_counter
 from agent_adapter.context._steps.cut import CutLongMessages
 from agent_adapter.context._steps.dedup import RemoveDuplicates
 from agent_adapter.context._steps.drop import RemoveOldMessages
@@ -225,6 +227,20 @@ def _turns(name: str, v: Any) -> None:
         raise ConfigError(f"CompressionPolicy.{name} must be an int >= 0, got {v!r}")
 
 
+def aimed_at(policy: CompressionPolicy, tokens: int, **changes: Any) -> CompressionPolicy:
+    """``policy`` with threshold and target both ``tokens`` (its percents cleared) and
+    ``changes``: a compression that goes down to that many tokens, as a provider's overflow
+    retry or a compaction prepared ahead of its threshold asks."""
+    return dataclasses.replace(
+        policy,
+        threshold_percent=None,
+        target_percent=None,
+        threshold_tokens=tokens,
+        target_tokens=tokens,
+        **changes,
+    )
+
+
 def check_window(value: Any, who: str = "") -> None:
     """A context window given to a call or an object: ``None`` or an int > 0.
 
@@ -316,8 +332,6 @@ def _callable(name: str, v: Any) -> None:
 def _counter(name: str, v: Any) -> None:
     """A token counter: a callable, or LangChain's (a chat model, or a counter such as
     ``count_tokens_approximately``), which the meter adapts to take Messages."""
-    from agent_adapter.context._langchain_counters import is_langchain_counter
-
     if v is not None and not callable(v) and not is_langchain_counter(v):
         raise ConfigError(
             f"CompressionPolicy.{name} must be callable (list[Message] -> int), a LangChain "

@@ -26,7 +26,7 @@ from agent_adapter.context._compress_one import (
     _Options,
 )
 from agent_adapter.context._engine import _WouldCompress, compress
-from agent_adapter.context._policy import CompressionPolicy
+from agent_adapter.context._policy import CompressionPolicy, aimed_at
 from agent_adapter.context._report import CompressionReport, untouched_report
 from agent_adapter.context._state import (
     CompactionStates,
@@ -261,13 +261,7 @@ class _Background:
             return
         gap = max(report.threshold_tokens - report.target_tokens, 1)
         goal = max(1, report.tokens_before - gap)
-        policy = dataclasses.replace(
-            self.policy,
-            threshold_percent=None,
-            target_percent=None,
-            threshold_tokens=goal,
-            target_tokens=goal,
-        )
+        policy = aimed_at(self.policy, goal)
         shot = tuple(sent)
         snap = snapshot(shot) if shot and not isinstance(shot[0], Message) else None
         opts = dataclasses.replace(self.opts, force=True, hold_until=0)

@@ -31,6 +31,7 @@ from agent_adapter._messages import (
     TextPart,
     ThinkingPart,
 )
+from agent_adapter.context._langchain_counters import is_langchain_counter, langchain_counter
 
 __all__ = [
     "IMAGE_TOKENS",
@@ -365,11 +366,6 @@ class TokenMeter:
     __slots__ = ("_counts", "counter")
 
     def __init__(self, counter: TokenCounter | None = None) -> None:
-        from agent_adapter.context._langchain_counters import (
-            is_langchain_counter,
-            langchain_counter,
-        )
-
         if counter is not None and is_langchain_counter(counter):
             counter = langchain_counter(counter)  # LangChain's take LangChain messages
         self.counter: TokenCounter = counter or estimate_tokens

@@ -37,6 +37,7 @@ from agent_adapter.context import (
     estimate_tokens,
 )
 from agent_adapter.context._compressing_model import overflow_retry_target
+from agent_adapter.context._policy import aimed_at
 from agent_adapter.context._stateful import stateful_compress
 from agent_adapter.context.formats import check, convert
 from agent_adapter.gateway._body import Body
@@ -192,14 +193,7 @@ class Compaction:
         target, ratio = overflow_retry_target(
             prepared.policy, prepared.window, raw, 1.0, tokens, limit
         )
-        policy = dataclasses.replace(
-            prepared.policy,
-            threshold_percent=None,
-            target_percent=None,
-            threshold_tokens=target,
-            target_tokens=target,
-            token_counter=_Scaled(base, ratio),
-        )
+        policy = aimed_at(prepared.policy, target, token_counter=_Scaled(base, ratio))
         window = prepared.window
         if limit and (window is None or limit < window):
             window = limit
