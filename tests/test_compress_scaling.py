@@ -97,8 +97,10 @@ def _calls(kind: str, n: int) -> Counter[str]:
     """The library's Python function calls, by function, in one cold compression."""
     run = _run(kind, n)
     _cold()
-    # what earlier runs left dies now, not inside the profiled call (weak-reference callbacks
-    # such as _units._forget ran there for the previous list's messages: 18 -> 941 under xdist)
+    # what earlier runs left dies now, and the collector stays off during the profiled call:
+    # weak-reference callbacks such as _units._forget ran there whenever a collection found
+    # earlier garbage (18 -> 941, 208 -> 1901 under xdist), counts of the collector's timing,
+    # not of the algorithm (objects freed by their last reference still count)
     gc.collect()
     calls: Counter[str] = Counter()
 
@@ -106,11 +108,13 @@ def _calls(kind: str, n: int) -> Counter[str]:
         if event == "call" and frame.f_code.co_filename.startswith(_ROOT):
             calls[f"{frame.f_code.co_filename}:{frame.f_code.co_name}"] += 1
 
+    gc.disable()
     sys.setprofile(profile)
     try:
         _, report = run()
     finally:
         sys.setprofile(None)
+        gc.enable()
     assert report.messages_removed > n // 2  # it did compress
     return calls
 
