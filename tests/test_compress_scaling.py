@@ -26,6 +26,8 @@ from agent_adapter import Message
 from agent_adapter.context import (
     CompressionPolicy,
     _lru,
+    _pairing,
+    _tokens,
     compress,
     compress_for_sync,
     estimate_tokens,
@@ -69,6 +71,11 @@ def _cold() -> None:
     _lru.clear()
     clear_memos()
     _conversion._REMEMBERED.clear()
+    # the lists the pairing check and the token counts hold (a few each, bounded): left to
+    # the run, an earlier test's messages died inside it when new lists took their places
+    _pairing._VALIDATED.lists.clear()
+    for counts in list(_tokens._SHARED.values()):
+        counts.memos = []
 
 
 class _CountingCounter:
