@@ -133,12 +133,17 @@ async def test_the_async_anthropic_sdk_sees_messages(srv: ProviderServer) -> Non
 
 def test_gemini_generate_and_stream(srv: ProviderServer) -> None:
     srv.add(Reply(text="one", input_tokens=7), Reply(text="two parts", chunk_size=3))
-    client = genai.Client(api_key="k", http_options=genai_types.HttpOptions(base_url=srv.url))
-    response = client.models.generate_content(model="gemini-2.5-pro", contents="x")
+    # closed by its context manager: a client left to the collector leaves its kept-alive
+    # socket open until the collector runs, inside whichever test runs then (a ResourceWarning
+    # that the warnings-as-errors setting turned into another test's failure)
+    with genai.Client(
+        api_key="k", http_options=genai_types.HttpOptions(base_url=srv.url)
+    ) as client:
+        response = client.models.generate_content(model="gemini-2.5-pro", contents="x")
+        pieces = [c.text for c in client.models.generate_content_stream(model="m", contents="x")]
     assert response.text == "one"
     assert response.usage_metadata is not None
     assert response.usage_metadata.prompt_token_count == 7
-    pieces = [c.text for c in client.models.generate_content_stream(model="m", contents="x")]
     assert "".join(p or "" for p in pieces) == "two parts" and len(pieces) == 3
     first, second = srv.requests
     assert first.path.endswith("/models/gemini-2.5-pro:generateContent")
@@ -223,9 +228,11 @@ def test_sdk_errors_are_the_sdks_own(srv: ProviderServer) -> None:
         assert bad.value.code == "context_length_exceeded"
         with pytest.raises(openai.RateLimitError):
             client.chat.completions.create(model="m", messages=[])
-    client2 = genai.Client(api_key="k", http_options=genai_types.HttpOptions(base_url=srv.url))
-    with pytest.raises(genai_errors.ServerError) as server_error:
-        client2.models.generate_content(model="m", contents="x")
+    with (
+        genai.Client(api_key="k", http_options=genai_types.HttpOptions(base_url=srv.url)) as g,
+        pytest.raises(genai_errors.ServerError) as server_error,
+    ):
+        g.models.generate_content(model="m", contents="x")
     assert server_error.value.status == "UNAVAILABLE"
 
 
