@@ -91,7 +91,8 @@ def test_a_cut_that_cut_nothing_is_not_said_to_have_cut(
 
 def test_a_history_sent_again_under_the_threshold_says_it_was_sent_again(data_dir: Path) -> None:
     """pytest-6197 (81,660 tokens) at 32k, the same history twice in one conversation: the
-    second call sends the first request (30,056 tokens since a drop note names error lines
+    second call sends the first request (30,124 tokens since a note reads the caller's text of a
+    result an earlier step shortened; 30,056 since a drop note names error lines
     whole and paths by their whole spelling; 30,042 since issue 34 drops stale reads and
     shortens results by what they are; 31,341 before, 31,333 before notes carried a tag)
     again. It said "31,333 tokens is at or under the threshold 32,000: nothing was changed"
@@ -102,12 +103,12 @@ def test_a_history_sent_again_under_the_threshold_says_it_was_sent_again(data_di
     policy = CompressionPolicy(threshold_tokens=32_000, target_tokens=32_000)
     states = CompactionStates()
     first, report = compress_for_sync(trace.messages, policy, format="openai", states=states)
-    assert report.tokens_before == 81_660 and report.tokens_after == 30_056
+    assert report.tokens_before == 81_660 and report.tokens_after == 30_124
     again, report = compress_for_sync(trace.messages, policy, format="openai", states=states)
     assert again == first and report.skipped == "sent_again"
     assert report.explain() == (
         "No step ran: this history is the one compressed before for the same conversation, "
-        "so the request sent then (30,056 tokens) was sent again unchanged."
+        "so the request sent then (30,124 tokens) was sent again unchanged."
     )
 
 
@@ -128,7 +129,7 @@ def test_a_history_sent_again_is_not_called_nothing_to_compress(data_dir: Path) 
     assert not re.search(r"(?<![\d,])0 tokens", explain)
     assert explain == (
         "No step ran: this history is the one compressed before for the same conversation, "
-        "so the request sent then (219,198 tokens, over the target 32,000 as it was then) "
+        "so the request sent then (219,265 tokens, over the target 32,000 as it was then) "
         "was sent again unchanged."
     )
     out = io.StringIO()
@@ -187,8 +188,9 @@ def test_the_default_pipeline_names_its_own_limits_with_separators(data_dir: Pat
     # other history stays (218,944 before: the round on keep_last's edge stayed too; the
     # note's tag is 9 tokens; 218,899 before issue 34: the note names what the shortened
     # results it drops still held, shortened by what they are; 219,079 before the note named
-    # its error lines whole and its paths by their whole spelling)
-    assert explain.startswith("Target 32,000 NOT reached: 219,198 tokens left")
+    # its error lines whole and its paths by their whole spelling; 219,198 before it read the
+    # names of a dropped result from the caller's text, not the shortened one)
+    assert explain.startswith("Target 32,000 NOT reached: 219,265 tokens left")
     assert "alone are 217,340 tokens" in explain
     assert "remove_old_messages keeps keep_first / keep_last" in explain
     assert "shrink_tool_results leaves the results of the newest older_than_turns" in explain

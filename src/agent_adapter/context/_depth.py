@@ -52,24 +52,30 @@ cost of 0.72x -> 0.74x of it (never above the fixed depth nor sending everything
 
 **Deferring.** The compaction call writes the ``D`` tokens it keeps (``omega * D``) where the
 request as it is would read its cached prefix and write its new call (``rho * (S - g) + omega
-* g``; ``S``: the request's tokens); every later call saves ``rho * (S - D)``. It pays for
-itself after ``k = (omega * D - rho * (S - g) - omega * g) / (rho * (S - D))`` calls. Every
-kept token is priced as written, the opening the compaction keeps (system prompt, task)
-included: whether the provider reads it from the cache after a compaction is not known here
-(Anthropic reads a cached prefix only at a cache breakpoint or within about 20 blocks before
-it, https://platform.claude.com/docs/en/build-with-claude/prompt-caching; OpenAI caches only
-prefixes of 1,024 tokens or more, https://platform.openai.com/docs/guides/prompt-caching), so
-``k`` is an upper bound. How many more calls a conversation makes is unknown; all that is
-known is that it made ``N`` so far. Gott's rule (the share of a run already behind us is
-uniform on (0, 1)) gives ``P(at least k more | N so far) = N / (N + k)``: the conversation
-goes on for the ``k`` calls with 95% confidence when ``k <= N / 19`` (the report's
-``expected_calls``). A compaction whose ``k`` exceeds that is deferred (``report.skipped ==
-"deferred"``): the request is sent as it is (what sending everything costs, never more) and
-the next call asks again (``S`` and ``N`` have grown, so ``k`` has fallen and the bound
-risen). Risk-neutral, the rule would be ``k <= N`` (the median); 95% trades a few calls over
-the budget on short runs for never paying a rewrite a run ends before repaying, nineteen
-times in twenty. Only when the threshold is a budget under a known window, and never when the
-next call could reach the window: at the window a compaction always runs.
+* g``; ``S``: the request's tokens); every later call saves ``rho * (S - D)``. Of the kept
+tokens, the opening a compaction keeps unchanged at the request's start (``H``: the messages
+before the first assistant turn, system prompt and task, which ``RemoveOldMessages`` keeps)
+is the previous request's prefix and is read, not written: ``omega * (D - H) + rho * H``. It
+pays for itself after ``k = (omega * (D - H) + rho * H - rho * (S - g) - omega * g) / (rho *
+(S - D))`` calls. That the opening is read is what the providers' caches do for an agent:
+OpenAI caches every prefix of 1,024 tokens or more on its own
+(https://platform.openai.com/docs/guides/prompt-caching), and Anthropic reads a prefix up to a
+cache breakpoint (https://platform.claude.com/docs/en/build-with-claude/prompt-caching), which
+agents put on their system prompt and tools; an agent that sets none pays the write on the
+opening too, and the compaction then repays itself a little later than ``k`` says. (Until
+0.4 every kept token was priced as written: an upper bound that deferred compactions the
+replays then paid for anyway, ten calls late on a held-out run, ``bench/cache.py --depth``.)
+How many more calls a conversation makes is unknown; all that is known is that it made ``N``
+so far. Gott's rule (the share of a run already behind us is uniform on (0, 1)) gives ``P(at
+least k more | N so far) = N / (N + k)``: the conversation goes on for the ``k`` calls with
+95% confidence when ``k <= N / 19`` (the report's ``expected_calls``). A compaction whose
+``k`` exceeds that is deferred (``report.skipped == "deferred"``): the request is sent as it
+is (what sending everything costs, never more) and the next call asks again (``S`` and ``N``
+have grown, so ``k`` has fallen and the bound risen). Risk-neutral, the rule would be ``k <=
+N`` (the median); 95% trades a few calls over the budget on short runs for never paying a
+rewrite a run ends before repaying, nineteen times in twenty. Only when the threshold is a
+budget under a known window, and never when the next call could reach the window: at the
+window a compaction always runs.
 """
 
 from __future__ import annotations
@@ -119,13 +125,16 @@ class Depth:
     defer: bool
 
 
-def payback_calls(tokens: int, target: int, growth: float, rho: float, omega: float) -> float:
+def payback_calls(
+    tokens: int, target: int, growth: float, rho: float, omega: float, cached: int = 0
+) -> float:
     """Calls after which a compaction of a ``tokens`` request (``growth`` of it new since the
-    previous call, written either way) to ``target`` has paid for its rewrite, every kept
-    token priced as written (``0`` when the compaction call itself is cheaper; ``inf`` when it
-    frees nothing)."""
+    previous call, written either way) to ``target`` has paid for its rewrite, the kept tokens
+    priced as written but for the ``cached`` opening it keeps unchanged, read (``0`` when the
+    compaction call itself is cheaper; ``inf`` when it frees nothing)."""
     new = min(max(growth, 0.0), float(tokens))
-    extra = omega * target - rho * (tokens - new) - omega * new
+    head = min(max(cached, 0), target)
+    extra = omega * (target - head) + rho * head - rho * (tokens - new) - omega * new
     if extra <= 0:
         return 0.0
     saved = rho * (tokens - target)
@@ -140,6 +149,7 @@ def cost_depth(
     calls: int,
     window: int | None,
     price: Price | None = None,
+    cached: int = 0,
 ) -> Depth:
     """The target and the deferral of one compaction (see the module for the formula).
 
@@ -150,6 +160,9 @@ def cost_depth(
         calls: the calls it made so far.
         window: the model's context window, when known (deferral needs it).
         price: the model's price (``None``: Anthropic's ratios).
+        cached: the opening's tokens (the messages before the first assistant turn) that a
+            compaction keeps unchanged at the request's start: read from the cache, not
+            written (see the module).
     """
     rho, omega = ratios(price)
     top = threshold if window is None else min(threshold, window)
@@ -159,7 +172,7 @@ def cost_depth(
         depth = top - math.sqrt(2 * omega * growth * top / rho)
     depth = min(_SHALLOWEST * top, max(_DEEPEST * top, depth))
     target = max(1, int(depth))
-    payback = payback_calls(tokens, target, growth, rho, omega)
+    payback = payback_calls(tokens, target, growth, rho, omega, cached)
     expected = calls * (1 - CONFIDENCE) / CONFIDENCE
     defer = (
         window is not None

@@ -52,6 +52,8 @@ _SCAN_TAIL = 3_000
 _LINE_MAX = 400
 #: Lines read at most (the first three quarters and the last quarter of those found).
 _MAX_LINES = 1000
+#: Names read at most from the middle of a clipped text (``clip_ends(middle_names=True)``).
+_MIDDLE_NAMES = 256
 #: How far back a path's first slash may be from its start.
 _PATH_PREFIX_MAX = 120
 
@@ -283,16 +285,39 @@ def _scan(text: str) -> list[_Hit]:
     return out
 
 
-def clip_ends(text: str, head_chars: int = _SCAN_HEAD, tail_chars: int = _SCAN_TAIL) -> str:
+def clip_ends(
+    text: str,
+    head_chars: int = _SCAN_HEAD,
+    tail_chars: int = _SCAN_TAIL,
+    *,
+    middle_names: bool = False,
+) -> str:
     """``text``, or when longer than both, its first ``head_chars`` and last ``tail_chars``
-    characters, less the words they cut in two."""
+    characters, less the words they cut in two.
+
+    With ``middle_names``, what lies between them is not skipped blind: the spans of the
+    names found in it (paths, error and failure lines, exit statuses, commands, URLs: what
+    :func:`digest` reads) stand in its place, one a line, in order, each once, at most
+    ``_MIDDLE_NAMES`` of them. A drop note reads each dropped message this way (issue 35:
+    the paths in the middle of a big listing, the error line in the middle of a long run,
+    were the names a loop of compactions lost)."""
     if len(text) <= head_chars + tail_chars:
         return text
     head = text[:head_chars]
     tail = text[-tail_chars:]
     cut = _LAST_WORD.search(head, len(head) - _PATH_PREFIX_MAX)
     first = _FIRST_WORD.match(tail)
-    return f"{head[: cut.start() if cut else None]}\n{tail[first.end() if first else 0 :]}"
+    head_end = cut.start() if cut else len(head)
+    tail_start = len(text) - len(tail) + (first.end() if first else 0)
+    middle = ""
+    if middle_names and tail_start > head_end:
+        spans: dict[str, None] = {}
+        for hit in _scan(text[head_end:tail_start]):
+            spans.setdefault(text[head_end + hit[0] : head_end + hit[1]])
+            if len(spans) >= _MIDDLE_NAMES:
+                break
+        middle = "".join(f"{span}\n" for span in spans)
+    return f"{text[:head_end]}\n{middle}{text[tail_start:]}"
 
 
 def _spellings(path: str) -> tuple[str, ...]:
@@ -420,7 +445,10 @@ def _names_in(
             continue  # a failed test named already
         same = named.same_file(file)
         if same is not None and test is None:
-            continue  # a file named already, as a path or in a test id
+            # a file named already, as a path or in a test id: a longer spelling of a path
+            # takes the shorter one's place (``/testbed/src/a.py`` lists ``src/a.py`` too)
+            named.lengthen(same, (_short(label, limit), rank, keys, False), key)
+            continue
         named.add((_short(label, limit), rank, keys, False), test, file, same)
     names = [name for name in named.names if name is not None]
     if newest is not None:  # the newest error line goes in first: what a run came to
@@ -447,6 +475,19 @@ class _Named:
         if file is None:
             return None
         return next((f for f in self.files.get(_base(file), ()) if _same_file(f[0], file)), None)
+
+    def lengthen(self, same: tuple[str, int, bool], name: Name, path: str) -> None:
+        """``name``, the path ``path``, in the place of ``same``, the bare path of the same
+        file named before, when ``path`` is its longer spelling (``same`` ends it): one
+        name then lists every spelling as a substring, so a reader (or a search) that knows
+        either finds it. A test id naming the file stays."""
+        file, at, by_test = same
+        old = self.names[at]
+        if by_test or old is None or len(path) <= len(file) or not path.endswith(file):
+            return
+        self.names[at] = name
+        entries = self.files[_base(file)]
+        entries[entries.index(same)] = (path, at, False)
 
     def add(
         self,

@@ -451,7 +451,13 @@ def _cost_depth(
     else:
         tokens = given.tokens_before
         calls = sum(1 for m in given.original if m.role == "assistant")
-    limits, policy = given.limits, given.policy
+    limits, policy, current = given.limits, given.policy, given.original
+    # the opening a compaction keeps unchanged: up to the first assistant turn, or to the first
+    # note or summary of ours (an earlier compaction's, rewritten when this one folds it)
+    first = next(
+        (i for i, m in enumerate(current) if m.role == "assistant" or is_own(m)),
+        len(current),
+    )
     depth = cost_depth(
         threshold=limits.threshold_tokens,
         tokens=given.tokens_before,
@@ -459,6 +465,7 @@ def _cost_depth(
         calls=calls,
         window=given.model_window,
         price=policy.cache_price,
+        cached=sum(given.meter.of(m) for m in current[:first]),
     )
     given.depth = depth
     given.names_target = limits.target_tokens  # the fixed depth's (no target is given)
@@ -491,7 +498,7 @@ def _names_floor(given: _Input, protection: Protection) -> CompressionLimits:
         for i, m in enumerate(current)
         if i < first or id(m) in protected or m.origin in window
     )
-    floor = min(names_target, kept + names_room_tokens(names_target))
+    floor = min(names_target, kept + names_room_tokens(limits.target_tokens, names_target))
     if floor <= limits.target_tokens:
         return limits
     return CompressionLimits(limits.threshold_tokens, floor)

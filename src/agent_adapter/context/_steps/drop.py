@@ -50,15 +50,29 @@ __all__ = ["RemoveOldMessages"]
 
 #: Bounds of a note's names, in tokens: 5% of the target, at least 60, at most 600.
 _NOTE_SHARE, _NOTE_MIN, _NOTE_MAX = 0.05, 60, 600
+#: A deeper compaction's note may name in up to this share of its target.
+_DEEP_SHARE = 0.2
 
 
-def names_room_tokens(target: int) -> int:
-    """The room for one note's names, in tokens, under a ``target`` (see ``_NOTE_SHARE``)."""
-    return min(_NOTE_MAX, max(_NOTE_MIN, int(target * _NOTE_SHARE)))
+def names_room_tokens(target: int, names_target: int | None = None) -> int:
+    """The room for one note's names, in tokens, under a ``target`` (see ``_NOTE_SHARE``).
+
+    ``names_target``: with a cost-aware depth (``CompressionPolicy(depth="cost")``), the fixed
+    depth's target. A compaction deeper than it drops more of the history, so its note gets
+    the fixed depth's room in proportion (``names_target / target`` times it), at most
+    ``_DEEP_SHARE`` of its own target: what a deeper compaction drops must still be named
+    (issue 35: the history's paths and error names still named in each request must not
+    fall below the fixed depth's, ``bench/cache.py --depth``)."""
+    room = min(_NOTE_MAX, max(_NOTE_MIN, int(max(target, names_target or 0) * _NOTE_SHARE)))
+    if names_target is not None and names_target > target > 0:
+        deeper = int(room * names_target / target)
+        room = max(room, min(deeper, int(target * _DEEP_SHARE)))
+    return room
 
 
 #: What is read of each dropped message: its first and last that many characters (a run
-#: can hold hundreds; a command and its first lines, the outcome at the end).
+#: can hold hundreds; a command and its first lines, the outcome at the end), and of the
+#: middle between them only the names (``clip_ends(middle_names=True)``).
 _NOTE_SCAN = (2_000, 1_000)
 _NO_CLIP = (1 << 62, 0)
 #: Distinct names a note's scan collects at most (the rest are counted).
@@ -104,6 +118,17 @@ def _text(m: Message) -> str:
         return m.text
     calls = "\n".join(f"{c.name} {c.arguments}" for c in m.tool_calls)
     return f"{m.text}\n{calls}" if m.text else calls
+
+
+def _name_lines(note: str) -> list[str]:
+    """The names a note of ours lists, one a line after its head, less the note's closing
+    bracket on the last line (and only that one: a name may end with ``]`` itself, as
+    ``FAIL: Migration files were created: ['0001_initial.py']`` does; stripping every
+    trailing bracket lost it from the folded note, and its error name from the request)."""
+    lines = note.split("\n")[1:]
+    if lines and lines[-1].endswith("]"):
+        lines[-1] = lines[-1][:-1]
+    return lines
 
 
 def _remembered_note(
@@ -169,7 +194,9 @@ def _scan(run: Sequence[Message], scans: _Scans | None) -> _Scan:
             # run, its text read as it is
             count += 1
             texts.append(
-                content if len(content) <= _SCAN_WHOLE else clip_ends(content, *_NOTE_SCAN)
+                content
+                if len(content) <= _SCAN_WHOLE
+                else clip_ends(content, *_NOTE_SCAN, middle_names=True)
             )
             continue
         plain = _plain(m)
@@ -177,11 +204,10 @@ def _scan(run: Sequence[Message], scans: _Scans | None) -> _Scan:
         if folded is None:
             # a summary of ours folded in stands for its count; its names are read like text
             count += (None if plain else summary_count(m)) or 1
-            texts.append(clip_ends(_text(m), *_NOTE_SCAN))
+            texts.append(clip_ends(_text(m), *_NOTE_SCAN, middle_names=True))
             continue
         count += folded
-        for line in m.text.splitlines()[1:]:
-            label = line.rstrip("]")
+        for label in _name_lines(m.text):
             more = _MORE.match(label)
             if more:
                 held_extra += int(more.group(1))
@@ -527,8 +553,7 @@ class RemoveOldMessages(BaseCompressionStep):
         bounds, candidates = self._candidates(messages, context)
         drop = bytearray(len(messages))  # 1: dropped (a set of 100,000 ints was 7 MB)
         dropped = False
-        basis = max(context.target_tokens, context.names_target_tokens or 0)
-        chars = 4 * names_room_tokens(basis)
+        chars = 4 * names_room_tokens(context.target_tokens, context.names_target_tokens)
         walk = self._walk(messages, context)
         reserve = 0  # what the notes cost, once known
         taken = 0
@@ -711,7 +736,15 @@ class RemoveOldMessages(BaseCompressionStep):
     ) -> Message:
         recovered = await self._recovered(run, context)
         saved = await span_phrase(self, run, context)
-        return _remembered_note(run, kept, kept_text, chars, saved, held, recovered, walk.scans)
+        # the names are read from the caller's own texts: a result an earlier step of the
+        # library shortened (ShrinkToolResults, DropStaleReads, a cut) still names in its
+        # note what the shortening had left out (issue 35: the paths in the middle of a file
+        # a deeper compaction shrank, then dropped); a text the caller's own step changed
+        # is read as that step left it (``original_of`` is None for it)
+        read = [context.original_of(m) or m for m in run]
+        if all(map(operator.is_, read, run)):
+            read = run
+        return _remembered_note(read, kept, kept_text, chars, saved, held, recovered, walk.scans)
 
     async def _recovered(self, run: Sequence[Message], context: StepContext) -> tuple[str, ...]:
         """The names the notes of ours in ``run`` handed to the store (a note bared or cut
@@ -736,8 +769,7 @@ class RemoveOldMessages(BaseCompressionStep):
                         found.extend(await self._notes_saved(context, scope, id_))
             todo = found
             for body in found:
-                for line in body.splitlines()[1:]:
-                    label = line.rstrip("]")
+                for label in _name_lines(body):
                     if label and not _MORE.match(label):
                         names.setdefault(label, None)
             if not todo:

@@ -1,0 +1,118 @@
+"""Names a deeper compaction must not lose (issue 35, item 1), each with the input that lost
+it on the replays of ``bench/cache.py --depth``:
+
+* a name that ends with ``]`` kept its bracket only until its note was folded (django-16116
+  at 10k: ``FAIL: Migration files were created: ['0001_initial.py']``);
+* a path in the middle of a long dropped output (a note read 2,000 + 1,000 characters of it);
+* a path named first relative, later absolute: the note listed the shorter spelling only, so
+  the absolute one was nowhere in the request (pytest-7324 at 20k);
+* a tool result an earlier step shrank, then dropped: its note read the shrunk text, not the
+  caller's (a Claude Code session at 60k: -10 points of files named);
+* the opening a compaction keeps at the request's start is read from the cache, not written:
+  pricing it as written deferred compactions the replays then paid for ten calls late.
+"""
+
+from __future__ import annotations
+
+from agent_adapter import Message
+from agent_adapter.context import (
+    CompressionPolicy,
+    RemoveOldMessages,
+    ShrinkToolResults,
+    compress_for_sync,
+)
+from agent_adapter.context._depth import cost_depth, payback_calls
+
+FAIL = "FAIL: Migration files were created: ['0001_initial.py']"
+
+
+def _round(i: int, output: str) -> list[dict[str, object]]:
+    call = {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+    return [
+        {"role": "assistant", "content": f"step {i}", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"c{i}", "content": output},
+    ]
+
+
+def _text(messages: list[dict[str, object]]) -> str:
+    return "\n".join(str(m.get("content") or "") for m in messages)
+
+
+def test_a_name_ending_with_a_bracket_keeps_it_through_a_fold() -> None:
+    policy = CompressionPolicy(threshold_tokens=1_000, steps=[RemoveOldMessages()])
+    history: list[dict[str, object]] = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Fix the migrations."},
+        *_round(0, f"Running makemigrations --check...\n{FAIL}"),
+        *_round(1, "edited /repo/app/models.py"),  # a name after it: the bracket is not last
+    ]
+    for i in range(2, 8):
+        history += _round(i, f"output {i} " + "lorem ipsum " * 60)
+    sent, report = compress_for_sync(history, policy, format="openai")
+    assert report.steps and FAIL in _text(sent)
+    # the conversation goes on from what was sent: the next compaction folds the note
+    again = list(sent)
+    for i in range(8, 16):
+        again += _round(i, f"output {i} " + "dolor sit amet " * 50)
+    sent2, report2 = compress_for_sync(again, policy, format="openai")
+    assert report2.steps
+    assert FAIL in _text(sent2)
+    assert FAIL[:-1] + "\n" not in _text(sent2)
+
+
+def test_a_path_in_the_middle_of_a_long_dropped_output_is_named() -> None:
+    listing = "\n".join(f"/repo/pkg/module_{i:03}.py" for i in range(300))
+    policy = CompressionPolicy(threshold_tokens=2_000, steps=[RemoveOldMessages()])
+    history: list[dict[str, object]] = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Find the parser."},
+        *_round(0, "x " * 1_200 + "\n/repo/pkg/deep/parser.py\n" + listing),
+    ]
+    for i in range(1, 6):
+        history += _round(i, f"output {i} " + "lorem ipsum " * 60)
+    sent, report = compress_for_sync(history, policy, format="openai")
+    assert report.steps
+    assert "/repo/pkg/deep/parser.py" in _text(sent)
+
+
+def test_a_path_named_relative_then_absolute_is_listed_by_its_longer_spelling() -> None:
+    policy = CompressionPolicy(threshold_tokens=1_000, steps=[RemoveOldMessages()])
+    history: list[dict[str, object]] = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Fix the expression parser."},
+        *_round(0, "It is in `src/_pytest/mark/expression.py`."),
+        *_round(1, 'File "/testbed/src/_pytest/mark/expression.py", line 3\nok'),
+    ]
+    for i in range(2, 8):
+        history += _round(i, f"output {i} " + "lorem ipsum " * 60)
+    history.append({"role": "user", "content": "Look at src/_pytest/mark/expression.py again."})
+    sent, report = compress_for_sync(history, policy, format="openai")
+    assert report.steps
+    assert "/testbed/src/_pytest/mark/expression.py" in _text(sent)
+
+
+def test_a_dropped_result_an_earlier_step_shrank_is_named_from_the_callers_text() -> None:
+    code = "\n".join(f"    {i:4}→    x = call_{i}()" for i in range(400))
+    middle = '    401→    assert path == "/home/user/project/lib/foo.ex"\n'
+    history: list[Message] = [Message("system", "You are terse."), Message("user", "Fix it.")]
+    history += [Message("assistant", "read"), Message("user", code + "\n" + middle + code)]
+    for i in range(6):
+        history += [Message("assistant", f"step {i}"), Message("user", "lorem ipsum " * 80)]
+    policy = CompressionPolicy(
+        threshold_tokens=2_500,
+        steps=[ShrinkToolResults(bigger_than_tokens=50), RemoveOldMessages()],
+    )
+    sent, report = compress_for_sync(history, policy)
+    assert report.steps
+    assert "/home/user/project/lib/foo.ex" in "\n".join(m.text for m in sent)
+
+
+def test_the_kept_opening_is_priced_as_read() -> None:
+    # a 20k request of 800 tokens a call, kept to 5,000 tokens of which 2,000 are its opening
+    written = payback_calls(20_000, 5_000, 800, 0.1, 1.25)
+    read = payback_calls(20_000, 5_000, 800, 0.1, 1.25, cached=2_000)
+    assert read < written
+    # (1.25 * 3,000 + 0.1 * 2,000 - 0.1 * 19,200 - 1.25 * 800) / (0.1 * 15,000)
+    assert abs(read - (3_750 + 200 - 1_920 - 1_000) / 1_500) < 1e-9
+    args = {"threshold": 20_000, "tokens": 20_500, "growth": 800, "calls": 25, "window": 200_000}
+    assert cost_depth(**args).defer and not cost_depth(**args, cached=2_500).defer
