@@ -30,11 +30,13 @@ READ, WRITE = 0.1, 1.25
 
 def test_depth_follows_the_conversations_growth() -> None:
     # T - D = sqrt(2 * 12.5 * g * T): g = T/100 gives T/2; faster growth goes deeper, down to
-    # a quarter; slow growth stays at the documented 3/4
+    # a tenth; slow growth stays at the documented 3/4
     half = cost_depth(threshold=40_000, tokens=41_000, growth=400, calls=50, window=None)
     assert half.target == 20_000
+    quarter = cost_depth(threshold=40_000, tokens=41_000, growth=900, calls=10, window=None)
+    assert quarter.target == 10_000
     fast = cost_depth(threshold=40_000, tokens=41_000, growth=4_000, calls=10, window=None)
-    assert fast.target == 10_000
+    assert fast.target == 4_000
     slow = cost_depth(threshold=40_000, tokens=41_000, growth=10, calls=50, window=None)
     assert slow.target == 30_000
     unknown = cost_depth(threshold=40_000, tokens=41_000, growth=0, calls=0, window=None)
@@ -57,12 +59,14 @@ def test_depth_weighs_the_models_prices() -> None:
 
 
 def test_a_compaction_that_cannot_repay_itself_is_deferred_under_a_window_only() -> None:
-    # 25 calls in, a quarter-deep compaction repays after 2.2 calls; the conversation goes on
-    # for 25 / 19 = 1.3 more with 95% confidence (Gott's rule): deferred
-    args: dict[str, Any] = {"threshold": 20_000, "tokens": 20_016, "growth": 801, "calls": 25}
+    # a slow conversation (10 tokens a call) 25 calls in: the compaction keeps 3/4 of the
+    # budget, rewritten at 1.25x, and saves 0.1x of a quarter a call: it repays after 33.4
+    # calls; the conversation goes on for 25 / 19 = 1.3 more with 95% confidence (Gott's
+    # rule): deferred
+    args: dict[str, Any] = {"threshold": 20_000, "tokens": 20_016, "growth": 10, "calls": 25}
     depth = cost_depth(**args, window=200_000)
-    assert depth.target == 5_000
-    assert depth.payback == pytest.approx(2.2, abs=0.05)
+    assert depth.target == 15_000
+    assert depth.payback == pytest.approx(33.4, abs=0.05)
     assert depth.expected == pytest.approx(25 / 19)
     assert depth.defer
     assert not cost_depth(**args, window=None).defer  # no window known: never deferred
@@ -70,8 +74,12 @@ def test_a_compaction_that_cannot_repay_itself_is_deferred_under_a_window_only()
     assert not at_window.defer  # the next call would reach the window: it always runs
     budget_is_window = cost_depth(**{**args, "threshold": 200_000}, window=200_000)
     assert not budget_is_window.defer
-    # a longer conversation: repaid in time
-    assert not cost_depth(**{**args, "calls": 60}, window=200_000).defer
+    # a longer conversation: repaid in time (700 / 19 = 36.8 calls)
+    assert not cost_depth(**{**args, "calls": 700}, window=200_000).defer
+    # a fast one goes deep (the tenth), and a compaction that deep costs less than the
+    # request as it is: it pays at once
+    fast = cost_depth(**{**args, "growth": 801}, window=200_000)
+    assert (fast.target, fast.payback, fast.defer) == (2_000, 0.0, False)
     # the first call of a conversation writes everything anyway: a compaction pays at once
     assert payback_calls(21_000, 5_000, 21_000, READ, WRITE) == 0.0
     assert math.isinf(payback_calls(21_000, 21_000, 0, READ, WRITE))
@@ -90,26 +98,28 @@ def test_policy_settings() -> None:
 
 
 def test_the_report_says_why() -> None:
-    # 25 calls of 800 tokens over a 20k budget under a 200k window: deferred, and said so
+    # 200 calls of 100 tokens over a 20k budget under a 200k window: a slow conversation,
+    # whose compaction keeps much (13k) and repays after about 20 calls, while it goes on for
+    # 200 / 19 = 10.5 more with 95% confidence: deferred, and said so
     history: list[Message] = [Message("system", "You are terse."), Message("user", "task")]
-    for i in range(25):
-        history += [Message("assistant", f"step {i}"), Message("user", f"out {i} " + "x" * 3_180)]
+    for i in range(200):
+        history += [Message("assistant", f"step {i}"), Message("user", f"out {i} " + "x" * 370)]
     policy = CompressionPolicy(threshold_tokens=20_000, depth="cost", model_max_tokens=200_000)
     out, report = compress_for_sync(history, policy)
     assert out is history
-    assert (report.skipped, report.depth, report.calls) == ("deferred", "cost", 25)
+    assert (report.skipped, report.depth, report.calls) == ("deferred", "cost", 200)
     assert report.payback_calls > report.expected_calls
     assert "deferred" in report.explain() and "95% confidence" in report.explain()
-    # the same conversation 60 calls in compacts, and the report explains the depth
-    for i in range(25, 60):
-        history += [Message("assistant", f"step {i}"), Message("user", f"out {i} " + "x" * 600)]
+    # the same conversation 400 calls in compacts, and the report explains the depth
+    for i in range(200, 400):
+        history += [Message("assistant", f"step {i}"), Message("user", f"out {i} " + "x" * 370)]
     out, report = compress_for_sync(history, policy)
     assert report.steps and report.depth == "cost"
     assert report.payback_calls <= report.expected_calls
     assert report.target_tokens < 15_000
     assert "Depth (cost-aware)" in report.explain()
     # no window known: never deferred
-    _, report = compress_for_sync(history[:52], dataclasses.replace(policy, model_max_tokens=None))
+    _, report = compress_for_sync(history[:402], dataclasses.replace(policy, model_max_tokens=None))
     assert report.skipped != "deferred"
 
 

@@ -114,5 +114,8 @@ def test_the_kept_opening_is_priced_as_read() -> None:
     assert read < written
     # (1.25 * 3,000 + 0.1 * 2,000 - 0.1 * 19,200 - 1.25 * 800) / (0.1 * 15,000)
     assert abs(read - (3_750 + 200 - 1_920 - 1_000) / 1_500) < 1e-9
-    args = {"threshold": 20_000, "tokens": 20_500, "growth": 800, "calls": 25, "window": 200_000}
+    # a slow conversation 570 calls in goes on for 30 more with 95% confidence: a compaction
+    # to 15,000 tokens repays after 33.4 calls priced as written (deferred), 27.6 with its
+    # 2,500-token opening read (it runs)
+    args = {"threshold": 20_000, "tokens": 20_016, "growth": 10, "calls": 570, "window": 200_000}
     assert cost_depth(**args).defer and not cost_depth(**args, cached=2_500).defer

@@ -25,7 +25,11 @@ from agent_adapter.context._report import (
 )
 from agent_adapter.context._steps._base import CompressionStep, StepContext
 from agent_adapter.context._steps._continuation import Continuation
-from agent_adapter.context._steps.drop import RemoveOldMessages, names_room_tokens
+from agent_adapter.context._steps.drop import (
+    NOTE_HEAD_TOKENS,
+    RemoveOldMessages,
+    names_room_tokens,
+)
 from agent_adapter.context._stores._commit import commit_saves, open_saves
 from agent_adapter.context._text import fit_message
 from agent_adapter.context._tokens import TokenMeter
@@ -498,7 +502,10 @@ def _names_floor(given: _Input, protection: Protection) -> CompressionLimits:
         for i, m in enumerate(current)
         if i < first or id(m) in protected or m.origin in window
     )
-    floor = min(names_target, kept + names_room_tokens(limits.target_tokens, names_target))
+    # one note: its head and its room of names (a floor without the head left the note no
+    # room for it: its names were the first thing cut to fit, then the note was bared)
+    note = NOTE_HEAD_TOKENS + names_room_tokens(limits.target_tokens, names_target)
+    floor = min(names_target, kept + note)
     if floor <= limits.target_tokens:
         return limits
     return CompressionLimits(limits.threshold_tokens, floor)

@@ -87,7 +87,8 @@ class CompressionPolicy:
             (a :class:`~agent_adapter.context.Compactor`, ``CompressingModel``): each
             compaction's target is derived from the prompt cache's prices, the window and
             the conversation's own growth a call (``T - D = sqrt(2 * write * growth * T /
-            read)``, clamped to a quarter .. 3/4 of the threshold ``T``), and when the
+            read)``, clamped to a tenth .. 3/4 of the threshold ``T`` and never below what keeps
+            the opening, the newest turns and a note of names), and when the
             threshold is a budget under the window (``model_max_tokens``) a compaction that
             cannot pay for its rewrite within the calls the conversation goes on for with
             95% confidence (Gott's rule: ``calls / 19``, ``calls`` those it made)

@@ -46,12 +46,16 @@ from agent_adapter.context._stores._commit import saved_transcript, stage_span
 from agent_adapter.context._stores._span import saved_phrase
 from agent_adapter.context._units import Bounds, origins_with
 
-__all__ = ["RemoveOldMessages"]
+__all__ = ["NOTE_HEAD_TOKENS", "RemoveOldMessages", "names_room_tokens"]
 
 #: Bounds of a note's names, in tokens: 5% of the target, at least 60, at most 600.
 _NOTE_SHARE, _NOTE_MIN, _NOTE_MAX = 0.05, 60, 600
 #: A deeper compaction's note may name in up to this share of its target.
 _DEEP_SHARE = 0.2
+#: What a note's head takes besides its names, in tokens, at most: its count, its tag, the
+#: saved line of a store (``saved: call recall_context(id='...') ...``) and the names clause
+#: (about 230 characters).
+NOTE_HEAD_TOKENS = 80
 
 
 def names_room_tokens(target: int, names_target: int | None = None) -> int:
@@ -341,7 +345,8 @@ def _with_folds(listed: str, names: list[Name], room: int, hidden: Callable[[Nam
     body = lines[:-1]
     shown = set(body)
     left = [name for name in names if name[0] not in shown]
-    paths = [name[0] for name in left if is_path(name) and not hidden(name)]
+    # paths with a directory (a bare file name has nothing to fold under)
+    paths = [name[0] for name in left if is_path(name) and "/" in name[0] and not hidden(name)]
     if not paths:
         return listed
     gone = int(more.group(1)) - sum(1 for name in left if hidden(name))
@@ -642,7 +647,15 @@ class RemoveOldMessages(BaseCompressionStep):
         short = 4 * slack - 80
         # a folded note's names cut to what fits: the slack less the head, then less again
         # (the head's and the names' tokens are known only once written)
-        tries = [(short, None), (0, None), *((0, short * k // 4) for k in (4, 3, 2, 1)), (0, 0)]
+        # (the names' characters a token vary with what they are, so the room is tried at
+        # three quarters, a half and a quarter too before the names go: a room 4% too big
+        # for a listing of file names bared the note of a real run, django-12713 at 10k)
+        tries = [
+            *((short * k // 4, None) for k in (4, 3, 2, 1)),
+            (0, None),
+            *((0, short * k // 4) for k in (4, 3, 2, 1)),
+            (0, 0),
+        ]
         for chars, held in tries:
             if chars >= 0 and (held is None or held >= 0):
                 out = await self._with_notes(walk, drop, chars, context, held)
