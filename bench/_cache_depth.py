@@ -5,8 +5,10 @@ turn) through one :class:`~agent_adapter.context.Compactor` per setting, and pri
 ``cache.py`` prices it (the longest prefix equal to the previous request is read from the
 cache at 0.1x, the rest written at 1.25x, in units of one fresh input token). Settings:
 
-* ``reference``: ``CompressionPolicy(threshold_tokens=T)``: the documented default target,
-  0.75 T: compact once, then append (the issue's compact-once reference);
+* ``reference``: ``CompressionPolicy(threshold_tokens=T, depth="fixed")``: the target 0.75 T,
+  compact once, then append (the issue's compact-once reference; the default until 0.4);
+* ``threshold only``: ``CompressionPolicy(threshold_tokens=T)``, the user's one knob: in a
+  conversation its depth is derived (``depth="auto"``), nothing is deferred (no window);
 * ``T/2``, ``T/4``: the same with ``target_tokens`` set by hand;
 * ``cost``: ``CompressionPolicy(threshold_tokens=T, depth="cost", model_max_tokens=W)``:
   the depth derived from the prices, the window and the conversation's growth, and the
@@ -70,7 +72,8 @@ class Run:
 def settings(threshold: int) -> dict[str, CompressionPolicy]:
     """The settings compared, by name (see the module)."""
     return {
-        "reference": CompressionPolicy(threshold_tokens=threshold),
+        "reference": CompressionPolicy(threshold_tokens=threshold, depth="fixed"),
+        "threshold only": CompressionPolicy(threshold_tokens=threshold),
         "T/2": CompressionPolicy(threshold_tokens=threshold, target_tokens=threshold // 2),
         "T/4": CompressionPolicy(threshold_tokens=threshold, target_tokens=threshold // 4),
         "cost": CompressionPolicy(

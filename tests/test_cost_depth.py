@@ -19,6 +19,7 @@ from agent_adapter._errors import ConfigError
 from agent_adapter.cli import load_trace
 from agent_adapter.context import Compactor, CompressionPolicy, compress_for_sync
 from agent_adapter.context._depth import cost_depth, payback_calls, ratios
+from agent_adapter.context._policy import conversation_depth
 from agent_adapter.context.formats import convert, strip_reserved
 
 READ, WRITE = 0.1, 1.25
@@ -86,8 +87,15 @@ def test_a_compaction_that_cannot_repay_itself_is_deferred_under_a_window_only()
 
 
 def test_policy_settings() -> None:
-    assert CompressionPolicy(threshold_tokens=20_000).depth == "fixed"
+    # the default: derived in a conversation when no target is given (the one knob), fixed
+    # otherwise
+    assert CompressionPolicy(threshold_tokens=20_000).depth == "auto"
+    assert conversation_depth(CompressionPolicy(threshold_tokens=20_000)) == "cost"
+    given = CompressionPolicy(threshold_tokens=20_000, target_tokens=10_000)
+    assert conversation_depth(given) == "fixed"
     assert CompressionPolicy(threshold_tokens=20_000).limits().target_tokens == 15_000
+    with pytest.raises(ConfigError, match="above model_max_tokens"):
+        CompressionPolicy(threshold_tokens=20_000, model_max_tokens=3_000)
     assert CompressionPolicy(threshold_tokens=20_000, depth="cost").limits().target_tokens == 15_000
     with pytest.raises(ConfigError, match="derives the target"):
         CompressionPolicy(threshold_tokens=20_000, target_tokens=10_000, depth="cost")
@@ -170,7 +178,9 @@ def test_cost_depth_is_never_dearer_than_everything_or_the_reference(
     natives = load_trace(data_dir / "mini-swe-agent-gemini3pro" / "trajs" / f"{run}.traj.json")
     history = natives.messages
     everything, _ = _cost(history, lambda h: (h, None))
-    reference = Compactor(CompressionPolicy(threshold_tokens=20_000), conversation=run)
+    reference = Compactor(
+        CompressionPolicy(threshold_tokens=20_000, depth="fixed"), conversation=run
+    )
     ref_cost, _ = _cost(history, reference.compress_sync)
     policy = CompressionPolicy(threshold_tokens=20_000, depth="cost", model_max_tokens=200_000)
     ours = Compactor(policy, conversation=run)
@@ -211,7 +221,9 @@ def test_a_deeper_compaction_names_the_files_the_reference_names(data_dir: Path,
     # fixed depth's room: every file the reference's last request names is still named.
     trace = load_trace(data_dir / "mini-swe-agent-gemini3pro" / "trajs" / f"{run}.traj.json")
     history = trace.messages
-    reference = Compactor(CompressionPolicy(threshold_tokens=10_000), conversation=run)
+    reference = Compactor(
+        CompressionPolicy(threshold_tokens=10_000, depth="fixed"), conversation=run
+    )
     policy = CompressionPolicy(threshold_tokens=10_000, depth="cost", model_max_tokens=200_000)
     ours = Compactor(policy, conversation=run)
     _cost(history, reference.compress_sync)  # the reference replayed call by call
@@ -229,3 +241,23 @@ def test_a_deeper_compaction_names_the_files_the_reference_names(data_dir: Path,
     for r in reports:
         if r.steps:
             assert r.target_tokens <= 7_500  # deeper than the fixed default, or at it
+
+
+def test_the_one_knob_derives_the_depth_in_a_conversation_only() -> None:
+    # a conversation growing 1,000 tokens a call past a 20k threshold: a Compactor given the
+    # threshold alone goes deeper than 3/4 of it (depth="auto"); a one-off compression, a
+    # given target or depth="fixed" keep the documented 3/4
+    history: list[Message] = [Message("system", "You are terse."), Message("user", "task")]
+    for i in range(24):
+        history += [Message("assistant", f"step {i}"), Message("user", f"out {i} " + "x" * 3_980)]
+    alone = CompressionPolicy(threshold_tokens=20_000)
+    _, report = Compactor(alone, conversation="auto").compress_sync(history)
+    assert report.steps and report.depth == "cost" and report.target_tokens < 15_000
+    _, report = compress_for_sync(history, alone, states=False)
+    assert report.depth == "fixed" and report.target_tokens == 15_000
+    for policy in (
+        CompressionPolicy(threshold_tokens=20_000, depth="fixed"),
+        CompressionPolicy(threshold_tokens=20_000, target_tokens=15_000),
+    ):
+        _, report = Compactor(policy, conversation="fixed").compress_sync(history)
+        assert report.depth == "fixed" and report.target_tokens == 15_000

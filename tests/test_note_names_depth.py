@@ -14,8 +14,14 @@ it on the replays of ``bench/cache.py --depth``:
 
 from __future__ import annotations
 
-from agent_adapter import Message
+from pathlib import Path
+
+import pytest
+
+from agent_adapter import ConfigError, Message
+from agent_adapter.cli._loaders import load_trace
 from agent_adapter.context import (
+    Compactor,
     CompressionPolicy,
     RemoveOldMessages,
     ShrinkToolResults,
@@ -119,3 +125,34 @@ def test_the_kept_opening_is_priced_as_read() -> None:
     # 2,500-token opening read (it runs)
     args = {"threshold": 20_000, "tokens": 20_016, "growth": 10, "calls": 570, "window": 200_000}
     assert cost_depth(**args).defer and not cost_depth(**args, cached=2_500).defer
+
+
+# --------------------------------------------------------------------------------------------
+# found by trying the README's cost-aware setting as a user would (helper's break test)
+
+
+def test_a_threshold_over_the_window_never_sends_over_the_window() -> None:
+    # a window of 3,000 under a budget of 20,000 sent 5,084 tokens: over the window. A policy
+    # holding both is a ConfigError; a window known only at the call caps the threshold
+    history = [Message("system", "You are terse."), Message("user", "task")]
+    for i in range(20):
+        history += [Message("assistant", f"step {i}"), Message("user", "x" * 8_000)]
+    with pytest.raises(ConfigError, match="above model_max_tokens"):
+        CompressionPolicy(threshold_tokens=20_000, depth="cost", model_max_tokens=3_000)
+    for depth in ("fixed", "cost"):
+        policy = CompressionPolicy(threshold_tokens=20_000, depth=depth)  # type: ignore[arg-type]
+        _, report = compress_for_sync(history, policy, model_max_tokens=3_000)
+        assert report.tokens_after <= 3_000
+        assert report.threshold_tokens == 3_000
+
+
+def test_a_result_brought_under_the_target_is_not_said_to_be_over_it(data_dir: Path) -> None:
+    # tool_heavy.jsonl, its first 9 natives, at a 1,000-token threshold: 2,376 -> 148 tokens
+    # against a target of 750, reported as "returned over the target"
+    natives = load_trace(data_dir / "claude-code-spotter" / "tool_heavy.jsonl").messages[:9]
+    for depth in ("fixed", "cost"):
+        policy = CompressionPolicy(threshold_tokens=1_000, depth=depth)
+        _, report = Compactor(policy, conversation="t").compress_sync(natives)
+        assert report.steps and report.reached_target
+        assert "over the target" not in report.explain()
+        assert report.if_still_too_long == ""

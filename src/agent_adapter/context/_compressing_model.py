@@ -31,7 +31,12 @@ from agent_adapter._messages import Message
 from agent_adapter._model import LLMPort, ModelRequest, ModelResponse, StreamEnd, StreamEvent, Usage
 from agent_adapter._profiles import known_window
 from agent_adapter._run import emit_event
-from agent_adapter.context._policy import CompressionLimits, CompressionPolicy, aimed_at
+from agent_adapter.context._policy import (
+    CompressionLimits,
+    CompressionPolicy,
+    aimed_at,
+    conversation_depth,
+)
 from agent_adapter.context._report import CompressionReport
 from agent_adapter.context._state import CompactionStates
 from agent_adapter.context._stateful import stateful_compress
@@ -487,8 +492,9 @@ def _policy_config(policy: CompressionPolicy, window: int | None) -> dict[str, A
         "on_step_error": policy.on_step_error,
         "recent_turns": policy.recent_turns,
     }
-    if policy.depth != "fixed":  # a fixed depth's key material as before
-        out["depth"] = policy.depth
+    depth = conversation_depth(policy)
+    if depth != "fixed":  # a fixed depth's key material as before
+        out["depth"] = depth
         out["cache_price"] = repr(policy.cache_price)
     json.dumps(out)  # JSON-safe by construction; fail loudly here if not
     return out

@@ -56,6 +56,13 @@ mini-swe-agent runs at a 10k budget): the worst run's paths still named went fro
 -6.6 points against the fixed depth and its error lines from -37.5 to -16.7, at a median
 cost of 0.72x -> 0.74x of it (never above the fixed depth nor sending everything).
 
+**Deferring is decided at the formula's target**, before the names floor (below) may raise
+it. Deciding at the raised target was measured and rejected: the floor counts the newest
+turns at their full size, which the other steps still shrink, so the payback it gives is too
+long and long conversations deferred compactions they then paid for (a tuning run cost 1.12x
+the fixed depth, the tuning median 0.71x -> 0.83x; ``python bench/cache.py --depth``). The
+report's target is the one the compaction kept; ``explain()`` says so when the floor raised it.
+
 **Deferring.** The compaction call writes the ``D`` tokens it keeps (``omega * D``) where the
 request as it is would read its cached prefix and write its new call (``rho * (S - g) + omega
 * g``; ``S``: the request's tokens); every later call saves ``rho * (S - D)``. Of the kept

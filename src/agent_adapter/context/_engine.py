@@ -395,7 +395,7 @@ async def _compress(
     the stores' saves, report."""
     given = _prepare(messages, policy, pinned, model_max_tokens)
     skipped = _skip_reason(given, force=force, hold_until=hold_until)
-    if skipped is None and policy.depth == "cost":
+    if skipped is None and (policy.depth == "cost" or growth is not None):
         skipped = _cost_depth(given, force=force, growth=growth)
     if skipped is not None:
         return given.untouched(skipped, given.original)
@@ -429,6 +429,11 @@ def _prepare(
     limits = policy.limits(model_max_tokens)
     meter = TokenMeter(policy.token_counter)
     window = policy.model_max_tokens or model_max_tokens
+    if window is not None and limits.threshold_tokens > window:
+        # a budget over the window known at the call (a model's profile; a policy holding
+        # both is a ConfigError when made) is the window: a request over it is one the
+        # provider rejects
+        limits = CompressionLimits(window, min(limits.target_tokens, window))
     return _Input(messages, current, policy, limits, meter, meter.total(current), window, started)
 
 
@@ -612,6 +617,10 @@ async def _guard_size(run: _Run) -> None:
     if run.total >= run.input.tokens_before:
         run.current, run.total = run.input.original, run.input.tokens_before
     await _under_threshold(run)
+    if run.action == "keep" and run.total <= run.input.limits.target_tokens:
+        # the threshold guard brought it under the target after all: nothing was kept over
+        # it (the report said "returned over the target" of a result under it)
+        run.action = ""
 
 
 async def _if_still_too_long(run: _Run) -> None:

@@ -26,7 +26,7 @@ __all__ = ["CompressionLimits", "CompressionPolicy", "IfStillTooLong", "OnStepEr
 
 IfStillTooLong: TypeAlias = Literal["keep", "cut", "raise"]
 OnStepError: TypeAlias = Literal["raise", "skip"]
-Depth: TypeAlias = Literal["fixed", "cost"]
+Depth: TypeAlias = Literal["auto", "fixed", "cost"]
 
 #: Defaults when neither percents nor token counts are given: compress above 80% of the
 #: context window, down to 60%, leaving room for the reply and a few more turns.
@@ -82,8 +82,14 @@ class CompressionPolicy:
             again over everything (the newest turn itself stays protected as always). Within
             each pass the steps' order gives cheapest loss first (an exact duplicate, then a
             shrunk result, a cut text, a dropped round). ``0`` turns the window off.
-        depth: how far each compaction goes. ``"fixed"`` (the default): to the target (3/4
-            of the threshold when none is given). ``"cost"``, the setting for agent loops
+        depth: how far each compaction goes. ``"auto"`` (the default): ``"cost"`` for the
+            compactions of a conversation (a :class:`~agent_adapter.context.Compactor`,
+            ``CompressingModel``, a framework's hook: what has compaction state) when no
+            target is given, so that ``CompressionPolicy(threshold_tokens=T)``, the one knob,
+            is what an agent loop needs; ``"fixed"`` for a one-off ``compress`` /
+            ``compress_for(states=False)`` and whenever a target is given. ``"fixed"``: to
+            the target (3/4 of the threshold when none is given). ``"cost"``, the setting for
+            agent loops
             (a :class:`~agent_adapter.context.Compactor`, ``CompressingModel``): each
             compaction's target is derived from the prompt cache's prices, the window and
             the conversation's own growth a call (``T - D = sqrt(2 * write * growth * T /
@@ -117,7 +123,7 @@ class CompressionPolicy:
     if_still_too_long: IfStillTooLong | CompressionStep = "keep"
     on_step_error: OnStepError = "skip"
     recent_turns: int = 3
-    depth: Depth = "fixed"
+    depth: Depth = "auto"
     cache_price: Price | None = None
 
     def __post_init__(self) -> None:
@@ -259,6 +265,17 @@ def _tokens(name: str, v: Any) -> None:
         raise ConfigError(f"CompressionPolicy.{name} must be an int > 0, got {v!r}")
 
 
+def _threshold_in_window(policy: CompressionPolicy) -> None:
+    """A threshold in tokens at or under the policy's own window, when both are given (a
+    window given at the call is checked there, by the engine)."""
+    threshold, window = policy.threshold_tokens, policy.model_max_tokens
+    if threshold is not None and window is not None and threshold > window:
+        raise ConfigError(
+            f"CompressionPolicy: threshold_tokens {threshold:,} is above model_max_tokens "
+            f"{window:,}, the model's context window: give a threshold at or under it"
+        )
+
+
 def _target_under_threshold(policy: CompressionPolicy) -> None:
     """The target at or under the threshold, in percents (the defaults included) and in
     token counts."""
@@ -275,12 +292,21 @@ def _target_under_threshold(policy: CompressionPolicy) -> None:
         )
 
 
+def conversation_depth(policy: CompressionPolicy) -> Literal["fixed", "cost"]:
+    """The depth a conversation's compactions take under ``policy``: its ``depth``, with
+    ``"auto"`` resolved (``"cost"`` when no target is given, else ``"fixed"``)."""
+    if policy.depth == "auto":
+        given = policy.target_tokens is not None or policy.target_percent is not None
+        return "fixed" if given else "cost"
+    return policy.depth
+
+
 def _depth(policy: CompressionPolicy) -> None:
     """``"fixed"`` or ``"cost"`` (with no target given: it derives the target), and a
     :class:`Price` or ``None`` for ``cache_price``."""
-    if policy.depth not in ("fixed", "cost"):
+    if policy.depth not in ("auto", "fixed", "cost"):
         raise ConfigError(
-            f"CompressionPolicy.depth must be 'fixed' or 'cost', got {policy.depth!r}"
+            f"CompressionPolicy.depth must be 'auto', 'fixed' or 'cost', got {policy.depth!r}"
         )
     if policy.depth == "cost" and (
         policy.target_tokens is not None or policy.target_percent is not None
@@ -356,6 +382,7 @@ _VALIDATORS: tuple[Callable[[CompressionPolicy], None], ...] = (
     _field("target_tokens", _tokens),
     _field("model_max_tokens", _tokens),
     _target_under_threshold,
+    _threshold_in_window,
     _depth,
     _field("on_step_error", _on_step_error),
     _field("if_still_too_long", _if_still_too_long),

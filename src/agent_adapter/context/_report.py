@@ -286,11 +286,13 @@ class CompressionReport:
             else "never"
         )
         return (
-            f" Depth (cost-aware): the target {_n(self.target_tokens)} is where rewriting the "
-            f"kept tokens at the cache-write price stops paying more than reading them, for "
-            f"a conversation growing {_n(self.growth_tokens)} tokens a call (threshold "
-            f"{_n(self.threshold_tokens)}, clamped to 1/4..3/4 of it); a compaction to it "
-            f"repays its rewrite {paid}; {_plural(self.calls, 'call')} in, the conversation "
+            f" Depth (cost-aware): the target {_n(self.target_tokens)} comes from where "
+            f"rewriting the kept tokens at the cache-write price stops paying more than reading "
+            f"them, for a conversation growing {_n(self.growth_tokens)} tokens a call "
+            f"(threshold {_n(self.threshold_tokens)}, clamped to 1/10..3/4 of it), raised to "
+            f"what keeps the opening, the newest turns and a note of names when that is "
+            f"deeper; a compaction as deep as that formula says repays its rewrite {paid}; "
+            f"{_plural(self.calls, 'call')} in, the conversation "
             f"goes on for {self.expected_calls:.1f} more with 95% confidence."
         )
 

@@ -26,7 +26,7 @@ from agent_adapter.context._compress_one import (
     _Options,
 )
 from agent_adapter.context._engine import _WouldCompress, compress
-from agent_adapter.context._policy import CompressionPolicy, aimed_at
+from agent_adapter.context._policy import CompressionPolicy, aimed_at, conversation_depth
 from agent_adapter.context._report import CompressionReport, untouched_report
 from agent_adapter.context._state import (
     CompactionStates,
@@ -91,7 +91,7 @@ async def stateful_compress(
         # own output, which could only move its cuts)
         return start.again, _again(entry, start.again, name, policy, model_max_tokens)
     hold = 0 if entry is None else entry.hold_until
-    growth = _growth(messages, name, policy) if policy.depth == "cost" else None
+    growth = _growth(messages, name, policy) if conversation_depth(policy) == "cost" else None
     continuation = opts.continuation
     if continuation is not None and name == "agent_adapter" and start.previous:
         continuation = continuation.after_sent(start.previous)  # "the last request"
@@ -518,8 +518,9 @@ def _policy_digest(policy: CompressionPolicy, model_max_tokens: int | None) -> s
     except ConfigError:
         return "?"
     parts: list[Any] = [limits.threshold_tokens, limits.target_tokens, policy.recent_turns]
-    if policy.depth != "fixed":  # a fixed depth keys as before (the states stay valid)
-        parts.append([policy.depth, repr(policy.cache_price)])
+    depth = conversation_depth(policy)
+    if depth != "fixed":  # a fixed depth keys as before (the states stay valid)
+        parts.append([depth, repr(policy.cache_price)])
     for step in [*policy.resolved_steps(), policy.if_still_too_long]:
         config = getattr(step, "config", None)
         parts.append(config() if callable(config) else _json_safe(step))
