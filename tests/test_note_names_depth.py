@@ -44,16 +44,27 @@ def _text(messages: list[dict[str, object]]) -> str:
     return "\n".join(str(m.get("content") or "") for m in messages)
 
 
-def test_a_name_ending_with_a_bracket_keeps_it_through_a_fold() -> None:
-    policy = CompressionPolicy(threshold_tokens=1_000, steps=[RemoveOldMessages()])
+def _history(task: str, *outputs: str, rounds: int = 8) -> list[dict[str, object]]:
+    """A system prompt, ``task``, a round for each of ``outputs``, then filler rounds up to
+    ``rounds`` (their outputs old enough to be dropped)."""
     history: list[dict[str, object]] = [
         {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": "Fix the migrations."},
-        *_round(0, f"Running makemigrations --check...\n{FAIL}"),
-        *_round(1, "edited /repo/app/models.py"),  # a name after it: the bracket is not last
+        {"role": "user", "content": task},
     ]
-    for i in range(2, 8):
+    for i, output in enumerate(outputs):
+        history += _round(i, output)
+    for i in range(len(outputs), rounds):
         history += _round(i, f"output {i} " + "lorem ipsum " * 60)
+    return history
+
+
+def test_a_name_ending_with_a_bracket_keeps_it_through_a_fold() -> None:
+    policy = CompressionPolicy(threshold_tokens=1_000, steps=[RemoveOldMessages()])
+    history = _history(
+        "Fix the migrations.",
+        f"Running makemigrations --check...\n{FAIL}",
+        "edited /repo/app/models.py",  # a name after it: the bracket is not last
+    )
     sent, report = compress_for_sync(history, policy, format="openai")
     assert report.steps and FAIL in _text(sent)
     # the conversation goes on from what was sent: the next compaction folds the note
@@ -69,13 +80,9 @@ def test_a_name_ending_with_a_bracket_keeps_it_through_a_fold() -> None:
 def test_a_path_in_the_middle_of_a_long_dropped_output_is_named() -> None:
     listing = "\n".join(f"/repo/pkg/module_{i:03}.py" for i in range(300))
     policy = CompressionPolicy(threshold_tokens=2_000, steps=[RemoveOldMessages()])
-    history: list[dict[str, object]] = [
-        {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": "Find the parser."},
-        *_round(0, "x " * 1_200 + "\n/repo/pkg/deep/parser.py\n" + listing),
-    ]
-    for i in range(1, 6):
-        history += _round(i, f"output {i} " + "lorem ipsum " * 60)
+    history = _history(
+        "Find the parser.", "x " * 1_200 + "\n/repo/pkg/deep/parser.py\n" + listing, rounds=6
+    )
     sent, report = compress_for_sync(history, policy, format="openai")
     assert report.steps
     assert "/repo/pkg/deep/parser.py" in _text(sent)
@@ -83,14 +90,11 @@ def test_a_path_in_the_middle_of_a_long_dropped_output_is_named() -> None:
 
 def test_a_path_named_relative_then_absolute_is_listed_by_its_longer_spelling() -> None:
     policy = CompressionPolicy(threshold_tokens=1_000, steps=[RemoveOldMessages()])
-    history: list[dict[str, object]] = [
-        {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": "Fix the expression parser."},
-        *_round(0, "It is in `src/_pytest/mark/expression.py`."),
-        *_round(1, 'File "/testbed/src/_pytest/mark/expression.py", line 3\nok'),
-    ]
-    for i in range(2, 8):
-        history += _round(i, f"output {i} " + "lorem ipsum " * 60)
+    history = _history(
+        "Fix the expression parser.",
+        "It is in `src/_pytest/mark/expression.py`.",
+        'File "/testbed/src/_pytest/mark/expression.py", line 3\nok',
+    )
     history.append({"role": "user", "content": "Look at src/_pytest/mark/expression.py again."})
     sent, report = compress_for_sync(history, policy, format="openai")
     assert report.steps
