@@ -32,7 +32,9 @@ class GatewayConfig:
     Attributes:
         host / port: where it listens.
         threshold / target: ``"80%"`` (of the model's window) or a token count (``"32k"``);
-            ``None``: the policy's default (threshold 80%, target 60% of the window).
+            ``None``: the policy's default (threshold 80% of the window; with no target,
+            each conversation's compactions derive their depth from the cache's prices and
+            the conversation's growth, ``CompressionPolicy.depth="auto"``).
         model_max_tokens: the window for percents; ``None``: the request's model in the
             library's profiles (:func:`agent_adapter.model_profile`).
         state: ``None`` (in memory, this process), ``sqlite:///path`` or ``redis://...``.
@@ -153,7 +155,11 @@ def _parser() -> argparse.ArgumentParser:
     add("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     add("--port", type=int, default=8787, help="port to listen on (default 8787)")
     add("--threshold", metavar="TOKENS|PCT", help="compress above this (default 80%%)")
-    add("--target", metavar="TOKENS|PCT", help="compress down to this (default 60%%)")
+    add(
+        "--target",
+        metavar="TOKENS|PCT",
+        help="compress down to this (default: derived from the cache's prices and growth)",
+    )
     add(
         "--model-max-tokens",
         metavar="TOKENS",
