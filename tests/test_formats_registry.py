@@ -174,3 +174,16 @@ def test_messages_mixed_with_dicts_name_the_dict(order: int) -> None:
         detect_format(items)
     with pytest.raises(ConfigError, match=rf"messages\[{where}\], a dict"):
         compress_for_sync(items, CompressionPolicy(threshold_tokens=50), states=False)
+
+
+def test_an_sdk_response_object_appended_as_it_came_says_how_to_make_it_a_message() -> None:
+    # a user appended resp.choices[0].message (openai's ChatCompletionMessage) to the history
+    from openai.types.chat import ChatCompletionMessage
+
+    reply = ChatCompletionMessage(role="assistant", content="hi")
+    history: list[Any] = [{"role": "user", "content": "x"}, reply]
+    with pytest.raises(ConfigError, match=r"messages\[1\] \(ChatCompletionMessage\).*model_dump"):
+        compress_for_sync(history, CompressionPolicy(threshold_tokens=100))
+    history[1] = reply.model_dump(exclude_none=True)
+    _, report = compress_for_sync(history, CompressionPolicy(threshold_tokens=100))
+    assert report.skipped == "under_threshold"

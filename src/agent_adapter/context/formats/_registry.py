@@ -166,9 +166,16 @@ def _sure_kinds(items: Sequence[Any], offset: int) -> set[str]:
             continue
         kinds = {name: conv.kind(item) for name, conv in _CONVERTERS.items()}
         if not any(kinds.values()):
+            # an SDK's response object (openai's ChatCompletionMessage, anthropic's Message:
+            # pydantic models) appended as it came: say how to make it a message
+            hint = (
+                "; it is a pydantic model: append item.model_dump(exclude_none=True)"
+                if callable(getattr(item, "model_dump", None))
+                else ""
+            )
             raise ConfigError(
                 f"messages[{i}] ({type(item).__name__}) is not a message of any known format "
-                f"{FORMATS}"
+                f"{FORMATS}{hint}"
             )
         sure.update(
             name if k == "sure" else _NOT + name for name, k in kinds.items() if k != "maybe"
