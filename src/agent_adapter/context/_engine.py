@@ -390,6 +390,10 @@ async def _compress(
     tokens nothing runs, over the threshold or not (``"held"``), unless ``force``.
     ``continuation``: the conversation's own request, which a summary request may continue
     (the steps get it over this compression's input as ``StepContext.continuation``).
+    ``growth``: the conversation's ``(tokens, calls)``, given by its compaction state only
+    when its depth is derived (:func:`~agent_adapter.context._policy.conversation_depth`
+    is ``"cost"``, ``depth="auto"`` included): its presence makes the depth derived; a
+    ``depth="cost"`` policy without it reads the growth off the messages.
 
     The phases, in order: prepare, protect, run the passes of steps, guard the size, commit
     the stores' saves, report."""

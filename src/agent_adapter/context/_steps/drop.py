@@ -345,8 +345,7 @@ def _with_folds(listed: str, names: list[Name], room: int, hidden: Callable[[Nam
     body = lines[:-1]
     shown = set(body)
     left = [name for name in names if name[0] not in shown]
-    # paths with a directory (a bare file name has nothing to fold under)
-    paths = [name[0] for name in left if is_path(name) and "/" in name[0] and not hidden(name)]
+    paths = [name[0] for name in left if is_path(name) and not hidden(name)]
     if not paths:
         return listed
     gone = int(more.group(1)) - sum(1 for name in left if hidden(name))
@@ -755,8 +754,6 @@ class RemoveOldMessages(BaseCompressionStep):
         # a deeper compaction shrank, then dropped); a text the caller's own step changed
         # is read as that step left it (``original_of`` is None for it)
         read = [context.original_of(m) or m for m in run]
-        if all(map(operator.is_, read, run)):
-            read = run
         return _remembered_note(read, kept, kept_text, chars, saved, held, recovered, walk.scans)
 
     async def _recovered(self, run: Sequence[Message], context: StepContext) -> tuple[str, ...]:
