@@ -13,14 +13,8 @@ from hypothesis import strategies as st
 from agent_adapter._messages import Message
 from agent_adapter.context import Protection, RemoveOldMessages
 from agent_adapter.context._steps._base import StepContext
-from agent_adapter.context._steps.drop import (
-    _note,
-    _remembered_note,
-    _Scans,
-    _stretches,
-    _text,
-    _Walk,
-)
+from agent_adapter.context._steps._drop_note import _note, _remembered_note, _Scans, _text
+from agent_adapter.context._steps.drop import _stretches, _Walk
 from agent_adapter.context._tokens import TokenMeter
 
 

@@ -25,11 +25,8 @@ from agent_adapter.context._report import (
 )
 from agent_adapter.context._steps._base import CompressionStep, StepContext
 from agent_adapter.context._steps._continuation import Continuation
-from agent_adapter.context._steps.drop import (
-    NOTE_HEAD_TOKENS,
-    RemoveOldMessages,
-    names_room_tokens,
-)
+from agent_adapter.context._steps._drop_note import NOTE_HEAD_TOKENS, names_room_tokens
+from agent_adapter.context._steps.drop import RemoveOldMessages
 from agent_adapter.context._stores._commit import commit_saves, open_saves
 from agent_adapter.context._text import fit_message
 from agent_adapter.context._tokens import TokenMeter

@@ -17,8 +17,8 @@ from agent_adapter.context._scorers import (
     scoring_context,
 )
 from agent_adapter.context._steps._base import BaseCompressionStep, StepContext
+from agent_adapter.context._steps._drop_note import _text as message_text
 from agent_adapter.context._steps.drop import SAVED_NOTE_TOKENS, with_saved_notes
-from agent_adapter.context._steps.drop import _text as message_text
 from agent_adapter.context._stores._base import check_save_to
 from agent_adapter.context._units import Unit
 
