@@ -160,3 +160,76 @@ def test_a_result_brought_under_the_target_is_not_said_to_be_over_it(data_dir: P
         assert report.steps and report.reached_target
         assert "over the target" not in report.explain()
         assert report.if_still_too_long == ""
+
+
+# --------------------------------------------------------------------------------------------
+# names a deeper compaction lost on the tuning runs and Claude Code sessions (issue 35, item 1:
+# "on every trace"), each with the message that lost it
+
+
+def _message(data_dir: Path, trace: str, index: int) -> Message:
+    """Message ``index`` of a real trace (as ``Message`` s)."""
+    from agent_adapter.context.formats import convert
+
+    loaded = load_trace(data_dir / trace)
+    return convert(loaded.messages, loaded.format).messages[index]
+
+
+def test_a_collection_failure_is_named_beside_its_files_path(data_dir: Path) -> None:
+    # pytest-6197's output of call 3: "FAILED testing/test_junitxml.py" (a module that failed
+    # to collect, no test id) was folded into the path /testbed/testing/test_junitxml.py, so
+    # the note named the path and the failure was nowhere in the request for 12 calls
+    output = _message(
+        data_dir, "mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-6197.traj.json", 7
+    )
+    assert "FAILED testing/test_junitxml.py\n" in output.text
+    policy = CompressionPolicy(threshold_tokens=1_000, steps=[RemoveOldMessages()])
+    sent, report = compress_for_sync(_history("Fix collection.", output.text), policy)
+    text = _text(sent)
+    assert report.steps and output.text not in text
+    for name in (
+        "FAILED testing/test_junitxml.py",
+        "FAILED testing/python/metafunc.py",
+        "/testbed/testing/test_junitxml.py",
+    ):
+        assert name in text
+
+
+def test_a_shrunk_results_marker_names_what_its_middle_held(data_dir: Path) -> None:
+    # a Claude Code session's 17,194-character build log: the files named only in its middle
+    # ("Compiling lib/ash/resource/dsl.ex (it's taking more than 10s)") were left out of the
+    # marker of ShrinkToolResults, which read the cut text's two ends only
+    log = _message(data_dir, "claude-code-spotter/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl", 52)
+    assert "Compiling lib/ash/resource/dsl.ex" in log.text
+    history = _history("Build and test.", log.text, rounds=6)
+    policy = CompressionPolicy(
+        threshold_tokens=1_500, steps=[ShrinkToolResults(bigger_than_tokens=200)]
+    )
+    sent, report = compress_for_sync(history, policy, format="openai")
+    shrunk = str(sent[3]["content"])
+    assert report.steps and len(shrunk) < len(log.text) // 4
+    for name in ("lib/ash/resource/dsl.ex", "lib/ash/reactor/reactor.ex"):
+        assert name in shrunk
+
+
+def test_a_long_path_is_named_whole_or_not_at_all(data_dir: Path) -> None:
+    # a listing of migrations in a Claude Code session: a note named
+    # ".../20260211122820_add_commits_and_session_commit_..." (a path cut at 120 characters),
+    # which names no file
+    listing = _message(
+        data_dir, "claude-code-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl", 18
+    )
+    long = (
+        "/home/USER/projects/spotter-worktrees/spotter-gqc/priv/repo/migrations/"
+        "20260211122820_add_commits_and_session_commit_links.exs"
+    )
+    assert long in listing.text and len(long) > 120
+    for threshold, rounds in ((4_000, 24), (8_000, 48)):  # a note too small, then one big enough
+        policy = CompressionPolicy(threshold_tokens=threshold, steps=[RemoveOldMessages()])
+        history = _history("Add a migration.", listing.text, rounds=rounds)
+        sent, report = compress_for_sync(history, policy, format="openai")
+        note = str(sent[2]["content"])
+        assert report.steps and "earlier messages removed" in note
+        names = note.rstrip("]").split("\n")[1:]
+        assert names and all(n in listing.text.splitlines() or n.endswith(" more") for n in names)
+    assert long in names

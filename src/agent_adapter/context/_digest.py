@@ -170,10 +170,16 @@ def _line_hit(match: re.Match[str], start: int, end: int) -> _Hit | None:
     if kind in ("snode", "vverdict"):
         node = match["snode"] or match["vnode"]
         verdict = match["sverdict"] or match["vverdict"]
-        file, test = node.split("::", 1) if "::" in node else (node, None)
-        if test is not None:
-            test = test.replace("::", ".")
         whole = match.string[start:end].strip()
+        if "::" not in node:
+            # a verdict on a whole file (``FAILED testing/test_x.py``: it failed to collect)
+            # is an outcome of its own, shown only by the verdict as printed: folded into
+            # the file's path, as a test id is, it was lost whenever the path was named
+            # (issue 35: pytest-6197's two collection failures)
+            said = f"{verdict} {node}"  # only ``FAILED <node>`` names a bare file
+            return (start, end, said, said, 120, _OUTCOME, None, None, whole)
+        file, test = node.split("::", 1)
+        test = test.replace("::", ".")
         return (start, end, node, f"{node} {verdict}", 120, _OUTCOME, test, file, whole)
     value = match[kind] if kind else None
     if kind is None or value is None:
@@ -241,7 +247,9 @@ def _paths(text: str, hits: list[_Hit]) -> None:
             s -= prefix.end() if prefix else 0
         p = _PATH.match(text, s)
         if p is not None:
-            hits.append((s, p.end(), p[0], p[0], 120, _PLACE, None, p[0], None))
+            # a path is shown whole or not at all: cut to a limit, it names no file (issue
+            # 35: migrations' long names lost as ``.../20260211122820_add_commits_and_...``)
+            hits.append((s, p.end(), p[0], p[0], len(p[0]), _PLACE, None, p[0], None))
 
 
 def _scan(text: str) -> list[_Hit]:
@@ -364,8 +372,9 @@ def digest(
     When not all fit, the outcome (exit status, failed tests, error lines, tallies) goes in
     first, then paths and commands, then the rest, each kept in its place, and the last
     name is ``+N more``: N counts the distinct names left out (past the first 64 looked for
-    in ``kept``, names it shows may be among them). A huge ``removed`` is scanned at its two
-    ends (the first 100,000 and last 20,000 characters).
+    in ``kept``, names it shows may be among them). A long ``removed`` is read whole at its
+    two ends (the first 6,000 and last 3,000 characters) and for its names only between
+    them (:func:`clip_ends` with ``middle_names``). A path is shown whole or not at all.
 
     Args:
         removed: the text that was cut or dropped; the only text scanned.
@@ -393,8 +402,10 @@ def names_in(
 ) -> tuple[list[Name], int]:
     """The names of :func:`digest`, not joined yet: ``(names, extra)``, ``extra`` counting the
     distinct names past the first ``max_names`` (64; not looked for in ``kept``). ``scan``
-    bounds what is read of a long ``removed``: its first and last that many characters
-    (:func:`clip_ends`). See :func:`join_names` and :func:`drop_shown`.
+    bounds what is read whole of a long ``removed``: its first and last that many
+    characters; between them only its names are read (:func:`clip_ends` with
+    ``middle_names``: issue 35, a build log's files named only in its middle were left out
+    of its shortened copy's marker). See :func:`join_names` and :func:`drop_shown`.
 
     ``whole_lines``: an error or failure line is labelled by the whole line as it was
     printed (``FAILED tests/x.py::t - AssertionError: ...``, an exception line past 80
@@ -403,7 +414,7 @@ def names_in(
     (or a search) looks for, not a paraphrase of them (issue 34, item 5). A cut's marker,
     with less room, keeps the short form."""
     parts: Sequence[str] = (kept,) if isinstance(kept, str) else kept
-    removed = clip_ends(removed, *scan)
+    removed = clip_ends(removed, *scan, middle_names=True)
     key = (removed, tuple(parts), exit_status, max_names, whole_lines)
     hit = _NAMES_MEMO.get(key)
     if hit is None:
