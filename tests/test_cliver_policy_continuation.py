@@ -167,3 +167,48 @@ async def test_a_reply_that_is_no_summary_falls_back_to_the_fresh_prompt() -> No
         assert _is_summary_request(server, 1) and not _is_summary_request(server, 2)
         assert "<transcript>" in _messages(server, 2)[1]["content"]
         assert "run pytest" in json.dumps(_messages(server, 3))
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    k = next((i for i in range(n) if a[i] != b[i]), n)
+    return k
+
+
+async def test_across_runs_and_in_the_background_the_summary_continues_a_sent_request() -> None:
+    """A chat front end passing its transcript each run, keyed by the conversation, with the
+    compaction prepared in the background (the default ``prepare_at``): each summary request
+    is a request the conversation sent before (the previous run's, remembered by the
+    state), byte for byte, plus the instruction."""
+    async with ProviderServer(default=Reply(text=SUMMARY, input_tokens=None)) as server:
+        own = binding(server)
+        policy = CompressionPolicy(
+            threshold_tokens=4_000,
+            target_tokens=2_000,
+            steps=[Summarize(model=own.get_provider(), keep_recent_messages=2)],
+        )
+        compactor = PolicyCompactor(policy, conversation="chat-1")
+        transcript: list[CLIverMessage] = []
+        async with AgentCore(
+            ModelBindings(llm=own), builtin_system_prompt=SYSTEM, context_compactor=compactor
+        ) as agent:
+            for turn in range(17):
+                text = f"question {turn}: what does this do?\n{_source(f'src/g{turn}.py', 30)}"
+                response = await agent.chat(text, conversation=transcript)
+                start = max(i for i, m in enumerate(response.messages) if m.content == text)
+                transcript = [*transcript, *response.messages[start:]]
+        requests = server.requests
+        at = [k for k in range(len(requests)) if _is_summary_request(server, k)]
+        assert at, "the conversation was compacted with the run's own model"
+        for k in at:
+            sent = _messages(server, k)
+            earlier = [n for n in range(k) if not _is_summary_request(server, n)]
+            match = [n for n in earlier if _messages(server, n) == sent[:-1]]
+            assert match, f"request {k} continues no request sent before"
+            shared = _common_prefix(requests[k].raw, requests[match[-1]].raw)
+            assert shared >= 0.9 * requests[k].size
+        # the summary prepared in the background was swapped in: a later request holds it
+        assert any(
+            "run pytest" in json.dumps(_messages(server, n))
+            for n in range(at[0] + 1, len(requests))
+        )
