@@ -17,6 +17,7 @@ from agent_adapter.context import (
     CompressionPolicy,
     CompressionReport,
 )
+from agent_adapter.context._background import writes_with_model
 from agent_adapter.context._stateful import stateful_compress
 from cliver_core._compaction import CompactionContext, CompactionPlan, CompactionSplit
 from cliver_core._messages import CLIverMessage, CLIverResponse, UsageInfo
@@ -291,12 +292,15 @@ class PolicyCompactor:
     summary request continues the run's last request (the machinery of
     :meth:`CompactionContext.continue_run`): the same system, tools, options and messages,
     byte for byte, with the instruction appended as a last user message, so the provider
-    reads the conversation from its prompt cache. A span the last request does not hold
-    (the first iteration of a run) is asked over the history as the run would send it
-    next. A reply that is no summary (a tool call, no JSON) or an overflow falls back to
-    the fresh prompt of the span's transcript, as with ``CompressingModel``; the step's
-    ``continue_conversation=False`` always sends the fresh prompt. Any other model (another
-    binding of the chain included) gets the fresh prompt.
+    reads the conversation from its prompt cache. On a run's first iteration the last
+    request is the one the compaction state remembers as sent (with ``conversation``, the
+    previous run's); a span the last request does not hold is asked over the history as
+    the run would send it next. A summary prepared in the background continues the run's
+    last request as it stood when the preparation started. A reply that is no summary (a
+    tool call, no JSON) or an overflow falls back to the fresh prompt of the span's
+    transcript, as with ``CompressingModel``; the step's ``continue_conversation=False``
+    always sends the fresh prompt. Any other model (another binding of the chain included)
+    gets the fresh prompt.
 
     Example::
 
@@ -371,7 +375,8 @@ class PolicyCompactor:
             ctx=run,
             conversation=self.conversation or context.run_id or None,
             states=self.states,
-            continuation=context._continuing(run),
+            # the run's last request, for a step that writes with a model (its own?)
+            continuation=context._continuing(run) if writes_with_model(self.policy) else None,
             background=True,
         )
         if self.on_report is not None:
