@@ -113,3 +113,94 @@ async def replay_cache(
         ]
         await own.aclose()
     return out
+
+
+async def replay_policy(
+    path: Path, protocol: str, *, continued: bool, threshold: int, target: int
+) -> Replay:
+    """The run through ``cliver_core``'s ``AgentCore``: its system prompt, each of its user
+    messages a ``chat`` call continuing the one before (``response.messages``), each model
+    reply scripted from the run's own assistant messages (text and tool calls; one without
+    calls ends a ``chat``), each tool result the run's own, in order, with a
+    ``PolicyCompactor`` keyed by the run whose ``Summarize(model=...)`` is the binding's own
+    port (the run's model). Compacted at the threshold (``prepare_at=None``: each reply is
+    queued just before its request, so a summary request gets the summary and a run call
+    its scripted reply). The summary requests' input and cache reads as the server reported
+    them."""
+    from agent_adapter import ToolCall as WireCall
+    from agent_adapter.context import CompactionStates
+    from cliver_core import AgentCore, CLIverTool, ModelBinding, ModelBindings, PolicyCompactor
+
+    out = Replay()
+    whole = calls(path)[-1]
+    system = whole[0].text if whole[0].role == "system" else ""
+    users = [m.text for m in whole if m.role == "user"]
+    assistants = [m for m in whole if m.role == "assistant"]
+    results = [m.text for m in whole if m.role == "tool"]
+    names = sorted({c.name for m in assistants for c in m.tool_calls})
+    usages: list[Any] = []
+    with ProviderServer() as server:
+        own = port(protocol, server)
+        generate = own.generate
+        replies = iter(assistants)
+
+        async def scripted(request: ModelRequest) -> Any:
+            if request.stage == "summary":
+                server.add(Reply(text=SUMMARY, input_tokens=None))
+            else:
+                m = next(replies, None)
+                wire = [WireCall(c.id, c.name, c.arguments) for c in (m.tool_calls if m else ())]
+                text = (m.text if m else "") or ("" if wire else "done")
+                server.add(Reply(text=text, tool_calls=wire, input_tokens=None))
+            response = await generate(request)
+            if request.stage == "summary":
+                usages.append(response.usage)
+            return response
+
+        own.generate = scripted  # type: ignore[method-assign]  # the same object: the run's port
+        given = iter(results)
+
+        def result(**_: Any) -> str:
+            return next(given, "")
+
+        tools = [
+            CLIverTool(
+                name=name,
+                description="A tool of the replayed run.",
+                parameters={"type": "object"},
+                execute=result,
+                safety="safe",
+            )
+            for name in names
+        ]
+        step = Summarize(model=own, keep_recent_messages=6, continue_conversation=continued)
+        policy = CompressionPolicy(threshold_tokens=threshold, target_tokens=target, steps=[step])
+        compactor = PolicyCompactor(
+            policy, conversation=path.name, states=CompactionStates(prepare_at=None)
+        )
+        wire_protocol = "anthropic" if protocol == "anthropic" else "openai"
+        bound = ModelBinding.llm(
+            model=own.model, provider=own, protocol=wire_protocol, **options(protocol)
+        )
+        async with AgentCore(
+            ModelBindings(llm=bound),
+            tools,
+            builtin_system_prompt=system,
+            context_compactor=compactor,
+        ) as agent:
+            history: list[Any] = []
+            for text in users:
+                response = await agent.chat(
+                    text, conversation=history, max_iterations=len(assistants) + 2
+                )
+                history = response.messages
+        out.calls = len(server.requests) - len(usages)
+        out.continued = sum(_continued(r.body) for r in server.requests)
+        out.summaries = [SummaryCall(u.input_tokens, u.cache_read_tokens) for u in usages]
+        await own.aclose()
+    return out
+
+
+def _continued(body: Any) -> bool:
+    """Whether a request body ends with the continued summary request's instruction."""
+    return MARK in json.dumps(body.get("messages", [])[-1:])

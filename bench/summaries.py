@@ -25,12 +25,14 @@ open-task lines, in no more tokens than Claude Code's summary, under 100 ms a se
                                                 # the summary request on the wire (issue 35)
 
 ``--wire`` replays the largest held-out mini-swe-agent runs call by call through
-``CompressingModel`` (OpenAI Chat Completions and Anthropic Messages on the local
-``ProviderServer``, whose prompt cache says what each request read), with ``Summarize`` on
-the conversation's own model, and prints per run the summary requests' share of input served
-by the prompt cache: the summary request continuing the conversation (the default) against a
-fresh prompt of the span's transcript (``continue_conversation=False``). Target (issue 35):
-the summary request's shared prefix with the previous request >= 90% of its input.
+``CompressingModel`` and through ``cliver_core``'s ``AgentCore`` with a ``PolicyCompactor``
+(its replies and tool results scripted from the run; ``--loop`` picks one) (OpenAI Chat
+Completions and Anthropic Messages on the local ``ProviderServer``, whose prompt cache says
+what each request read), with ``Summarize`` on the conversation's own model, and prints per
+run the summary requests' share of input served by the prompt cache: the summary request
+continuing the conversation (the default) against a fresh prompt of the span's transcript
+(``continue_conversation=False``). Target (issue 35): the summary request's shared prefix
+with the previous request >= 90% of its input.
 """
 
 from __future__ import annotations
@@ -250,32 +252,43 @@ def local_demo(args: argparse.Namespace) -> None:
 
 def wire(args: argparse.Namespace) -> None:
     """``--wire``: the summary requests' cache reads, continued against fresh."""
-    from _wire_replay import PROTOCOLS, replay_cache, runs
+    from _wire_replay import PROTOCOLS, replay_cache, replay_policy, runs
 
-    head = ["run", "protocol", "calls", "summaries", "continued: cached share (min)",
+    head = ["run", "loop", "protocol", "calls", "summaries", "continued: cached share (min)",
             "fresh: cached share (min)"]  # fmt: skip
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     worst = 1.0
-    for path in runs(data_dir(args.data), args.runs):
-        for protocol in PROTOCOLS:
-            cells = []
-            for continued in (True, False):
-                got = asyncio.run(
-                    replay_cache(path, protocol, continued=continued, threshold=40_000,
-                                 target=30_000)
-                )  # fmt: skip
-                shares = [c.share for c in got.summaries]
-                low = min(shares) if shares else float("nan")
-                if continued and shares:
-                    worst = min(worst, low)
-                read = sum(c.cache_read_tokens for c in got.summaries)
-                total = sum(c.input_tokens for c in got.summaries)
-                cells.append((got, f"{read / max(total, 1):.1%} ({low:.1%})"))
-            got = cells[0][0]
-            name = path.name.split(".")[0]
-            print(f"| {name} | {protocol} | {got.calls} | {len(got.summaries)} "
-                  f"({got.continued} continued) | {cells[0][1]} | {cells[1][1]} |")  # fmt: skip
+    # the threshold in the loop's own count: CompressingModel calibrates its counter to the
+    # provider's (about 1.6x the estimate on these runs), PolicyCompactor counts chars/4
+    loops = {
+        "CompressingModel": (replay_cache, 40_000, 30_000),
+        "cliver PolicyCompactor": (replay_policy, 20_000, 15_000),
+    }
+    for path, protocol, (loop, (replay, threshold, target)) in (
+        (p, q, item)
+        for p in runs(data_dir(args.data), args.runs)
+        for q in PROTOCOLS
+        for item in loops.items()
+    ):
+        if args.loop and args.loop not in loop:
+            continue
+        cells = []
+        for continued in (True, False):
+            got = asyncio.run(
+                replay(path, protocol, continued=continued, threshold=threshold, target=target)
+            )
+            shares = [c.share for c in got.summaries]
+            low = min(shares) if shares else float("nan")
+            if continued and shares:
+                worst = min(worst, low)
+            read = sum(c.cache_read_tokens for c in got.summaries)
+            total = sum(c.input_tokens for c in got.summaries)
+            cells.append((got, f"{read / max(total, 1):.1%} ({low:.1%})"))
+        got = cells[0][0]
+        name = path.name.split(".")[0]
+        print(f"| {name} | {loop} | {protocol} | {got.calls} | {len(got.summaries)} "
+              f"({got.continued} continued) | {cells[0][1]} | {cells[1][1]} |")  # fmt: skip
     print(f"\nlowest cached share of a continued summary request: {worst:.1%} (target >= 90%)")
 
 
@@ -306,6 +319,8 @@ def main() -> None:
         help="the summary request's cache reads on the local wire server",
     )
     parser.add_argument("--runs", type=int, default=3, help="--wire: how many runs")  # fmt: skip
+    parser.add_argument("--loop", help="--wire: only the loops whose name holds this "
+                        "(CompressingModel, PolicyCompactor)")  # fmt: skip
     args = parser.parse_args()
     if args.wire:
         wire(args)

@@ -152,7 +152,7 @@ async def _compress_list(
             turn_thinking=opts.turn_thinking,
             hold_until=opts.hold_until,
             growth=opts.growth,
-            continuation=opts.continuation,
+            continuation=_sent_of(opts.continuation, conversion),
             probe=opts.probe,
         )
     except PairingError as exc:
@@ -160,6 +160,16 @@ async def _compress_list(
     if result is conversion.messages:
         return messages if isinstance(messages, list) else list(messages), report
     return conversion.back(result), report
+
+
+def _sent_of(continuation: Continuation | None, conversion: Conversion[Any]) -> Continuation | None:
+    """``continuation`` knowing the messages of the request sent last time, when its owner
+    named that request as natives (:attr:`Continuation.sent_natives`) and this conversion's
+    natives start with them."""
+    if continuation is None or not continuation.sent_natives:
+        return continuation
+    sent = conversion.prefix_of(continuation.sent_natives)
+    return continuation if sent is None else continuation.after_sent(sent)
 
 
 async def compress_conversion(

@@ -93,8 +93,11 @@ async def stateful_compress(
     hold = 0 if entry is None else entry.hold_until
     growth = _growth(messages, name, policy) if conversation_depth(policy) == "cost" else None
     continuation = opts.continuation
-    if continuation is not None and name == "agent_adapter" and start.previous:
-        continuation = continuation.after_sent(start.previous)  # "the last request"
+    if continuation is not None and start.previous:  # "the last request", as remembered
+        if name == "agent_adapter":
+            continuation = continuation.after_sent(start.previous)
+        elif not continuation.sent_natives:  # the owner's own word on it comes first
+            continuation = continuation.after_sent_natives(start.previous)
     call = dataclasses.replace(opts, hold_until=hold, growth=growth, continuation=continuation)
     slot = None if found is None else found.slot
     prepared = None

@@ -15,8 +15,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_adapter import ConfigError, Usage
+from agent_adapter import ConfigError, RunContext, Usage
 from agent_adapter.context._pairing import Pairing, describe
+from agent_adapter.context._steps._continuation import Continuation
 from cliver_core._format import expanded
 from cliver_core._messages import CLIverMessage, CLIverResponse, UsageInfo
 
@@ -197,6 +198,7 @@ class CompactionContext:
     last_usage: UsageInfo | None
     _record: Callable[[UsageInfo], None] = field(repr=False, default=lambda usage: None)
     _continue: Callable[[str], Awaitable[CLIverResponse]] | None = field(repr=False, default=None)
+    _continuation: Callable[[RunContext], Continuation] | None = field(repr=False, default=None)
 
     async def continue_run(self, prompt: str) -> CLIverResponse:
         """One model call that continues this run's conversation: the run's last request
@@ -215,6 +217,15 @@ class CompactionContext:
         if self._continue is None:
             raise CompactionError("continue_run: this CompactionContext belongs to no run")
         return await self._continue(prompt)
+
+    def _continuing(self, ctx: RunContext) -> Continuation | None:
+        """The run's last request as a summary request of the compression may continue it
+        (the machinery of :meth:`continue_run`, for a policy's ``Summarize`` step whose
+        model is the run's own: see :class:`~cliver_core.PolicyCompactor`), its calls
+        recorded in ``ctx``; ``None`` when the context belongs to no run."""
+        if self._continuation is None:
+            return None
+        return self._continuation(ctx)
 
     def record_usage(self, usage: UsageInfo | Usage | None) -> None:
         """Fold the usage of a model call the compactor made into the run's ``usage_total``

@@ -14,11 +14,11 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 from agent_adapter import ConfigError, RunContext
 from agent_adapter.context import (
     CompactionStates,
-    Compactor,
     CompressionPolicy,
     CompressionReport,
-    compress_for,
 )
+from agent_adapter.context._background import writes_with_model
+from agent_adapter.context._stateful import stateful_compress
 from cliver_core._compaction import CompactionContext, CompactionPlan, CompactionSplit
 from cliver_core._messages import CLIverMessage, CLIverResponse, UsageInfo
 
@@ -286,6 +286,29 @@ class PolicyCompactor:
     swaps it in for exactly the history it was made from (see
     :class:`~agent_adapter.context.Compactor`).
 
+    **Reusing the conversation's cache.** When a ``Summarize`` step's model is the run's own
+    (by identity: the port the run calls for the binding that answered last, i.e. its
+    ``binding.get_provider()``, or the ``provider=`` port the binding was given), its
+    summary request continues the run's last request (the machinery of
+    :meth:`CompactionContext.continue_run`): the same system, tools, options and messages,
+    byte for byte, with the instruction appended as a last user message, so the provider
+    reads the conversation from its prompt cache. On a run's first iteration the last
+    request is the one the compaction state remembers as sent (with ``conversation``, the
+    previous run's); a span the last request does not hold is asked over the history as
+    the run would send it next. A summary prepared in the background continues the run's
+    last request as it stood when the preparation started. A reply that is no summary (a
+    tool call, no JSON) or an overflow falls back to the fresh prompt of the span's
+    transcript, as with ``CompressingModel``; the step's ``continue_conversation=False``
+    always sends the fresh prompt. Any other model (another binding of the chain included)
+    gets the fresh prompt.
+
+    Example::
+
+        binding = ModelBinding.llm(model="gpt-4o", api_key="...")
+        own = binding.get_provider()  # the port the run calls
+        policy = CompressionPolicy(threshold_tokens=60_000, steps=[Summarize(model=own)])
+        agent = AgentCore(ModelBindings(llm=binding), context_compactor=PolicyCompactor(policy))
+
     Args:
         policy: the policy (its threshold and target decide when and how far).
         conversation: the id of the conversation this compactor's runs belong to (a session
@@ -341,23 +364,21 @@ class PolicyCompactor:
         """The compressed history, or ``None`` when nothing changed."""
         messages = context.messages
         run = RunContext(run_id=context.run_id, thread_id=self.conversation)
-        conversation = self.conversation or context.run_id or None
-        if self.states is False:
-            compressed, report = await compress_for(
-                messages, self.policy, format="cliver", ctx=run, states=False
-            )
-        else:  # a Compactor's async face: a model-written compaction is prepared early
-            # save_to=None: only the policy's own steps' stores save (as with states=False);
-            # the Compactor's default recall store would name a recall_context call the run
-            # offers no tool for
-            compactor = Compactor(
-                self.policy,
-                conversation=conversation,
-                states=self.states,
-                format="cliver",
-                save_to=None,
-            )
-            compressed, report = await compactor.compress(messages, ctx=run)
+        # save_to=None (as a Compactor given save_to=None): only the policy's own steps'
+        # stores save; a default recall store would name a recall_context call the run
+        # offers no tool for. With states, a model-written compaction is prepared early
+        # (background), as Compactor.compress does; states=False is compress_for's path.
+        compressed, report = await stateful_compress(
+            messages,
+            self.policy,
+            format="cliver",
+            ctx=run,
+            conversation=self.conversation or context.run_id or None,
+            states=self.states,
+            # the run's last request, for a step that writes with a model (its own?)
+            continuation=context._continuing(run) if writes_with_model(self.policy) else None,
+            background=True,
+        )
         if self.on_report is not None:
             self.on_report(report)
         if len(run.ledger):

@@ -36,6 +36,7 @@ from agent_adapter import (
     Usage,
 )
 from agent_adapter import ToolCall as AAToolCall
+from agent_adapter.context._steps._continuation import Continuation, continuing
 from cliver_core._bindings import ModelBinding, binding_fields, traced_provider
 from cliver_core._compaction import (
     CompactionContext,
@@ -110,8 +111,12 @@ class Run:
         self.errors = 0
         self.denials = 0
         self._messages: list[Message] = []
+        #: the history the last request was made of (the natives of ``_messages``)
+        self._sent: tuple[CLIverMessage, ...] = ()
+        #: the last request an attempt sent, and its binding
+        self._last: tuple[ModelBinding, ModelRequest] | None = None
         self.attempts = Attempts(
-            spec.chain, spec.handlers if spec.inference_events else (), self.run_id, self._request
+            spec.chain, spec.handlers if spec.inference_events else (), self.run_id, self._attempt
         )
 
     # -- deadline ------------------------------------------------------------------------
@@ -154,6 +159,7 @@ class Run:
             last_usage=self.last_usage,
             _record=self.record,
             _continue=self.continue_run,
+            _continuation=self.continuation,
         )
 
         async def call() -> Any:
@@ -196,18 +202,25 @@ class Run:
             ),
         )
 
+    def _last_request(self) -> tuple[ModelBinding, ModelRequest]:
+        """The binding that answered last and the run's last request to it (what the
+        previous iteration sent, byte for byte; on the first iteration the request the next
+        call would send, over the messages converted last)."""
+        binding = self.attempts.answered
+        last = self._last
+        if last is not None and last[0] is binding:
+            return last
+        return binding, self._request(binding)
+
     async def continue_run(self, prompt: str) -> CLIverResponse:
-        """The run's last request (what the previous iteration sent, byte for byte; the
-        next one's on the first iteration) with ``prompt`` as a last user message, sent to
-        the binding that answered last, ``stage="summary"``: see
+        """The run's last request with ``prompt`` as a last user message, sent to the
+        binding that answered last, ``stage="summary"``: see
         :meth:`CompactionContext.continue_run`."""
         if not self._messages:
             self.prepare()
-        binding = self.attempts.answered
+        binding, last = self._last_request()
         request = dataclasses.replace(
-            self._request(binding),
-            messages=[*self._messages, Message("user", prompt)],
-            stage="summary",
+            last, messages=[*last.messages, Message("user", prompt)], stage="summary"
         )
         response = await binding._port().generate(request)
         reply = self.names.restore(response.message) if self.names else response.message
@@ -220,18 +233,36 @@ class Run:
             run_id=self.run_id,
         )
 
-    def prepare(self) -> None:
-        """Convert the history for this iteration's model call (once, for every attempt)."""
-        # a tool result goes without the tool's name, as 0.3.0a5 sends it (OpenAI's tool
-        # message has role, content and tool_call_id; Gemini's converter names a result by
-        # its call): the name stays known to the cliver format and compaction
-        messages = [
+    def continuation(self, ctx: RunContext) -> Continuation:
+        """The run's last request as a summary request may continue it (see
+        :meth:`CompactionContext._continuing`): the binding that answered last, its port
+        standing for the run's model, the request it was sent (system, tools, options)
+        with the compression's messages as the run sends them (:meth:`wire`) and the
+        instruction appended, recorded in ``ctx``; the history that request was made of
+        is its ``sent_natives``."""
+        binding, last = self._last_request()
+        port = binding._port()
+        own = continuing(dataclasses.replace(last, ctx=ctx), port, wire=self.wire)
+        return own.after_sent_natives(self._sent)
+
+    def wire(self, messages: Sequence[Message]) -> list[Message]:
+        """The history's messages as the run sends them: tool results without the tool's
+        name (as 0.3.0a5 sends them: OpenAI's tool message has role, content and
+        tool_call_id; Gemini's converter names a result by its call; the name stays known
+        to the cliver format and compaction), tools under their wire names, the system
+        message first."""
+        out = [
             dataclasses.replace(m, name=None) if m.role == "tool" and m.name else m
-            for m in to_messages(self.history)
+            for m in messages
         ]
         if self.names is not None:
-            messages = self.names.to_wire(messages)
-        self._messages = [self.system, *messages] if self.system is not None else messages
+            out = self.names.to_wire(out)
+        return [self.system, *out] if self.system is not None else out
+
+    def prepare(self) -> None:
+        """Convert the history for this iteration's model call (once, for every attempt)."""
+        self._sent = tuple(self.history)
+        self._messages = self.wire(to_messages(self.history))
         self._echo = {}
 
     def options(self, binding: ModelBinding) -> dict[str, Any]:
@@ -256,6 +287,12 @@ class Run:
                 streaming=streaming,
             )
         return self._echo
+
+    def _attempt(self, binding: ModelBinding) -> ModelRequest:
+        """The request an attempt sends to ``binding``, remembered as the run's last."""
+        request = self._request(binding)
+        self._last = (binding, request)
+        return request
 
     def _request(self, binding: ModelBinding) -> ModelRequest:
         fields, rest = binding_fields(self.options(binding), binding)

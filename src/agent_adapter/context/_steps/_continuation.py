@@ -13,7 +13,8 @@ one more user message; only what the cache does not key on changes (``stage``,
 ``max_output_tokens``, ``temperature``).
 
 A :class:`Continuation` is made by whoever owns the conversation's request (a
-``CompressingModel``: the request it is compressing) and reaches the steps as
+``CompressingModel``: the request it is compressing; ``cliver_core``'s ``PolicyCompactor``:
+the run's last request, through its ``CompactionContext``) and reaches the steps as
 :attr:`StepContext.continuation <agent_adapter.context._steps._base.StepContext>`. A
 ``Summarize`` step whose model is the conversation's own (:meth:`Continuation.serves`) sends
 its summary request through it; a reply that is no summary (a tool call, no JSON), or a
@@ -52,12 +53,17 @@ class Continuation:
         sent: the request sent last time, when the conversation's state knows it (a prefix
             of ``messages``): "the conversation's last request", which the summary request
             continues when it holds the span to summarize.
+        sent_natives: the request sent last time as the caller's own natives (a
+            ``CLIverMessage`` list), when the conversation's owner knows it: where the
+            compression converts a native list that starts with them (by identity), their
+            messages become ``sent``.
     """
 
     models: tuple[object, ...]
     send: Send
     messages: tuple[Message, ...] = ()
     sent: tuple[Message, ...] = ()
+    sent_natives: tuple[object, ...] = ()
 
     def serves(self, model: object) -> bool:
         """True when ``model`` is the conversation's own model (by identity)."""
@@ -71,6 +77,11 @@ class Continuation:
         """This continuation knowing ``sent``, the request sent last time (as this call's
         objects: a prefix of the compression's input when the conversation extends it)."""
         return dataclasses.replace(self, sent=tuple(sent))
+
+    def after_sent_natives(self, natives: Sequence[object]) -> Continuation:
+        """This continuation knowing ``natives``, the request sent last time in the caller's
+        own format (see :attr:`sent_natives`)."""
+        return dataclasses.replace(self, sent_natives=tuple(natives))
 
     def base(self, span: Sequence[Message]) -> tuple[tuple[Message, ...], int] | None:
         """The messages a summary request of ``span`` continues, and how many of them follow
@@ -93,19 +104,28 @@ class Continuation:
         return None
 
 
-def continuing(request: ModelRequest, model: LLMPort, *also: object) -> Continuation:
+def continuing(
+    request: ModelRequest,
+    model: LLMPort,
+    *also: object,
+    wire: Callable[[Sequence[Message]], Sequence[Message]] | None = None,
+) -> Continuation:
     """A :class:`Continuation` of ``request``, sent to ``model`` (``also``: other objects
     that stand for it, such as the ``CompressingModel`` wrapping it): its summary requests are
     ``request`` with the compression's input as messages and the instruction appended,
     ``stage="summary"``, ``precompressed`` (a ``CompressingModel`` passes it straight on),
-    temperature 0 and the summarizer's ``max_output_tokens``."""
+    temperature 0 and the summarizer's ``max_output_tokens``. ``wire``: how the request's
+    owner turns the compression's messages into its request's messages, when they are not
+    sent as they are (``cliver_core``'s run puts its system message first and sends tool
+    results under their wire names)."""
 
     async def send(
         messages: Sequence[Message], instruction: str, max_output_tokens: int
     ) -> ModelResponse:
+        sent = messages if wire is None else wire(messages)
         summary_request = dataclasses.replace(
             request,
-            messages=[*messages, Message("user", instruction)],
+            messages=[*sent, Message("user", instruction)],
             stage="summary",
             precompressed=True,
             temperature=0.0,

@@ -147,14 +147,17 @@ class Summarize(BaseCompressionStep):
         save_for_seconds: how long saved runs live, a finite number > 0 (``None``: no
             expiry).
         continue_conversation: when ``model`` is the conversation's own model (the port a
-            ``CompressingModel`` wraps, or the ``CompressingModel`` itself), the summary
+            ``CompressingModel`` wraps, or the ``CompressingModel`` itself; in a
+            ``cliver_core`` run with a ``PolicyCompactor``, the port the run calls: its llm
+            binding's ``get_provider()``, the same object), the summary
             request is the conversation's request as it stands, byte for byte (the same
             system, tools and messages), with the instruction appended as a last user
             message, so the provider reads it from its prompt cache instead of writing a
             fresh prompt (Codex and Claude Code do the same); a reply that is no summary, or
             an overflow, falls back to the fresh request of the span's transcript. The
             default (``True``); ``False``: always the fresh request. Only a compression that
-            knows the conversation's request (a ``CompressingModel``'s) can continue it.
+            knows the conversation's request (a ``CompressingModel``'s, a
+            ``PolicyCompactor``'s) can continue it.
 
     Raises:
         ConfigError: a setting is out of range or of the wrong type (at construction); in

@@ -94,6 +94,20 @@ class Conversion(Generic[T]):
                 return i
         return len(self._natives)
 
+    def prefix_of(self, natives: Sequence[Any]) -> list[Message] | None:
+        """The messages of ``natives`` when this conversion's natives start with them (by
+        identity): a prefix of :attr:`messages`; ``None`` when they do not, or when a message
+        holds natives on both sides of the boundary (a group)."""
+        count = len(natives)
+        own = self._natives
+        if count > len(own) or any(a is not b for a, b in zip(natives, own, strict=False)):
+            return None
+        if count == len(own):
+            return list(self.messages)
+        if any((m < count) != (leader < count) for m, leader in self._members.items()):
+            return None
+        return self.messages[: self._ranges[count][0]]
+
     def starts_native(self, message: Message) -> bool:
         """False when ``message`` (or the input message it derives from) is not the first
         message of its native: an addition cannot be written right before it."""
