@@ -212,3 +212,37 @@ async def test_across_runs_and_in_the_background_the_summary_continues_a_sent_re
             "run pytest" in json.dumps(_messages(server, n))
             for n in range(at[0] + 1, len(requests))
         )
+
+
+async def test_a_summary_prepared_in_the_background_is_counted_in_usage_total() -> None:
+    """The usage of a summary prepared in the background was recorded in the ledger of the
+    iteration that started it, after that iteration had been counted: no run's
+    ``usage_total`` held it. Every request the server answered reports 100 input tokens;
+    the runs' totals must hold them all."""
+    async with ProviderServer(
+        default=Reply(text=SUMMARY, input_tokens=100, output_tokens=1)
+    ) as server:
+        own = binding(server)
+        policy = CompressionPolicy(
+            threshold_tokens=4_000,
+            target_tokens=2_000,
+            steps=[Summarize(model=own.get_provider(), keep_recent_messages=2)],
+        )
+        compactor = PolicyCompactor(policy, conversation="chat-2")
+        transcript: list[CLIverMessage] = []
+        total = 0
+        async with AgentCore(
+            ModelBindings(llm=own), builtin_system_prompt=SYSTEM, context_compactor=compactor
+        ) as agent:
+            for turn in range(17):
+                text = f"question {turn}: what does this do?\n{_source(f'src/g{turn}.py', 30)}"
+                response = await agent.chat(text, conversation=transcript)
+                total += response.usage_total.input_tokens
+                start = max(i for i, m in enumerate(response.messages) if m.content == text)
+                transcript = [*transcript, *response.messages[start:]]
+        summaries = [k for k in range(len(server.requests)) if _is_summary_request(server, k)]
+        assert summaries, "the conversation was compacted with the run's own model"
+        # the summary was prepared, then swapped in by a later run, which counted it
+        after = range(summaries[0] + 1, len(server.requests))
+        assert any("Summary of the earlier" in json.dumps(_messages(server, n)) for n in after)
+        assert total == 100 * len(server.requests)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast, runtime_checkable
 
-from agent_adapter import ConfigError, RunContext
+from agent_adapter import ConfigError, Ledger, RunContext, Usage
 from agent_adapter.context import (
     CompactionStates,
     CompressionPolicy,
@@ -260,6 +260,12 @@ def summary_usage(response: Any) -> Any:
     return usage if usage is not None else total
 
 
+#: Earlier iterations' ledgers watched for a background summary's usage, per conversation,
+#: and conversations watched (the least recent go first).
+_WATCHED = 4
+_WATCHED_CONVERSATIONS = 256
+
+
 class PolicyCompactor:
     """A compactor from an :class:`agent_adapter.context.CompressionPolicy`: the same engine,
     steps and invariants as ``compress_for``, on the run's ``CLIverMessage`` history.
@@ -356,14 +362,48 @@ class PolicyCompactor:
             CompactionStates() if states is None else states
         )
         self.on_report = on_report
+        # per conversation key: the ledgers of its latest iterations and how many of each
+        # one's entries were counted (see _record_usage)
+        self._watched: OrderedDict[str | None, OrderedDict[int, tuple[Ledger, int]]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"PolicyCompactor({self.policy!r})"
+
+    def _record_usage(self, context: CompactionContext, key: str | None, run: RunContext) -> None:
+        """Fold into the run's ``usage_total`` the model calls this iteration's steps made
+        (``run``'s ledger) and those a summary prepared in the background recorded in an
+        earlier iteration's ledger of the same conversation (``key``) after that iteration
+        was over: a background task outlives the iteration that started it, so without this
+        its summary's usage was counted nowhere. An earlier ledger is watched until
+        ``_WATCHED`` newer ones push it out; a preparation still running when its run ends
+        is counted by the next run of the conversation (with ``conversation``), else not."""
+        usage = Usage()
+        counted = 0
+        watched = self._watched.setdefault(key, OrderedDict())
+        for ledger_id, (ledger, seen) in list(watched.items()):
+            entries = ledger.entries
+            for entry in entries[seen:]:
+                usage = usage + entry.usage
+                counted += 1
+            watched[ledger_id] = (ledger, len(entries))
+        entries = run.ledger.entries
+        for entry in entries:
+            usage = usage + entry.usage
+            counted += 1
+        watched[id(run.ledger)] = (run.ledger, len(entries))
+        while len(watched) > _WATCHED:
+            watched.popitem(last=False)
+        self._watched.move_to_end(key)
+        while len(self._watched) > _WATCHED_CONVERSATIONS:
+            self._watched.popitem(last=False)
+        if counted:
+            context.record_usage(UsageInfo.of(usage))
 
     async def __call__(self, context: CompactionContext) -> list[CLIverMessage] | None:
         """The compressed history, or ``None`` when nothing changed."""
         messages = context.messages
         run = RunContext(run_id=context.run_id, thread_id=self.conversation)
+        key = self.conversation or context.run_id or None
         # save_to=None (as a Compactor given save_to=None): only the policy's own steps'
         # stores save; a default recall store would name a recall_context call the run
         # offers no tool for. With states, a model-written compaction is prepared early
@@ -373,7 +413,7 @@ class PolicyCompactor:
             self.policy,
             format="cliver",
             ctx=run,
-            conversation=self.conversation or context.run_id or None,
+            conversation=key,
             states=self.states,
             # the run's last request, for a step that writes with a model (its own?)
             continuation=context._continuing(run) if writes_with_model(self.policy) else None,
@@ -381,8 +421,7 @@ class PolicyCompactor:
         )
         if self.on_report is not None:
             self.on_report(report)
-        if len(run.ledger):
-            context.record_usage(UsageInfo.of(run.ledger.usage))
+        self._record_usage(context, key, run)
         out: list[Any] = list(compressed)
         if len(out) == len(messages) and all(a is b for a, b in zip(out, messages, strict=True)):
             return None
