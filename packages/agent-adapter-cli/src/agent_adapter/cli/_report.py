@@ -26,6 +26,7 @@ REASONS = (
     "pinned",
     "approval",
     "compaction",
+    "before_compaction",
     "latest_user",
     "thinking_opener",
     "newest_turn",
