@@ -20,6 +20,8 @@ recent compaction item to keep requests smaller"): they count as any item.
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -372,6 +374,21 @@ def test_the_dropped_past_is_never_cut_even_as_the_last_resort(still: Any) -> No
     assert report.tokens_after < report.tokens_before
     assert all(out[i] is natives[i] for i in range(6))
     assert check(out) == []
+
+
+def test_inspect_counts_what_the_provider_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("agent_adapter.cli")
+    from agent_adapter.cli import main
+
+    natives = _late_compaction()
+    path = tmp_path / "compacted.json"
+    path.write_text(json.dumps(natives), encoding="utf-8")
+    assert main(["inspect", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tokens"] == estimate_tokens(convert(natives).messages[5:])
+    assert data["protected"]["before_compaction"]["tokens"] == 0
 
 
 def test_responses_items_before_a_compaction_item_count_as_any_item() -> None:
