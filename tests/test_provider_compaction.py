@@ -32,6 +32,7 @@ from agent_adapter.context import (
     CompressionPolicy,
     Protection,
     TokenMeter,
+    enforce_invariants,
     estimate_tokens,
 )
 from agent_adapter.context.formats import check, compress_for_sync, convert, detect_format
@@ -374,6 +375,20 @@ def test_the_dropped_past_is_never_cut_even_as_the_last_resort(still: Any) -> No
     assert report.tokens_after < report.tokens_before
     assert all(out[i] is natives[i] for i in range(6))
     assert check(out) == []
+
+
+def test_no_step_adds_a_message_where_anthropic_drops_it() -> None:
+    messages = convert(_late_compaction(after=1)).messages
+    protection = Protection(messages)
+    note = Message("user", "[a note of what went]")
+    early = enforce_invariants(
+        messages, [*messages[:3], note, *messages[3:]], protection, step="mine"
+    )
+    assert note not in early and len(early) == len(messages)
+    late = enforce_invariants(
+        messages, [*messages[:6], note, *messages[6:]], protection, step="mine"
+    )
+    assert late[6] is note
 
 
 def test_inspect_counts_what_the_provider_reads(

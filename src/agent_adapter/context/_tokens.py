@@ -267,12 +267,17 @@ class _Counts:
     built-in estimate's counts of ``str`` messages, as cheap as a lookup, are not cached
     one by one (a weak reference each would be 100,000 objects for a conversation of
     100,000 messages, most of what the garbage collector walks).
+
+    ``cuts`` holds the ids of the living messages counted that hold a compaction block their
+    provider reads a request from (:attr:`_Ref.cut`): while it is empty, as in a process
+    that never sees one, a list is totalled without looking for one.
     """
 
-    __slots__ = ("__weakref__", "_dropper", "base", "memos", "refs")
+    __slots__ = ("__weakref__", "_dropper", "base", "cuts", "memos", "refs")
 
     def __init__(self) -> None:
         self.refs: dict[int, _Ref] = {}
+        self.cuts: set[int] = set()
         self.base: int | None = None
         self.memos: list[tuple[tuple[Message, ...], int, int]] = []
         #: the callback of every reference (one bound method, not one a message)
@@ -282,6 +287,8 @@ class _Counts:
         refs = self.refs
         if refs.get(ref.key) is ref:
             del refs[ref.key]
+            if ref.cut:
+                self.cuts.discard(ref.key)
 
     def get(self, message: Message) -> int | None:
         ref = self.refs.get(id(message))
@@ -300,6 +307,8 @@ class _Counts:
         ref.tokens = tokens
         ref.cut = cut
         self.refs[ref.key] = ref
+        if cut:
+            self.cuts.add(ref.key)
         return True
 
     def prefix(self, held: tuple[Message, ...]) -> tuple[int, int, int]:
@@ -417,12 +426,12 @@ class TokenMeter:
         ref = self._counts.refs.get(id(message))
         if ref is not None and ref() is message:
             return ref.tokens
-        return self._count(message)[0]
+        return self._count(message)
 
-    def _count(self, message: Message) -> tuple[int, bool]:
-        """(tokens, cut) of a message not in the cache, counted and cached: ``cut`` when it
-        holds a compaction block the provider reads the request from, counted from the
-        block on (what came before it in the message is dropped too)."""
+    def _count(self, message: Message) -> int:
+        """Tokens of a message not in the cache, counted and cached (with whether it holds a
+        compaction block its provider reads the request from: then it counts from the
+        block on, as what came before it in the message is dropped too)."""
         start = compaction_start(message)
         counted = message
         if start > 0:
@@ -430,7 +439,7 @@ class TokenMeter:
         value = self._checked(self.counter([counted]))
         tokens = max(0, value - self._base())
         self._counts.put(message, tokens, start >= 0)
-        return tokens, start >= 0
+        return tokens
 
     def _base(self) -> int:
         """``counter([])``, the request's own constant (asked once a counter)."""
@@ -479,10 +488,10 @@ class TokenMeter:
             start, total = 0, 0
         refs = counts.refs
         estimate = self.counter is estimate_tokens
-        last: Message | None = None
-        for m in held[start:] if start else held:
-            if dropped and id(m) in dropped:
-                continue
+        rest: Sequence[Message] = held[start:] if start else held
+        if dropped:  # (the dropped ones count 0; a meter bound to a request without: none)
+            rest = [m for m in rest if id(m) not in dropped]
+        for m in rest:
             if estimate:
                 value = _estimate_one(m)
                 if value is not None:  # (as of(), inlined: most messages of a chat)
@@ -490,16 +499,16 @@ class TokenMeter:
                     continue
             ref = refs.get(id(m))
             if ref is not None and ref() is m:
-                tokens, resets = ref.tokens, ref.cut
+                total += ref.tokens
             else:
-                tokens, resets = self._count(m)
-            if resets:  # the provider drops everything before it
-                last, total = m, tokens
-            else:
-                total += tokens
-        if last is not None:
-            cut = next(i for i in range(len(held) - 1, -1, -1) if held[i] is last)
-            total += sum(self.of(m) for m in held[:cut] if m.role == "system")
+                total += self._count(m)
+        cuts = counts.cuts
+        if cuts:  # a message holding a compaction block lives: is one of the new ones it?
+            last = next((i for i in range(len(held) - 1, start - 1, -1) if id(held[i]) in cuts), -1)
+            if last >= 0:  # the provider drops every message block before it
+                cut = last
+                total = sum(self.of(m) for m in held[last:])
+                total += sum(self.of(m) for m in held[:last] if m.role == "system")
         if len(held) > start and len(held) >= _MEMO_MIN and not (dropped and cut < 0):
             counts.remember(held, total, cut)
         return base + total, cut
