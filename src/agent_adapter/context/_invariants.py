@@ -151,17 +151,14 @@ def _leading_system(messages: Sequence[Message]) -> int:
 def _after_compaction(before: Sequence[Message], protection: Protection) -> int:
     """The index right after the message holding the last compaction block its provider
     reads a request from (:func:`~agent_adapter._messages.compaction_start`), 0 without one
-    (looked for only when a message is protected for its compaction state)."""
-    held = origins_with(protection, "compaction")
-    if not held:
+    (looked for only when ``protection`` holds a message for a provider's compaction state
+    or for coming before one: the protected messages, never a walk of the list, else)."""
+    if not (
+        origins_with(protection, "compaction") or origins_with(protection, "before_compaction")
+    ):
         return 0
     return next(
-        (
-            j + 1
-            for j in range(len(before) - 1, -1, -1)
-            if before[j].origin in held and compaction_start(before[j]) >= 0
-        ),
-        0,
+        (j + 1 for j in range(len(before) - 1, -1, -1) if compaction_start(before[j]) >= 0), 0
     )
 
 

@@ -383,9 +383,10 @@ class TokenMeter:
     ``of`` cannot see a message's place: a compression's meter is bound to its input with
     :meth:`bind`, and then answers 0 for each message the provider drops in it (those never
     change: :class:`~agent_adapter.context.Protection` protects them), so sums of ``of``
-    agree with ``total`` again. A list without such a block (OpenAI Responses ``compaction``
-    items included: the provider reads what precedes them) costs one check a message of
-    part content, answered from the cache.
+    agree with ``total`` again. OpenAI Responses ``compaction`` items are no such block (the
+    provider reads what precedes them). Looking for a block costs nothing while no message
+    holding one lives (an empty set, looked at once a list: the common path), and a lookup
+    a new message while one does.
 
     The built-in :func:`estimate_tokens` on a message of ``str`` content (most of a chat) is
     a few lengths added, as cheap as the lookup: it is computed each time, never cached, so
