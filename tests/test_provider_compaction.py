@@ -8,17 +8,33 @@ verbatim"). OpenAI Responses returns a ``compaction`` item with an opaque, requi
 ``encrypted_content``, and takes a ``compaction_trigger`` input item ("Must be the final input
 item"). Every converter gives them back as the very objects, ``check`` knows their rules, and
 no step cuts, changes or drops them.
+
+What Anthropic drops costs nothing: the messages before the last compaction block count 0 in
+the meter every step, the engine and the report use (a request over the threshold only by
+them is not compacted again), and they are protected (``"before_compaction"``), sent back as
+the same objects so the provider's cached prefix holds. OpenAI's guide only lets the client
+drop the items before a ``compaction`` item ("you can drop items that came before the most
+recent compaction item to keep requests smaller"): they count as any item.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_adapter import Message, OpaquePart
-from agent_adapter.context import CompressionPolicy, Protection
+from agent_adapter import Message, ModelRequest, OpaquePart, TextPart
+from agent_adapter.context import (
+    CompressingModel,
+    CompressionPolicy,
+    Protection,
+    TokenMeter,
+    enforce_invariants,
+    estimate_tokens,
+)
 from agent_adapter.context.formats import check, compress_for_sync, convert, detect_format
 from agent_adapter.testing import ProviderServer, Reply, prompt_tokens
 
@@ -278,3 +294,165 @@ def test_a_part_whose_type_is_no_string_is_no_compaction_state(kind: Any) -> Non
     policy = CompressionPolicy(threshold_tokens=100, target_tokens=50)
     out, _ = compress_for_sync(items, policy, format="openai")
     assert out[0] is items[0] and out[-1] is items[-1]
+
+
+# -- what Anthropic drops before its compaction block counts nothing ----------------------
+
+#: The compacted message as the API returns it: the block first, then the reply's text.
+COMPACTED = {
+    "role": "assistant",
+    "content": [ANTHROPIC_BLOCK, {"type": "text", "text": "Continuing from the summary."}],
+}
+
+
+def _late_compaction(after: int = 0) -> list[dict[str, Any]]:
+    """Anthropic natives: a long past (about 9,600 tokens), the compacted message at index 5,
+    then ``after`` rounds of about 4,800 tokens and the question."""
+    natives: list[dict[str, Any]] = [
+        {"role": "user", "content": "Fix the failing database tests."},
+        {"role": "assistant", "content": [{"type": "text", "text": "Reading. " + BIG}]},
+        {"role": "user", "content": "go on " + BIG},
+        {"role": "assistant", "content": [{"type": "text", "text": "More. " + BIG}]},
+        {"role": "user", "content": "and? " + BIG},
+        COMPACTED,
+    ]
+    for i in range(after):
+        natives.append({"role": "user", "content": f"round {i}: " + BIG})
+        natives.append({"role": "assistant", "content": [{"type": "text", "text": BIG}]})
+    natives.append({"role": "user", "content": "what now?"})
+    return natives
+
+
+def test_what_precedes_an_anthropic_compaction_block_counts_nothing() -> None:
+    natives = _late_compaction()
+    messages = convert(natives).messages
+    read = estimate_tokens(messages[5:])  # what the API reads: the block on
+    assert estimate_tokens(messages) > read + 9_000
+    assert TokenMeter().total(messages) == read
+    # over the threshold only by what the API drops: nothing is compacted again
+    out, report = compress_for_sync(natives, CompressionPolicy(threshold_tokens=3_000))
+    assert report.skipped == "under_threshold" and report.tokens_before == read
+    assert len(out) == len(natives) and all(a is b for a, b in zip(out, natives, strict=True))
+    # the system prompt is no message block: it stays, and counts
+    system = Message("system", "You are a coding agent. " * 20)
+    assert TokenMeter().total([system, *messages]) == read + estimate_tokens([system])
+    # a block after other blocks of its message: those are dropped too
+    prefilled = Message("assistant", (TextPart("prefill " + BIG), *messages[5].parts))
+    assert TokenMeter().total([*messages[:5], prefilled, messages[6]]) == read
+    # a meter bound to the list counts what is dropped 0 one by one too: sums agree
+    meter = TokenMeter()
+    assert meter.bind(messages) == read == sum(meter.of(m) for m in messages)
+    assert TokenMeter().of(messages[1]) > 2_000  # an unbound meter cannot see its place
+
+
+def test_a_compaction_after_the_block_touches_only_what_follows_it() -> None:
+    natives = _late_compaction(after=2)
+    messages = convert(natives).messages
+    protection = Protection(messages)
+    assert [protection.reason(m) for m in messages[:6]] == [
+        *["before_compaction"] * 5,
+        "compaction",
+    ]
+    policy = CompressionPolicy(threshold_tokens=6_000)
+    out, report = compress_for_sync(natives, policy)
+    assert report.tokens_before == estimate_tokens(messages[5:])
+    assert report.tokens_after <= 6_000 < report.tokens_before
+    assert all(out[i] is natives[i] for i in range(6))  # the past and the block, as they came
+    assert len(out) < len(natives) or any(o is not n for o, n in zip(out, natives, strict=False))
+    assert out[-1] is natives[-1]
+    assert ("before_compaction", 0) in report.protected_by
+    assert check(natives) == [] and check(out) == []
+    # the size is what the provider reads of what goes out, by the same meter
+    assert report.tokens_after == TokenMeter().total(convert(out).messages)
+
+
+@pytest.mark.parametrize("still", ["cut", "keep"])
+def test_the_dropped_past_is_never_cut_even_as_the_last_resort(still: Any) -> None:
+    natives = _late_compaction(after=1)
+    out, report = compress_for_sync(
+        natives, CompressionPolicy(threshold_tokens=300, if_still_too_long=still)
+    )
+    assert report.tokens_after < report.tokens_before
+    assert all(out[i] is natives[i] for i in range(6))
+    assert check(out) == []
+
+
+def test_no_step_adds_a_message_where_anthropic_drops_it() -> None:
+    messages = convert(_late_compaction(after=1)).messages
+    protection = Protection(messages)
+    note = Message("user", "[a note of what went]")
+    early = enforce_invariants(
+        messages, [*messages[:3], note, *messages[3:]], protection, step="mine"
+    )
+    assert note not in early and len(early) == len(messages)
+    late = enforce_invariants(
+        messages, [*messages[:6], note, *messages[6:]], protection, step="mine"
+    )
+    assert late[6] is note
+
+
+def test_inspect_counts_what_the_provider_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("agent_adapter.cli")
+    from agent_adapter.cli import main
+
+    natives = _late_compaction()
+    path = tmp_path / "compacted.json"
+    path.write_text(json.dumps(natives), encoding="utf-8")
+    assert main(["inspect", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tokens"] == estimate_tokens(convert(natives).messages[5:])
+    assert data["protected"]["before_compaction"]["tokens"] == 0
+
+
+def test_responses_items_before_a_compaction_item_count_as_any_item() -> None:
+    # OpenAI's guide leaves them to the client ("you can drop items that came before the
+    # most recent compaction item to keep requests smaller"): the API reads what is sent
+    items = _responses()
+    messages = convert(items).messages
+    assert TokenMeter().total(messages) == estimate_tokens(messages)
+    protection = Protection(messages)
+    assert "before_compaction" not in {protection.reason(m) for m in messages}
+    _, report = compress_for_sync(items, TIGHT)
+    assert report.tokens_before == estimate_tokens(messages)
+
+
+async def test_wire_replay_our_count_follows_the_servers_across_a_compaction() -> None:
+    """A CompressingModel over the real Anthropic provider on the local wire server, whose
+    third reply compacts: before and after the block our count of each request stays the
+    server's (the server drops what precedes the block, as the API does), so nothing is
+    compacted again and every request after the block starts with the same bytes."""
+    pytest.importorskip("anthropic")
+    from agent_adapter.providers import AnthropicModel
+
+    log = "line of a shorter tool log\n" * 100  # about 700 tokens
+    with ProviderServer() as server:
+        port = AnthropicModel(
+            "claude-sonnet-4-6", base_url=server.url, api_key="test", max_retries=0
+        )
+        model = CompressingModel(port, CompressionPolicy(threshold_tokens=8_000))
+        server.add(Reply(text="Reading. " + BIG, input_tokens=None))
+        server.add(Reply(text="More. " + BIG, input_tokens=None))
+        server.add(Reply(text="Continuing.", compaction="db.py fixed", input_tokens=None))
+        server.add(*[Reply(text="Looking. " + BIG, input_tokens=None)] * 3)
+        messages = [Message("system", "You are a coding agent."), Message("user", "go " + log)]
+        ratios, served, counted = [], [], []
+        for turn in range(6):
+            reply = await model.generate(ModelRequest(messages=messages))
+            assert reply.usage is not None
+            served.append(reply.usage.input_tokens)
+            counted.append(estimate_tokens(messages))  # the counter alone: everything
+            ratios.append(model.ratio)  # the server's count over ours, for what was sent
+            messages = [*messages, reply.message, Message("user", f"next {turn}: " + log)]
+        await port.aclose()
+        bodies = [r.body["messages"] for r in server.requests]
+    # nothing was compressed: each request is the conversation as it was, the past unchanged
+    assert [len(b) for b in bodies] == [1, 3, 5, 7, 9, 11]
+    assert all(b[:7] == bodies[3] for b in bodies[4:])
+    # the server dropped the past once the block came: it reads less than was sent, and
+    # counting everything would have compacted the last two requests again
+    assert served[3] < served[2] < counted[3]
+    assert counted[4] > 8_000 and counted[5] > 8_000 > served[5]
+    # our count of what was sent follows the server's, before the block and after it
+    assert all(0.9 <= r <= 1.2 for r in ratios), ratios

@@ -25,6 +25,7 @@ from agent_adapter._errors import ConfigError
 
 __all__ = [
     "COMPACTION_TYPES",
+    "DROPS_BEFORE_COMPACTION",
     "ROLES",
     "FilePart",
     "FrozenDict",
@@ -36,6 +37,7 @@ __all__ = [
     "TextPart",
     "ThinkingPart",
     "ToolCall",
+    "compaction_start",
 ]
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
@@ -270,6 +272,24 @@ def _children(container: Any) -> Any:
 #:   ("Compacts the current context. Must be the final input item.", API reference).
 COMPACTION_TYPES = frozenset({"compaction", "compaction_trigger"})
 
+#: The providers whose API drops every message block that comes before their ``compaction``
+#: block in a request, so the request is read from its last such block on (the system prompt
+#: and the tools are no message blocks: they stay):
+#:
+#: * ``"anthropic"``: compaction guide
+#:   (https://platform.claude.com/docs/en/build-with-claude/compaction): "On subsequent
+#:   requests, append the response to your messages. The API automatically drops all message
+#:   blocks prior to the compaction block, continuing the conversation from the summary."
+#:
+#: OpenAI Responses is not one: its compaction guide
+#: (https://developers.openai.com/api/docs/guides/compaction) leaves what precedes a
+#: ``compaction`` item to the client: "After appending output items to the previous input
+#: items, you can drop items that came before the most recent compaction item to keep
+#: requests smaller and reduce long-tail latency. The latest compaction item carries the
+#: necessary context to continue the conversation." Items sent before it are part of the
+#: request ("to keep requests smaller"): they count, and may be compressed, as any item.
+DROPS_BEFORE_COMPACTION = frozenset({"anthropic"})
+
 
 @dataclass(frozen=True, slots=True)
 class OpaquePart:
@@ -430,3 +450,26 @@ class Message:
         if not placed:
             out.append(TextPart(text))
         return replace(self, content=tuple(out))
+
+
+def compaction_start(message: Message) -> int:
+    """The index of ``message``'s last part that is a ``compaction`` block of a provider of
+    :data:`DROPS_BEFORE_COMPACTION` (an Anthropic one), ``-1`` when it holds none.
+
+    The provider reads a request from that block on: every message block before it, in this
+    message and in the messages before, is dropped. Known by the part's provider and its
+    documented ``type``, never by its text; a ``str`` content is answered at once.
+    """
+    content = message.content
+    if type(content) is str:
+        return -1
+    for i in range(len(content) - 1, -1, -1):
+        part = content[i]
+        if (
+            isinstance(part, OpaquePart)
+            and part.provider in DROPS_BEFORE_COMPACTION
+            and part.is_compaction
+            and part.data.get("type") == "compaction"
+        ):
+            return i
+    return -1

@@ -48,7 +48,7 @@ def _cut_protected(
 ) -> tuple[list[Message], int]:
     """if_still_too_long="cut": the biggest tool results and assistant texts cut head-and-tail
     (never system messages, the latest user message, pinned messages, a message holding a
-    provider's compaction state, calls or ids) until the
+    provider's compaction state or one its provider drops before it, calls or ids) until the
     list is under the target (``goal``: that many tokens); with ``protected_goal``, only
     protected ones, until the protected part is at or under that many tokens."""
     limit = context.target_tokens if goal is None else goal
@@ -62,7 +62,8 @@ def _cut_protected(
             if m.role in ("tool", "assistant")
             and m.text
             and not prot.is_pinned(m)
-            and prot.reason(m) != "compaction"  # a provider's compaction state goes back whole
+            # a provider's compaction state, and what its provider drops, go back whole
+            and prot.reason(m) not in ("compaction", "before_compaction")
             and (protected_goal < 0 or prot.is_protected(m))
         ),
         key=lambda i: -context.message_tokens(out[i]),
@@ -131,8 +132,9 @@ def _recent_window(
 
 def _relaxed(messages: list[Message], context: StepContext) -> StepContext:
     """The context of a last-resort step (``if_still_too_long`` given a step): only system
-    messages, pinned messages, approval rounds, the caller's latest user message and the
-    current turn's thinking opener (a provider requirement, not a preference) stay protected.
+    messages, pinned messages, approval rounds, a provider's compaction state and what its
+    provider drops before it, the caller's latest user message and the current turn's
+    thinking opener (a provider requirement, not a preference) stay protected.
     Both are known from the compression's input, never recomputed on a list a step changed.
     Summary costs go to the same total."""
     pins = context.protection
@@ -435,7 +437,8 @@ def _prepare(
         # both is a ConfigError when made) is the window: a request over it is one the
         # provider rejects
         limits = CompressionLimits(window, min(limits.target_tokens, window))
-    return _Input(messages, current, policy, limits, meter, meter.total(current), window, started)
+    # bound to the input: what the provider drops counts 0 in the steps' running totals too
+    return _Input(messages, current, policy, limits, meter, meter.bind(current), window, started)
 
 
 def _skip_reason(given: _Input, *, force: bool, hold_until: int) -> SkipReason | None:

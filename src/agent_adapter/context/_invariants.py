@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from agent_adapter._errors import ConfigError
-from agent_adapter._messages import Message, OpaquePart, TextPart, ThinkingPart
+from agent_adapter._messages import Message, OpaquePart, TextPart, ThinkingPart, compaction_start
 from agent_adapter._ranges import Ranges
 from agent_adapter.context._own import is_own
 from agent_adapter.context._provenance import same_objects, text_only_change, trace
@@ -148,6 +148,20 @@ def _leading_system(messages: Sequence[Message]) -> int:
     return lead
 
 
+def _after_compaction(before: Sequence[Message], protection: Protection) -> int:
+    """The index right after the message holding the last compaction block its provider
+    reads a request from (:func:`~agent_adapter._messages.compaction_start`), 0 without one
+    (looked for only when ``protection`` holds a message for a provider's compaction state
+    or for coming before one: the protected messages, never a walk of the list, else)."""
+    if not (
+        origins_with(protection, "compaction") or origins_with(protection, "before_compaction")
+    ):
+        return 0
+    return next(
+        (j + 1 for j in range(len(before) - 1, -1, -1) if compaction_start(before[j]) >= 0), 0
+    )
+
+
 def _placeable_additions(
     before: Sequence[Message],
     added: dict[int, list[Message]],
@@ -158,7 +172,9 @@ def _placeable_additions(
 ) -> tuple[dict[int, list[Message]], int]:
     """The additions that may stay: user or assistant messages without tool calls and without
     provider state (thinking, opaque items: a step cannot sign reasoning), at a unit boundary
-    after the leading system messages and before the last unit; never after the current
+    after the leading system messages and before the last unit; never before the last
+    compaction block of a provider that drops what precedes it (Anthropic's: the provider
+    would never read it, and the request's cached prefix would change); never after the current
     turn's thinking opener (Anthropic extended thinking: the assistant turn in progress must
     keep opening on its thinking block, and an added message would end that turn); and, when
     the caller's format says where a native starts (``insertable``), only there (an addition
@@ -169,7 +185,7 @@ def _placeable_additions(
     if not added:
         return {}, 0  # nothing to place (most steps' outputs)
     n = len(before)
-    lead = _leading_system(before)
+    lead = max(_leading_system(before), _after_compaction(before, protection))
     starts = _Starts(bounds)
     last = bounds[-1][0] if bounds else 0
     openers = origins_with(protection, "thinking_opener")  # (a few origins, not a walk)
@@ -406,7 +422,8 @@ def enforce_invariants(
     Rules: protected messages stay as they were; a note or summary of the library's (its
     tag verified) is never changed, only removed or folded; a tool round is kept whole if any
     of it is kept; a step may not add system or tool messages or tool calls; added messages
-    land after the leading system messages, outside tool rounds and before the last unit. With
+    land after the leading system messages (and after the last Anthropic ``compaction``
+    block: the API drops what precedes it), outside tool rounds and before the last unit. With
     ``allow_system_prompt_shortening``, an unpinned system message may get shorter content in
     place (nothing else about it may change, and it is never removed). One more rule keeps
     every provider's opening-turn requirement: when the input's first non-system message is a

@@ -53,6 +53,7 @@ _PROTECTED_AS: dict[str, str] = {
     "pinned": "pinned messages",
     "approval": "rounds carrying approval state",
     "compaction": "the provider's own compaction state (its compaction blocks or items)",
+    "before_compaction": "what the provider drops before its compaction block",
     "latest_user": "the latest user message",
     "thinking_opener": "the current turn's first round (its thinking must be sent back)",
     "newest_turn": "the newest turn",

@@ -18,6 +18,7 @@ import operator
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
@@ -30,6 +31,7 @@ from agent_adapter._messages import (
     OpaquePart,
     TextPart,
     ThinkingPart,
+    compaction_start,
 )
 from agent_adapter.context._langchain_counters import is_langchain_counter, langchain_counter
 
@@ -232,11 +234,14 @@ def tiktoken_counter(encoding: EncodingName = "o200k_base") -> TokenCounter:
 
 
 class _Ref(weakref.ref):  # type: ignore[type-arg]
-    """A weak reference to a counted message, carrying its key and count."""
+    """A weak reference to a counted message, carrying its key, its count and whether its
+    provider reads a request from it on (it holds an Anthropic ``compaction`` block, see
+    :func:`~agent_adapter._messages.compaction_start`)."""
 
-    __slots__ = ("key", "tokens")
+    __slots__ = ("cut", "key", "tokens")
     key: int
     tokens: int
+    cut: bool
 
 
 #: Lists remembered per counter for the prefix shortcut of :meth:`TokenMeter.total`, and the
@@ -253,22 +258,28 @@ class _Counts:
     is kept alive. Shared by every meter of the same counter, so a conversation sent again
     with one more round is counted only for the new messages.
 
-    ``memos`` remembers the last few lists totalled (their messages, held, and their total):
-    a list that starts with one of them (the very same messages) is totalled from the memo
-    plus its new messages. The messages are held, as ``validate_messages`` holds the lists
+    ``memos`` remembers the last few lists totalled (their messages, held, their total and
+    the index of the message its provider reads it from, ``-1`` for the first): a list that
+    starts with one of them (the very same messages) is totalled from the memo plus its new
+    messages. The messages are held, as ``validate_messages`` holds the lists
     it remembers (the same lists, mostly), so an id in a memo is never another object's
     while it is remembered: a memo needs no single message's count cached, and the
     built-in estimate's counts of ``str`` messages, as cheap as a lookup, are not cached
     one by one (a weak reference each would be 100,000 objects for a conversation of
     100,000 messages, most of what the garbage collector walks).
+
+    ``cuts`` holds the ids of the living messages counted that hold a compaction block their
+    provider reads a request from (:attr:`_Ref.cut`): while it is empty, as in a process
+    that never sees one, a list is totalled without looking for one.
     """
 
-    __slots__ = ("__weakref__", "_dropper", "base", "memos", "refs")
+    __slots__ = ("__weakref__", "_dropper", "base", "cuts", "memos", "refs")
 
     def __init__(self) -> None:
         self.refs: dict[int, _Ref] = {}
+        self.cuts: set[int] = set()
         self.base: int | None = None
-        self.memos: list[tuple[tuple[Message, ...], int]] = []
+        self.memos: list[tuple[tuple[Message, ...], int, int]] = []
         #: the callback of every reference (one bound method, not one a message)
         self._dropper = self._drop
 
@@ -276,6 +287,8 @@ class _Counts:
         refs = self.refs
         if refs.get(ref.key) is ref:
             del refs[ref.key]
+            if ref.cut:
+                self.cuts.discard(ref.key)
 
     def get(self, message: Message) -> int | None:
         ref = self.refs.get(id(message))
@@ -283,23 +296,27 @@ class _Counts:
             return ref.tokens
         return None
 
-    def put(self, message: Message, tokens: int) -> bool:
-        """Cache ``tokens`` for ``message``; False when it cannot be weakly referenced."""
+    def put(self, message: Message, tokens: int, cut: bool) -> bool:
+        """Cache ``tokens`` (and ``cut``) for ``message``; False when it cannot be weakly
+        referenced."""
         try:
             ref = _Ref(message, self._dropper)
         except TypeError:
             return False
         ref.key = id(message)
         ref.tokens = tokens
+        ref.cut = cut
         self.refs[ref.key] = ref
+        if cut:
+            self.cuts.add(ref.key)
         return True
 
-    def prefix(self, held: tuple[Message, ...]) -> tuple[int, int]:
-        """(length, tokens) of the longest remembered list ``held`` starts with (the same
-        objects), or (0, 0)."""
-        best = (0, 0)
+    def prefix(self, held: tuple[Message, ...]) -> tuple[int, int, int]:
+        """(length, tokens, cut) of the longest remembered list ``held`` starts with (the
+        same objects), or (0, 0, -1)."""
+        best = (0, 0, -1)
         n = len(held)
-        for memo, tokens in self.memos:
+        for memo, tokens, cut in self.memos:
             k = len(memo)
             if (
                 best[0] < k <= n
@@ -307,16 +324,16 @@ class _Counts:
                 and held[0] is memo[0]
                 and all(map(operator.is_, held[:k], memo))
             ):
-                best = (k, tokens)
+                best = (k, tokens, cut)
         return best
 
-    def remember(self, held: tuple[Message, ...], tokens: int) -> None:
+    def remember(self, held: tuple[Message, ...], tokens: int, cut: int) -> None:
         memos = [
             m
             for m in self.memos
             if len(m[0]) != len(held) or not all(map(operator.is_, m[0], held))
         ]
-        memos.insert(0, (held, tokens))
+        memos.insert(0, (held, tokens, cut))
         del memos[_MEMOS:]
         self.memos = memos
 
@@ -358,18 +375,35 @@ class TokenMeter:
     holds its own). A counter must depend only on the messages it is given (the library's
     counters do).
 
+    What the provider drops counts 0. Anthropic's API reads a request from its last
+    ``compaction`` block on ("The API automatically drops all message blocks prior to the
+    compaction block", see :data:`~agent_adapter._messages.DROPS_BEFORE_COMPACTION`), so
+    ``total`` counts the message holding that block from the block on, and every message
+    before it as 0 (a ``system`` message excepted: the system prompt is no message block).
+    ``of`` cannot see a message's place: a compression's meter is bound to its input with
+    :meth:`bind`, and then answers 0 for each message the provider drops in it (those never
+    change: :class:`~agent_adapter.context.Protection` protects them), so sums of ``of``
+    agree with ``total`` again. OpenAI Responses ``compaction`` items are no such block (the
+    provider reads what precedes them). Looking for a block costs nothing while no message
+    holding one lives (an empty set, looked at once a list: the common path), and a lookup
+    a new message while one does.
+
     The built-in :func:`estimate_tokens` on a message of ``str`` content (most of a chat) is
     a few lengths added, as cheap as the lookup: it is computed each time, never cached, so
     counting a conversation of 100,000 messages makes no object a message.
     """
 
-    __slots__ = ("_counts", "counter")
+    __slots__ = ("_counts", "_dropped", "_request", "counter")
 
     def __init__(self, counter: TokenCounter | None = None) -> None:
         if counter is not None and is_langchain_counter(counter):
             counter = langchain_counter(counter)  # LangChain's take LangChain messages
         self.counter: TokenCounter = counter or estimate_tokens
         self._counts = _shared_counts(self.counter)
+        #: ids of the messages the provider drops in the request :meth:`bind` was given
+        #: (held in ``_request``, so no id is another object's)
+        self._dropped: frozenset[int] = frozenset()
+        self._request: tuple[Message, ...] = ()
 
     def _checked(self, value: object) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -377,11 +411,15 @@ class TokenMeter:
         return value
 
     def of(self, message: Message) -> int:
-        """Tokens of one message (what it adds to a request), cached by identity.
+        """Tokens of one message (what it adds to a request), cached by identity: 0 for a
+        message the provider drops in the request the meter is bound to (:meth:`bind`);
+        a message holding an Anthropic ``compaction`` block counts from the block on.
 
         Raises:
             ConfigError: the counter returned something other than an int >= 0.
         """
+        if self._dropped and id(message) in self._dropped:
+            return 0
         if self.counter is estimate_tokens:
             estimated = _estimate_one(message)
             if estimated is not None:  # a str message: as cheap as a lookup, never cached
@@ -389,9 +427,19 @@ class TokenMeter:
         ref = self._counts.refs.get(id(message))
         if ref is not None and ref() is message:
             return ref.tokens
-        value = self._checked(self.counter([message]))
+        return self._count(message)
+
+    def _count(self, message: Message) -> int:
+        """Tokens of a message not in the cache, counted and cached (with whether it holds a
+        compaction block its provider reads the request from: then it counts from the
+        block on, as what came before it in the message is dropped too)."""
+        start = compaction_start(message)
+        counted = message
+        if start > 0:
+            counted = replace(message, content=message.content[start:])
+        value = self._checked(self.counter([counted]))
         tokens = max(0, value - self._base())
-        self._counts.put(message, tokens)
+        self._counts.put(message, tokens, start >= 0)
         return tokens
 
     def _base(self) -> int:
@@ -402,18 +450,49 @@ class TokenMeter:
         return counts.base
 
     def total(self, messages: Sequence[Message]) -> int:
-        """Tokens of the whole list.
+        """Tokens of the whole list: what its provider reads (messages before an Anthropic
+        ``compaction`` block count 0, see the class docstring).
 
         Raises:
             ConfigError: the counter returned something other than an int >= 0.
         """
+        return self._total(tuple(messages))[0]
+
+    def bind(self, messages: Sequence[Message]) -> int:
+        """:meth:`total` of ``messages``, the request this meter counts for: from now on
+        :meth:`of` answers 0 for each message its provider drops (the messages before its
+        last Anthropic ``compaction`` block, ``system`` ones excepted), as ``total`` counts
+        them. The engine binds its meter to a compression's input; the steps' running
+        totals then agree with ``total`` on every list made from it (the dropped messages
+        are protected, so each list keeps them before the block). A meter is bound once.
+
+        Raises:
+            ConfigError: the counter returned something other than an int >= 0.
+        """
+        held = tuple(messages)
+        tokens, cut = self._total(held)
+        if cut > 0:
+            self._dropped = frozenset(id(m) for m in held[:cut] if m.role != "system")
+            self._request = held
+        return tokens
+
+    def _total(self, held: tuple[Message, ...]) -> tuple[int, int]:
+        """(tokens, cut) of ``held``: ``cut`` is the index of the message holding the last
+        compaction block its provider reads it from (``-1``: none)."""
         counts = self._counts
         base = self._base()
-        held = tuple(messages)
-        start, total = counts.prefix(held)
+        dropped = self._dropped
+        start, total, cut = counts.prefix(held)
+        if dropped and cut < 0:
+            # a bound meter counts its dropped messages 0 in any list, which a list without
+            # the block that drops them, remembered by another meter, did not
+            start, total = 0, 0
         refs = counts.refs
         estimate = self.counter is estimate_tokens
-        for m in held[start:] if start else held:
+        rest: Sequence[Message] = held[start:] if start else held
+        if dropped:  # (the dropped ones count 0; a meter bound to a request without: none)
+            rest = [m for m in rest if id(m) not in dropped]
+        for m in rest:
             if estimate:
                 value = _estimate_one(m)
                 if value is not None:  # (as of(), inlined: most messages of a chat)
@@ -423,15 +502,24 @@ class TokenMeter:
             if ref is not None and ref() is m:
                 total += ref.tokens
             else:
-                total += self.of(m)
-        if len(held) > start and len(held) >= _MEMO_MIN:
-            counts.remember(held, total)
-        return base + total
+                total += self._count(m)
+        cuts = counts.cuts
+        if cuts:  # a message holding a compaction block lives: is one of the new ones it?
+            last = next((i for i in range(len(held) - 1, start - 1, -1) if id(held[i]) in cuts), -1)
+            if last >= 0:  # the provider drops every message block before it
+                cut = last
+                total = sum(self.of(m) for m in held[last:])
+                total += sum(self.of(m) for m in held[:last] if m.role == "system")
+        if len(held) > start and len(held) >= _MEMO_MIN and not (dropped and cut < 0):
+            counts.remember(held, total, cut)
+        return base + total, cut
 
     def known(self, message: Message) -> bool:
         """True when ``message``'s count is known without asking the counter: cached (it
-        was counted and still lives), or the built-in estimate's count of a ``str``
-        message (a few lengths added, never cached)."""
+        was counted and still lives), the built-in estimate's count of a ``str`` message
+        (a few lengths added, never cached), or a message the bound request drops."""
+        if self._dropped and id(message) in self._dropped:
+            return True
         if self.counter is estimate_tokens and _estimate_one(message) is not None:
             return True
         return self._counts.get(message) is not None

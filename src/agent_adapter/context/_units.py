@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_adapter._messages import Message, OpaquePart, ThinkingPart
+from agent_adapter._messages import Message, OpaquePart, ThinkingPart, compaction_start
 from agent_adapter._ranges import Ranges
 from agent_adapter.context._lru import Memo
 from agent_adapter.context._own import is_own
@@ -286,6 +286,7 @@ ProtectionReason = Literal[
     "pinned",
     "approval",
     "compaction",
+    "before_compaction",
     "latest_user",
     "thinking_opener",
     "newest_turn",
@@ -297,9 +298,17 @@ class Protection:
     """Which messages no step may change or remove, fixed on the input of one compression.
 
     Protected: system messages, pinned messages, rounds carrying approval state, messages
-    carrying a provider's compaction state (:func:`carries_compaction_state`), the latest
-    user message and the last unit (the newest turn, including a pending tool round). A unit
-    with one protected message is protected whole.
+    carrying a provider's compaction state (:func:`carries_compaction_state`), the messages
+    before the last compaction block of a provider that drops them (Anthropic's, see
+    :data:`~agent_adapter._messages.DROPS_BEFORE_COMPACTION`), the latest user message and
+    the last unit (the newest turn, including a pending tool round). A unit with one
+    protected message is protected whole.
+
+    The messages before an Anthropic ``compaction`` block: "The API automatically drops all
+    message blocks prior to the compaction block", so they cost nothing
+    (:class:`~agent_adapter.context.TokenMeter` counts them 0) and removing or shortening one
+    frees nothing, while sending them back unchanged keeps the request's prefix, and the
+    provider's prompt cache, byte for byte.
 
     Protection follows a message through edits: it is keyed by the message's provenance
     (``Message.origin``), so a shortened system prompt, made with ``dataclasses.replace`` by
@@ -352,7 +361,9 @@ class Protection:
 
     def reason(self, message: Message) -> ProtectionReason:
         """Why ``message`` is protected: ``"system"``, ``"pinned"``, ``"approval"``,
-        ``"compaction"`` (it holds a provider's compaction state), ``"latest_user"``,
+        ``"compaction"`` (it holds a provider's compaction state), ``"before_compaction"``
+        (it comes before the last compaction block of a provider that drops what precedes
+        the block: Anthropic's), ``"latest_user"``,
         ``"thinking_opener"`` (the opening assistant message of the current turn, when it
         carries thinking), ``"newest_turn"`` (in the last unit), ``"unit"`` (in the same
         unit as a protected message); ``""`` when it is not protected."""
@@ -375,8 +386,9 @@ def _message_reasons(
     reason_of: Callable[[Message], ProtectionReason] | None,
     last_unit: int,
 ) -> tuple[list[ProtectionReason], set[int], int]:
-    """Each message's own reason (pinned, system, approval; ``""``), the origins
-    ``pinned`` marks, and the index of the caller's latest user message (``-1``: none)."""
+    """Each message's own reason (pinned, system, approval, compaction, before_compaction;
+    ``""``), the origins ``pinned`` marks, and the index of the caller's latest user message
+    (``-1``: none)."""
     why: list[ProtectionReason] = [""] * len(messages)
     pinned_origins: set[int] = set()
     latest_user = next(  # the newest first: one user message read, mostly
@@ -392,9 +404,12 @@ def _message_reasons(
     # (the library never adds there), whatever its tag. A Responses compaction_trigger is
     # the client's but no message of the user's: the message before it is the latest user
     # message (the trigger is protected by its own)
+    cut = -1  # the message holding the last block the provider reads the request from
     for i, m in enumerate(messages):
         role = m.role
         compaction = _compaction(m)
+        if compaction and compaction_start(m) >= 0:
+            cut = i
         if pinned is not None and pinned(m):
             why[i] = (reason_of(m) if reason_of is not None else "") or "pinned"
             pinned_origins.add(m.origin)
@@ -409,6 +424,9 @@ def _message_reasons(
             why[i] = "approval"
         elif compaction:
             why[i] = "compaction"
+    for i in range(cut):  # what the provider drops (the system prompt is no message block)
+        if not why[i]:
+            why[i] = "before_compaction"
     return why, pinned_origins, latest_user
 
 

@@ -46,6 +46,7 @@ from agent_adapter.cli._report import (
     _print_compress_report,
     _print_inspect,
     _report_json,
+    message_tokens,
 )
 from agent_adapter.context import (
     CompressionPolicy,
@@ -332,7 +333,7 @@ def inspect(
         fmt=name,
         counter=counter,
         messages=messages,
-        tokens={id(m): count([m]) for m in messages},
+        tokens=message_tokens(messages, count),
         protection=protection,
         units=split_units(messages, protection),
     )

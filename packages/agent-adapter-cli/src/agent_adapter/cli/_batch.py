@@ -36,6 +36,7 @@ from agent_adapter.cli._report import (
     _console,
     _protection_reasons,
     _report_json,
+    message_tokens,
 )
 from agent_adapter.context import CompressionPolicy, Protection, compress_for_sync, split_units
 from agent_adapter.context.formats import convert
@@ -197,7 +198,7 @@ def inspect_data(file: Path, trace: Trace, fmt: str, counter: str) -> dict[str, 
     messages = convert(trace.messages, fmt).messages
     protection = Protection(messages)
     units = split_units(messages, protection)
-    tokens = {id(m): count([m]) for m in messages}
+    tokens = message_tokens(messages, count)
     reasons = _protection_reasons(units, protection)
 
     def of(ms: Sequence[Message]) -> int:

@@ -35,6 +35,7 @@ from agent_adapter.context import (
     CompressionPolicy,
     Protection,
     TokenCounter,
+    TokenMeter,
     Unit,
     split_units,
 )
@@ -66,7 +67,7 @@ def build_report(
     """
     conversion = convert(trace.messages, fmt)
     before = conversion.messages
-    tokens = _Tokens(count)
+    tokens = _Tokens(count, before)
     position = {m.origin: i for i, m in enumerate(before)}
     native = [conversion.native_index(i) for i in range(len(before))]
     protection = Protection(before)
@@ -141,17 +142,20 @@ def _page_head(file: Path, trace: Trace, fmt: str, counter: str, preview_lines: 
 
 
 class _Tokens:
-    """``count([m])`` once a message, remembered by ``id(m)``."""
+    """Each message's tokens as the compression of ``request`` counts them (a
+    :class:`~agent_adapter.context.TokenMeter` bound to it: what the provider drops before
+    an Anthropic ``compaction`` block counts 0), remembered by ``id(m)``."""
 
-    def __init__(self, count: TokenCounter) -> None:
-        self.count = count
+    def __init__(self, count: TokenCounter, request: Sequence[Message]) -> None:
+        self.meter = TokenMeter(count)
+        self.meter.bind(request)
         self.cache: dict[int, int] = {}
         self.keep: list[Message] = []  # holds the counted messages so their ids stay theirs
 
     def __call__(self, m: Message) -> int:
         found = self.cache.get(id(m))
         if found is None:
-            found = self.cache[id(m)] = self.count([m])
+            found = self.cache[id(m)] = self.meter.of(m)
             self.keep.append(m)
         return found
 

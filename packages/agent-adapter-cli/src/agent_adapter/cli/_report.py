@@ -15,7 +15,14 @@ from rich.text import Text
 from agent_adapter._messages import ROLES, Message
 from agent_adapter.cli._loaders import Trace
 from agent_adapter.cli._passes import pass_labels, step_names
-from agent_adapter.context import CompressionPolicy, CompressionReport, Protection, Unit
+from agent_adapter.context import (
+    CompressionPolicy,
+    CompressionReport,
+    Protection,
+    TokenCounter,
+    TokenMeter,
+    Unit,
+)
 
 #: Units shown at each end of a long list by ``inspect``.
 UNITS_SHOWN = 10
@@ -26,6 +33,7 @@ REASONS = (
     "pinned",
     "approval",
     "compaction",
+    "before_compaction",
     "latest_user",
     "thinking_opener",
     "newest_turn",
@@ -281,6 +289,15 @@ def _report_json(
     data["provider_violations"] = problems
     data["output"] = str(out) if out is not None else None
     return data
+
+
+def message_tokens(messages: Sequence[Message], count: TokenCounter) -> dict[int, int]:
+    """Each message's tokens by ``id(m)``, as the compression counts them: a
+    :class:`~agent_adapter.context.TokenMeter` bound to ``messages``, so what the provider
+    drops (the messages before an Anthropic ``compaction`` block) counts 0."""
+    meter = TokenMeter(count)
+    meter.bind(messages)
+    return {id(m): meter.of(m) for m in messages}
 
 
 def _roles(unit: Unit) -> str:
