@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from _convo import calls, result
 from agent_adapter._messages import Message
@@ -18,7 +21,13 @@ from agent_adapter.context import (
     estimate_tokens,
     recall_tool,
 )
-from agent_adapter.context._digest import DIGEST_MAX_CHARS, digest, leading_status, names_room
+from agent_adapter.context._digest import (
+    DIGEST_MAX_CHARS,
+    clip_ends,
+    digest,
+    leading_status,
+    names_room,
+)
 from agent_adapter.context._text import cut_text, fit_message
 
 MARKER = re.compile(
@@ -318,3 +327,29 @@ async def test_shrink_names_more_of_a_long_listing_but_keeps_no_more_text() -> N
         head_tail = re.sub(r"\[\.\.\. \d+ characters cut[^\n]*\.\.\.\]", "", short)
         assert len(head_tail) <= step.keep_chars + 2  # the names are on top, not the text
         assert len(short) <= step.keep_chars + 80 + names_room(len(text) - step.keep_chars)
+
+
+def test_a_huge_middle_is_read_for_names_in_bounded_windows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a break test's 20 MB tool output of "#1 " took 8.7 s to compress once every digest read
+    # the middle of what it cut for names (0.14 s before): the middle is now read in windows
+    # of 128,000 characters in all, spread along it, each from a word's start to a word's end
+    import agent_adapter.context._digest as digest_module
+
+    read: list[int] = []
+    scan = digest_module._scan
+
+    def counting(text: str) -> list[Any]:
+        read.append(len(text))
+        return scan(text)
+
+    monkeypatch.setattr(digest_module, "_scan", counting)
+    paths = [f"/repo/pkg/mod_{k}.py" for k in range(1_200)]
+    text = "".join(("#1 " * 1_300) + path + " " for path in paths)  # 4.7 MB, one line
+    clipped = clip_ends(text, middle_names=True)
+    assert sum(read) <= 128_000
+    middle = clipped.splitlines()[1:-1]
+    assert all(len(line) < 40 for line in middle)  # names, none cut in two
+    named = {int(line[len("/repo/pkg/mod_") : -3]) for line in middle if line.startswith("/")}
+    assert len({k * 8 // len(paths) for k in named}) == 8  # from all along the middle

@@ -52,8 +52,10 @@ _SCAN_TAIL = 3_000
 _LINE_MAX = 400
 #: Lines read at most (the first three quarters and the last quarter of those found).
 _MAX_LINES = 1000
-#: Names read at most from the middle of a clipped text (``clip_ends(middle_names=True)``).
+#: Names read at most from the middle of a clipped text (``clip_ends(middle_names=True)``),
+#: and how much of a long middle is read for them, in how many windows (``_middle_windows``).
 _MIDDLE_NAMES = 256
+_MIDDLE_SCAN, _MIDDLE_WINDOWS = 128_000, 16
 #: How far back a path's first slash may be from its start.
 _PATH_PREFIX_MAX = 120
 
@@ -320,12 +322,50 @@ def clip_ends(
     middle = ""
     if middle_names and tail_start > head_end:
         spans: dict[str, None] = {}
-        for hit in _scan(text[head_end:tail_start]):
-            spans.setdefault(text[head_end + hit[0] : head_end + hit[1]])
+        for lo, hi in _middle_windows(text, head_end, tail_start):
+            for hit in _scan(text[lo:hi]):
+                spans.setdefault(text[lo + hit[0] : lo + hit[1]])
+                if len(spans) >= _MIDDLE_NAMES:
+                    break
             if len(spans) >= _MIDDLE_NAMES:
                 break
         middle = "".join(f"{span}\n" for span in spans)
     return f"{text[:head_end]}\n{middle}{text[tail_start:]}"
+
+
+def _middle_windows(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of ``text[start:end]`` (a clipped text's middle) read for names: all of it
+    up to ``_MIDDLE_SCAN`` characters, else ``_MIDDLE_WINDOWS`` windows spread evenly over
+    it, together that long, each from a line's start to a line's end (a word's, in a line
+    longer than a window), so no name is cut in two:
+    a middle of megabytes dense in names (a log of 20 MB of ``#1``) is read in bounded time
+    (found by a break test: 8.7 s against 0.14 s before middles were read), and its names
+    still come from all along it."""
+    if end - start <= _MIDDLE_SCAN:
+        return [(start, end)]
+    size = _MIDDLE_SCAN // _MIDDLE_WINDOWS
+    step = (end - start - size) // (_MIDDLE_WINDOWS - 1)
+    out: list[tuple[int, int]] = []
+    for k in range(_MIDDLE_WINDOWS):
+        lo = start + k * step
+        hi = lo + size
+        if k:  # from the first whole line, else the first whole word
+            at = text.find("\n", lo, hi)
+            if at >= 0:
+                lo = at + 1
+            else:
+                word = _FIRST_WORD.match(text, lo, hi)
+                lo = word.end() if word else lo
+        if k < _MIDDLE_WINDOWS - 1:  # to the last whole line, else the last whole word
+            at = text.rfind("\n", lo, hi)
+            if at >= 0:
+                hi = at
+            else:
+                word = _LAST_WORD.search(text, max(lo, hi - _PATH_PREFIX_MAX), hi)
+                hi = word.start() if word else hi
+        if hi > lo:
+            out.append((lo, hi))
+    return out
 
 
 def _spellings(path: str) -> tuple[str, ...]:
