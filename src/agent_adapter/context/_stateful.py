@@ -443,7 +443,8 @@ def _remember_compressed(
 def _hold(report: CompressionReport, window: int | None) -> int:
     """The hold a compaction leaves (see ``StateEntry.hold_until``): none when it reached
     the target (the threshold is then at least the gap away); else the request may grow by
-    the gap between threshold and target before the next compaction (never past the window,
+    the gap between threshold and target (with a derived depth, at most the fixed depth's
+    quarter of the threshold) before the next compaction (never past the window,
     when known), whether it freed the gap or not: a compaction that stopped just under the
     threshold, or over it, never makes the next call compact again. Judged by what the
     request is after it (``tokens_after``, in the policy's counter: for ``CompressingModel``
@@ -451,6 +452,12 @@ def _hold(report: CompressionReport, window: int | None) -> int:
     if report.tokens_after <= report.target_tokens:
         return 0
     gap = report.threshold_tokens - report.target_tokens
+    if report.depth == "cost":
+        # a derived target (down to a tenth of the threshold) would let the request grow
+        # to almost twice the threshold before the next compaction (a break test:
+        # pylint-7080 at 10,000 held 21 calls up to 18,931 tokens): the fixed depth's gap
+        # (the threshold less its 3/4 target) bounds the hold, as it does at that depth
+        gap = min(gap, report.threshold_tokens // 4)
     hold = report.tokens_after + max(gap, 1)
     return hold if window is None else min(hold, window)
 
