@@ -456,3 +456,46 @@ async def test_wire_replay_our_count_follows_the_servers_across_a_compaction() -
     assert counted[4] > 8_000 and counted[5] > 8_000 > served[5]
     # our count of what was sent follows the server's, before the block and after it
     assert all(0.9 <= r <= 1.2 for r in ratios), ratios
+
+
+def test_one_message_sent_before_and_after_the_block_counts_where_it_is_read() -> None:
+    # found by a break test: an agent resending one Message object (a nudge) before and
+    # after an Anthropic compaction block. Known by identity as "before the block", its
+    # copies after it counted 0 and were protected: 4,879 tokens read by the API against a
+    # threshold of 4,379 went out as nothing_to_compress
+    big = "line of a long tool log\n" * 400
+    nudge = Message("user", "Please continue. Reminder of the rules: " + big)
+    block = convert(
+        [
+            {"role": "user", "content": "x"},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "compaction",
+                        "content": "<summary>s</summary>",
+                        "encrypted_content": "RW5j",
+                        "signature": "EqQB",
+                    },
+                    {"type": "text", "text": "Continuing."},
+                ],
+            },
+        ],
+        "anthropic",
+    ).messages[1]
+    messages = [
+        Message("user", "Fix the tests."), Message("assistant", "a0 " + big), nudge,
+        Message("assistant", "a1"), Message("user", "go on"), block,
+        nudge, Message("assistant", "a2"), nudge, Message("assistant", "a3"),
+        Message("user", "what now?"),
+    ]  # fmt: skip
+    read = estimate_tokens(messages[5:])
+    meter = TokenMeter()
+    assert meter.bind(messages) == read
+    assert meter.of(messages[6]) == estimate_tokens([nudge])  # counted where it is read
+    assert Protection(messages).reason(messages[6]) != "before_compaction"
+    out, report = compress_for_sync(
+        messages, CompressionPolicy(threshold_tokens=read - 500), format="agent_adapter"
+    )
+    assert report.steps and estimate_tokens(out[5:]) <= read - 500
+    assert all(a is b for a, b in zip(out[:2], messages[:2], strict=True))  # the past stays

@@ -472,7 +472,13 @@ class TokenMeter:
         held = tuple(messages)
         tokens, cut = self._total(held)
         if cut > 0:
-            self._dropped = frozenset(id(m) for m in held[:cut] if m.role != "system")
+            # one object may stand both before the block and after it (an agent resending
+            # the same Message, as a nudge): an id cannot tell its copies apart, so it is
+            # counted wherever it stands (over, never under what the provider reads)
+            read = {id(m) for m in held[cut:]}
+            self._dropped = frozenset(
+                id(m) for m in held[:cut] if m.role != "system" and id(m) not in read
+            )
             self._request = held
         return tokens
 

@@ -424,8 +424,11 @@ def _message_reasons(
             why[i] = "approval"
         elif compaction:
             why[i] = "compaction"
-    for i in range(cut):  # what the provider drops (the system prompt is no message block)
-        if not why[i]:
+    # what the provider drops (the system prompt is no message block); a message that also
+    # stands after the block (the same one sent again: a protection is by provenance) is read
+    read = {messages[i].origin for i in range(cut, len(messages))} if cut > 0 else set()
+    for i in range(cut):
+        if not why[i] and messages[i].origin not in read:
             why[i] = "before_compaction"
     return why, pinned_origins, latest_user
 
