@@ -246,3 +246,47 @@ async def test_a_summary_prepared_in_the_background_is_counted_in_usage_total() 
         after = range(summaries[0] + 1, len(server.requests))
         assert any("Summary of the earlier" in json.dumps(_messages(server, n)) for n in after)
         assert total == 100 * len(server.requests)
+
+
+async def test_a_slow_background_summary_among_fast_iterations_is_counted() -> None:
+    """A summary that takes longer to write than several iterations take (0.3 s, each
+    iteration a few ms) was recorded in a ledger no longer watched (four iterations were):
+    all three summaries of a 60-turn chat were missing from the totals (found by a break
+    test). Only one still being written when the last run ends may be missing."""
+    import asyncio
+
+    from agent_adapter.providers import OpenAIChatModel
+    from cliver_core import ModelBinding
+
+    class SlowSummaries(OpenAIChatModel):
+        async def generate(self, request: Any) -> Any:
+            if MARK in json.dumps([str(m.content) for m in request.messages[-1:]]):
+                await asyncio.sleep(0.3)
+            return await super().generate(request)
+
+    async with ProviderServer(
+        default=Reply(text=SUMMARY, input_tokens=100, output_tokens=1)
+    ) as server:
+        port = SlowSummaries("m", base_url=server.openai_url, api_key="test", max_retries=0)
+        own = ModelBinding.llm(model="m", api_key="test", base_url=server.openai_url, provider=port)
+        policy = CompressionPolicy(
+            threshold_tokens=4_000,
+            target_tokens=2_000,
+            steps=[Summarize(model=port, keep_recent_messages=2)],
+        )
+        compactor = PolicyCompactor(policy, conversation="chat-slow")
+        transcript: list[CLIverMessage] = []
+        total = 0
+        async with AgentCore(
+            ModelBindings(llm=own), builtin_system_prompt=SYSTEM, context_compactor=compactor
+        ) as agent:
+            for turn in range(60):
+                text = f"question {turn}: " + "what does this do? " * 25
+                response = await agent.chat(text, conversation=transcript)
+                total += response.usage_total.input_tokens
+                start = max(i for i, m in enumerate(response.messages) if m.content == text)
+                transcript = [*transcript, *response.messages[start:]]
+        await port.aclose()
+        summaries = [k for k in range(len(server.requests)) if _is_summary_request(server, k)]
+        assert len(summaries) >= 2
+        assert 0 <= 100 * len(server.requests) - total <= 100

@@ -261,8 +261,10 @@ def summary_usage(response: Any) -> Any:
 
 
 #: Earlier iterations' ledgers watched for a background summary's usage, per conversation,
-#: and conversations watched (the least recent go first).
-_WATCHED = 4
+#: and conversations watched (the least recent go first). A summary may take many fast
+#: iterations to write: watched over 4, a 0.3 s summary among fast iterations was lost
+#: every time (found by a break test).
+_WATCHED = 64
 _WATCHED_CONVERSATIONS = 256
 
 
