@@ -26,6 +26,7 @@ from agent_adapter.context._digest import (
     clip_ends,
     digest,
     leading_status,
+    names_in,
     names_room,
 )
 from agent_adapter.context._text import cut_text, fit_message
@@ -353,3 +354,25 @@ def test_a_huge_middle_is_read_for_names_in_bounded_windows(
     assert all(len(line) < 40 for line in middle)  # names, none cut in two
     named = {int(line[len("/repo/pkg/mod_") : -3]) for line in middle if line.startswith("/")}
     assert len({k * 8 // len(paths) for k in named}) == 8  # from all along the middle
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        # found by a break test, each named cut at its first character outside [\w.-]
+        "/testbed/src/_pytest/__pycache__/pytester.cpython-39-pytest-5.2.4.dev6+ge856638ba.pyc",
+        "/app/node_modules/@babel/core/lib/transformation/index.js",
+        "~/projects/app/src/main.py",
+        "/home/user/My%20Documents/report_final.py",
+        "/Users/me/re\u0301sume\u0301/cv.pdf",  # a decomposed accent, as macOS writes it
+    ],
+)
+def test_a_path_is_named_whole_whatever_its_characters(path: str) -> None:
+    names, _ = names_in(f"$ ls\n{path}\nexit 0\n" + "x " * 5_000)
+    paths = [name[0] for name in names if "/" in name[0]]
+    assert paths == [path]
+
+
+def test_an_option_or_a_url_is_not_read_as_part_of_a_path() -> None:
+    names, _ = names_in("ran with --file=/repo/a.py and https://user@host.com/x/y.py")
+    assert [name[0] for name in names] == ["/repo/a.py", "https://user@host.com/x/y.py"]

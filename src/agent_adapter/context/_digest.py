@@ -115,10 +115,16 @@ _FENCE = re.compile(r"```(?:bash|sh|shell|console)[ \t]*\n([^\n`]+)")
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
 #: A path token from its first slash on (all of it: a failed match is never retried at its
 #: next slash); the token's start is then found going back.
-_SLASHED = re.compile(r"/[\w./-]+")
+#: The characters of a path's parts besides ``/``: word characters (and the combining marks
+#: of a decomposed accent, as macOS writes names), ``.``, ``-``, and ``+ @ % ~``, which real
+#: paths hold (a pytest ``.pyc`` of ``5.2.4.dev6+ge856638ba``, ``node_modules/@babel/core``,
+#: ``My%20Documents``, ``~/src``; a break test found each named cut at it). Not ``=`` nor
+#: ``:``, which join an option or a URL to a path (``--file=/a/b.py``).
+_PART = r"\w\u0300-\u036f.+@%~-"
+_SLASHED = re.compile(rf"/[/{_PART}]+")
 _TOKEN_MAX = 300
-_PATH_CHARS = re.compile(r"[\w.-]*")
-_PATH = re.compile(r"(?:\.{1,2}/|/)?(?:[\w.-]+/)+[\w.-]+\.\w+")
+_PATH_CHARS = re.compile(rf"[{_PART}]*")
+_PATH = re.compile(rf"(?:\.{{1,2}}/|/)?(?:[{_PART}]+/)+[{_PART}]+\.\w+")
 _ISSUE = re.compile(r"#\d+\b")
 #: A commit id after ``commit ``: 7 to 40 hex digits, with a letter and a digit among them.
 _COMMIT = re.compile(r"commit ((?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,40})\b")
@@ -244,7 +250,7 @@ def _paths(text: str, hits: list[_Hit]) -> None:
         if around in seen:
             continue
         seen.add(around)
-        if s and (text[s - 1].isalnum() or text[s - 1] in "_.-"):
+        if s and _PATH_CHARS.match(text, s - 1, s).end():
             prefix = _PATH_CHARS.match(text[lo:s][::-1])  # the token before its first slash
             s -= prefix.end() if prefix else 0
         p = _PATH.match(text, s)
