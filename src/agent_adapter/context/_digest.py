@@ -124,6 +124,7 @@ _PART = r"\w\u0300-\u036f.+@%~-"
 _SLASHED = re.compile(rf"/[/{_PART}]+")
 _TOKEN_MAX = 300
 _PATH_CHARS = re.compile(rf"[{_PART}]*")
+_PATH_CHAR = re.compile(rf"[{_PART}]")
 _PATH = re.compile(rf"(?:\.{{1,2}}/|/)?(?:[{_PART}]+/)+[{_PART}]+\.\w+")
 _ISSUE = re.compile(r"#\d+\b")
 #: A commit id after ``commit ``: 7 to 40 hex digits, with a letter and a digit among them.
@@ -250,7 +251,7 @@ def _paths(text: str, hits: list[_Hit]) -> None:
         if around in seen:
             continue
         seen.add(around)
-        if s and _PATH_CHARS.match(text, s - 1, s).end():
+        if s and _PATH_CHAR.match(text, s - 1):
             prefix = _PATH_CHARS.match(text[lo:s][::-1])  # the token before its first slash
             s -= prefix.end() if prefix else 0
         p = _PATH.match(text, s)
