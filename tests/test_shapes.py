@@ -318,3 +318,18 @@ def test_a_huge_output_is_shortened_to_its_budget(n: int) -> None:
     text = "\n".join(f"tests/t.py::test_{i} PASSED" for i in range(n)) + "\nFAILED t - E\n1 failed"
     out = _short(text)
     assert len(out) <= _bound(text) and "FAILED t - E" in out and "1 failed" in out
+
+
+def test_a_path_in_a_kept_line_shown_clipped_is_named() -> None:
+    # found by a break test: a kept log line of 238 characters is shown clipped at 200,
+    # inside the 142-character path it ends with, and the marker named nothing: the path
+    # was named whole nowhere
+    path = (
+        "/home/user/projects/monorepo/services/payments-gateway/src/main/java/com/example/"
+        "payments/gateway/adapters/outbound/PaymentProviderClient.java"
+    )
+    line = f"2024-01-01 12:00:00,123 WARNING [com.example.payments] compilation failed in {path}"
+    text = "filler line\n" * 2000 + line + "\n" + "other filler line\n" * 2000
+    out = shorten_text(text, 2_000)
+    assert len(out) < len(text) // 4
+    assert "...(+" in out and path in out

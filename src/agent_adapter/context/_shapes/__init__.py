@@ -56,7 +56,14 @@ from agent_adapter.context._digest import (
 )
 from agent_adapter.context._lru import Memo
 from agent_adapter.context._shapes import _code, _diagnostics, _diff, _json, _listing, _logs
-from agent_adapter.context._shapes._lines import GAP, MUST, Ranked, ends_first, select
+from agent_adapter.context._shapes._lines import (
+    GAP,
+    MUST,
+    Ranked,
+    clip_limit,
+    ends_first,
+    select,
+)
 from agent_adapter.context._shapes._listing import fold_paths
 from agent_adapter.context._shapes._refs import line_refs
 from agent_adapter.context._text import _MARKER, Keep, _valid_unicode, cut_text
@@ -327,7 +334,14 @@ def _select(tries: list[Ranked], room: int, must_room: int) -> tuple[str, str, b
             break
     assert chosen is not None
     lines, kept, ranked = chosen
-    removed = "\n".join(t for t, k in zip(ranked.texts, kept, strict=True) if not k)
+    # what went: the lines left out, and the kept lines shown clipped (whole: a name the
+    # clip cut in two is named, one the kept part shows is not; a break test found a
+    # 142-character path cut at a kept log line's 200th character, named nowhere)
+    removed = "\n".join(
+        t
+        for t, k, r in zip(ranked.texts, kept, ranked.ranks, strict=True)
+        if not k or len(t) > clip_limit(r)
+    )
     return "\n".join(lines), removed, whole
 
 

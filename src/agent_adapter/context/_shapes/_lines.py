@@ -118,11 +118,13 @@ def repeats(lines: list[str], distinct: Callable[[str], bool] | None = None) -> 
     return out
 
 
+def clip_limit(rank: int) -> int:
+    """The longest a kept line of ``rank`` is shown (:func:`clip` cuts it there)."""
+    return CLIP_MUST if rank == MUST else CLIP
+
+
 def _shown(r: Ranked) -> list[str]:
-    return [
-        clip(t, CLIP_MUST if rank == MUST else CLIP)
-        for t, rank in zip(r.texts, r.ranks, strict=True)
-    ]
+    return [clip(t, clip_limit(rank)) for t, rank in zip(r.texts, r.ranks, strict=True)]
 
 
 def _gap(weight: int, all_repeats: bool) -> str:

@@ -334,9 +334,10 @@ class RemoveOldMessages(BaseCompressionStep):
         notes (the count alone), which stay even over the target: a run never goes
         unrecorded. A folded note's names go only here, last, where keeping them would cost
         a turn of the recency window (loss follows age), and only with ``save_to``: the
-        saved line says where they are; with no store they stay, over the target. Over the target by the bare notes: kept when dropping still
-        frees tokens (the report shows the miss: reached_target False), else nothing is
-        dropped at all (``out``: the list with full notes)."""
+        saved line says where they are; with no store they stay, over the target. Over the
+        target by the bare notes: kept when dropping still frees tokens (the report shows
+        the miss: reached_target False), else nothing is dropped at all (``out``: the list
+        with full notes)."""
         slack = context.target_tokens - total
         short = 4 * slack - 80
         # a folded note's names cut to what fits: the slack less the head, then less again
