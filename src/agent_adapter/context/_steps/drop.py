@@ -345,10 +345,7 @@ class RemoveOldMessages(BaseCompressionStep):
         # (the names' characters a token vary with what they are, so the room is tried at
         # three quarters, a half and a quarter too before the names go: a room 4% too big
         # for a listing of file names bared the note of a real run, django-12713 at 10k)
-        tries: list[tuple[int, int | None]] = [
-            *((short * k // 4, None) for k in (4, 3, 2, 1)),
-            (0, None),
-        ]
+        tries = [*((short * k // 4, None) for k in (4, 3, 2, 1)), (0, None)]
         if self.save_to is not None:
             # the folded notes' names are cut only where the store keeps the runs that held
             # them (the saved line says how to read them back); with no store they stay,
