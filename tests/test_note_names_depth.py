@@ -255,30 +255,3 @@ def test_a_derived_depth_never_holds_requests_near_twice_the_threshold(data_dir:
         largest[depth] = max(held)
     assert largest["fixed"] > 10_000  # held over the threshold, by at most a quarter of it
     assert largest["auto"] <= largest["fixed"] <= 12_500 + 500
-
-
-def test_with_no_store_a_note_made_again_keeps_every_name_it_held(data_dir: Path) -> None:
-    # pytest-6197 at 10,000 with no store: at call 152 the notes were what was over the
-    # target, and the last resort cut the first note's names from 59 to 18 ("+42 more"):
-    # 37 names were named nowhere in the request, and no saved line said where they were
-    from agent_adapter.context._own import own_kind
-    from agent_adapter.context.formats import convert
-
-    natives = load_trace(
-        data_dir / "mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-6197.traj.json"
-    ).messages
-    compactor = Compactor(CompressionPolicy(threshold_tokens=10_000), format="openai", save_to=None)
-    listed: dict[int, list[str]] = {}
-    for i in range(2, 153):
-        if natives[i]["role"] != "assistant" or natives[i - 1]["role"] == "assistant":
-            continue
-        sent, report = compactor.compress_sync(natives[:i])
-        if i in (150, 152):
-            messages = convert(sent, "openai").messages
-            note = next(m.text for m in messages if own_kind(m) is not None)
-            listed[i] = [n.rstrip("]") for n in note.split("\n")[1:] if not n.startswith("+")]
-            if i == 152:
-                assert report.steps
-                text = "\n".join(m.text for m in messages)
-                assert len(listed[150]) > 40
-                assert [n for n in listed[150] if n not in text] == []

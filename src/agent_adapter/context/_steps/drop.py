@@ -333,11 +333,10 @@ class RemoveOldMessages(BaseCompressionStep):
         with the folded notes' names alone, then those names cut to what fits, then bare
         notes (the count alone), which stay even over the target: a run never goes
         unrecorded. A folded note's names go only here, last, where keeping them would cost
-        a turn of the recency window (loss follows age), and only with ``save_to``: the
-        saved line says where they are; with no store they stay, over the target. Over the
-        target by the bare notes: kept when dropping still frees tokens (the report shows
-        the miss: reached_target False), else nothing is dropped at all (``out``: the list
-        with full notes)."""
+        a turn of the recency window (loss follows age); with ``save_to`` the saved line
+        says where they are. Over the target by the bare notes: kept when dropping still
+        frees tokens (the report shows the miss: reached_target False), else nothing is
+        dropped at all (``out``: the list with full notes)."""
         slack = context.target_tokens - total
         short = 4 * slack - 80
         # a folded note's names cut to what fits: the slack less the head, then less again
@@ -345,14 +344,12 @@ class RemoveOldMessages(BaseCompressionStep):
         # (the names' characters a token vary with what they are, so the room is tried at
         # three quarters, a half and a quarter too before the names go: a room 4% too big
         # for a listing of file names bared the note of a real run, django-12713 at 10k)
-        tries = [*((short * k // 4, None) for k in (4, 3, 2, 1)), (0, None)]
-        if self.save_to is not None:
-            # the folded notes' names are cut only where the store keeps the runs that held
-            # them (the saved line says how to read them back); with no store they stay,
-            # over the target if need be (issue 35: a folded note keeps every name it held,
-            # or hands it to the store; a break test found 37 names of pytest-6197's note at
-            # 10k named nowhere and nowhere to be found)
-            tries += [*((0, short * k // 4) for k in (4, 3, 2, 1)), (0, 0)]
+        tries = [
+            *((short * k // 4, None) for k in (4, 3, 2, 1)),
+            (0, None),
+            *((0, short * k // 4) for k in (4, 3, 2, 1)),
+            (0, 0),
+        ]
         for chars, held in tries:
             if chars >= 0 and (held is None or held >= 0):
                 out = await self._with_notes(walk, drop, chars, context, held)
