@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -373,6 +374,48 @@ def test_a_path_is_named_whole_whatever_its_characters(path: str) -> None:
     assert paths == [path]
 
 
-def test_an_option_or_a_url_is_not_read_as_part_of_a_path() -> None:
-    names, _ = names_in("ran with --file=/repo/a.py and https://user@host.com/x/y.py")
-    assert [name[0] for name in names] == ["/repo/a.py", "https://user@host.com/x/y.py"]
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("ran with --file=/repo/a.py", "/repo/a.py"),
+        # found by a second break test once + @ % ~ were path characters
+        ("postgres://admin:s3cret@db.internal/prod.sql", "db.internal/prod.sql"),  # no password
+        ("+src/widget/static/app_bundle.js", "src/widget/static/app_bundle.js"),  # a diff's +
+        ("~~docs/old_guide_page.md~~", "docs/old_guide_page.md"),  # a strikethrough
+        ("git clone ssh://git@github.com/acme/widget.git", "/git@github.com/acme/widget.git"),
+    ],
+)
+def test_what_joins_a_path_is_not_read_as_part_of_it(text: str, named: str) -> None:
+    names, _ = names_in(text)
+    assert [name[0] for name in names] == [named]
+
+
+def test_a_failure_anywhere_in_a_huge_middle_is_read() -> None:
+    # found by a second break test: with the middle read in windows only, one FAILED line
+    # in a 1 MB pytest log was named at 3 of 20 positions (20 of 20 when all was read)
+    lines = [f"tests/unit/test_module_{k % 50}.py::test_case_{k} PASSED" for k in range(20_000)]
+    failure = "FAILED tests/unit/test_billing.py::test_refund_rounding - AssertionError: 0.01"
+    for at in (2_000, 7_777, 10_000, 15_555):
+        text = "\n".join([*lines[:at], failure, *lines[at:]])
+        assert failure in clip_ends(text, middle_names=True)
+
+
+def test_the_last_window_reads_to_the_middles_end() -> None:
+    # found by a second break test: the last window ended up to 14 characters short of the
+    # middle, so a path where the tail starts was missed or named cut
+    path = "/srv/app/billing/refund_rounding_handler.py"
+    for pad in range(15):
+        text = "x " * (100_000 + pad) + path + " " + "y " * 1_490
+        names, _ = names_in(text, whole_lines=True)
+        paths = [name[0] for name in names if "/" in name[0]]
+        assert paths == [path], pad
+
+
+def test_a_one_line_middle_is_read_all_along() -> None:
+    # found by a second break test: a 268 kB one-line JSON reply was read in its first
+    # window only (each later window began after its first "word": the whole window)
+    records = [{"id": k, "file": f"src/pkg/mod_{k}/handler_{k}.py"} for k in range(4_000)]
+    text = json.dumps({"results": records}, separators=(",", ":"))
+    clipped = clip_ends(text, middle_names=True)
+    ids = [int(m) for m in re.findall(r"handler_(\d+)\.py", clipped)]
+    assert max(ids) > 3_500 and len({k * 8 // 4_000 for k in ids}) == 8

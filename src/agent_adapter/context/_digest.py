@@ -56,6 +56,8 @@ _MAX_LINES = 1000
 #: and how much of a long middle is read for them, in how many windows (``_middle_windows``).
 _MIDDLE_NAMES = 256
 _MIDDLE_SCAN, _MIDDLE_WINDOWS = 128_000, 16
+#: What separates names in a line (where a window of a long line may start and end).
+_SEPARATOR = re.compile(r"[\s\"'`,;<>()\[\]{}]")
 #: How far back a path's first slash may be from its start.
 _PATH_PREFIX_MAX = 120
 
@@ -120,11 +122,18 @@ _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
 #: paths hold (a pytest ``.pyc`` of ``5.2.4.dev6+ge856638ba``, ``node_modules/@babel/core``,
 #: ``My%20Documents``, ``~/src``; a break test found each named cut at it). Not ``=`` nor
 #: ``:``, which join an option or a URL to a path (``--file=/a/b.py``).
+#: A path's first part (before its first ``/``) holds none of ``+ @ %``: there they join a
+#: diff's ``+``, a credential (``postgres://admin:s3cret@db.internal/prod.sql``: the note
+#: would repeat the password) or a format (``"%s/settings.json"``) to the path; a ``~`` only
+#: as a home, alone before the slash (``~/src``, not ``~~docs/old.md``, a strikethrough).
 _PART = r"\w\u0300-\u036f.+@%~-"
-_SLASHED = re.compile(rf"/[/{_PART}]+")
+_FIRST_PART = r"\w\u0300-\u036f.-"
+#: A slash run's last slash starts it: ``ssh://git@github.com/a/b.git`` is read from
+#: ``/git@github.com/...``, not lost as a ``//`` that starts no path.
+_SLASHED = re.compile(rf"/(?!/)[/{_PART}]+")
 _TOKEN_MAX = 300
-_PATH_CHARS = re.compile(rf"[{_PART}]*")
-_PATH_CHAR = re.compile(rf"[{_PART}]")
+_PATH_CHARS = re.compile(rf"[{_FIRST_PART}]*")
+_PATH_CHAR = re.compile(rf"[{_FIRST_PART}]")
 _PATH = re.compile(rf"(?:\.{{1,2}}/|/)?(?:[{_PART}]+/)+[{_PART}]+\.\w+")
 _ISSUE = re.compile(r"#\d+\b")
 #: A commit id after ``commit ``: 7 to 40 hex digits, with a letter and a digit among them.
@@ -254,6 +263,8 @@ def _paths(text: str, hits: list[_Hit]) -> None:
         if s and _PATH_CHAR.match(text, s - 1):
             prefix = _PATH_CHARS.match(text[lo:s][::-1])  # the token before its first slash
             s -= prefix.end() if prefix else 0
+        elif s and text[s - 1] == "~" and (s == 1 or not _PATH_CHAR.match(text, s - 2)):
+            s -= 1  # a home: ~/src/a.py
         p = _PATH.match(text, s)
         if p is not None:
             # a path is shown whole or not at all: cut to a limit, it names no file (issue
@@ -328,23 +339,42 @@ def clip_ends(
     tail_start = len(text) - len(tail) + (first.end() if first else 0)
     middle = ""
     if middle_names and tail_start > head_end:
-        spans: dict[str, None] = {}
-        for lo, hi in _middle_windows(text, head_end, tail_start):
-            for hit in _scan(text[lo:hi]):
-                spans.setdefault(text[lo + hit[0] : lo + hit[1]])
-                if len(spans) >= _MIDDLE_NAMES:
-                    break
-            if len(spans) >= _MIDDLE_NAMES:
-                break
-        middle = "".join(f"{span}\n" for span in spans)
+        middle = "".join(f"{span}\n" for span in _middle_spans(text, head_end, tail_start))
     return f"{text[:head_end]}\n{middle}{text[tail_start:]}"
+
+
+def _middle_spans(text: str, start: int, end: int) -> list[str]:
+    """The names of ``text[start:end]`` (a clipped text's middle) as they are written, in
+    order, each once, at most ``_MIDDLE_NAMES``: its error, failure and test-tally lines
+    from all of it (found by literals, at most ``_MAX_LINES`` lines: cheap at any length),
+    and the other names (paths, URLs, issue numbers) from :func:`_middle_windows` of it.
+    The lines come first when not all fit: a failure in the middle of a megabyte of log is
+    what a reader looks for again (a break test found it lost once only windows were
+    read)."""
+    windows = _middle_windows(text, start, end)
+    found: dict[str, int] = {}  # span -> where it is
+    if windows != [(start, end)]:
+        lines: list[_Hit] = []
+        _lines(text[start:end], lines)
+        for hit in lines:
+            if hit[5] == _OUTCOME and len(found) < _MIDDLE_NAMES:
+                found.setdefault(text[start + hit[0] : start + hit[1]], start + hit[0])
+    for k, (lo, hi) in enumerate(windows):
+        # each window its share of the room left, so that names come from all along
+        room = len(found) + (_MIDDLE_NAMES - len(found)) // (len(windows) - k)
+        for hit in _scan(text[lo:hi]):
+            if len(found) >= room:
+                break
+            found.setdefault(text[lo + hit[0] : lo + hit[1]], lo + hit[0])
+    return sorted(found, key=found.__getitem__)
 
 
 def _middle_windows(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The spans of ``text[start:end]`` (a clipped text's middle) read for names: all of it
     up to ``_MIDDLE_SCAN`` characters, else ``_MIDDLE_WINDOWS`` windows spread evenly over
-    it, together that long, each from a line's start to a line's end (a word's, in a line
-    longer than a window), so no name is cut in two:
+    it, together that long, each from a line's start to a line's end (in a line longer
+    than a window, from and to a separator: a space, a quote, a comma, a bracket, as a
+    one-line JSON reply has; the last one to the middle's end), so no name is cut in two:
     a middle of megabytes dense in names (a log of 20 MB of ``#1``) is read in bounded time
     (found by a break test: 8.7 s against 0.14 s before middles were read), and its names
     still come from all along it."""
@@ -354,22 +384,23 @@ def _middle_windows(text: str, start: int, end: int) -> list[tuple[int, int]]:
     step = (end - start - size) // (_MIDDLE_WINDOWS - 1)
     out: list[tuple[int, int]] = []
     for k in range(_MIDDLE_WINDOWS):
+        last = k == _MIDDLE_WINDOWS - 1
         lo = start + k * step
-        hi = lo + size
-        if k:  # from the first whole line, else the first whole word
+        hi = end if last else lo + size  # the last window ends where the middle does
+        if k:  # from the first whole line, else after the first separator
             at = text.find("\n", lo, hi)
             if at >= 0:
                 lo = at + 1
             else:
-                word = _FIRST_WORD.match(text, lo, hi)
-                lo = word.end() if word else lo
-        if k < _MIDDLE_WINDOWS - 1:  # to the last whole line, else the last whole word
+                sep = _SEPARATOR.search(text, lo, min(hi, lo + _PATH_PREFIX_MAX))
+                lo = sep.end() if sep else lo
+        if not last:  # to the last whole line, else to the last separator
             at = text.rfind("\n", lo, hi)
             if at >= 0:
                 hi = at
             else:
-                word = _LAST_WORD.search(text, max(lo, hi - _PATH_PREFIX_MAX), hi)
-                hi = word.start() if word else hi
+                seps = list(_SEPARATOR.finditer(text, max(lo, hi - _PATH_PREFIX_MAX), hi))
+                hi = seps[-1].start() if seps else hi
         if hi > lo:
             out.append((lo, hi))
     return out
