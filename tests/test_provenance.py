@@ -335,3 +335,29 @@ def test_trace_by_identity_origin_and_unique_ids() -> None:
     t = trace(before, [a, calls, c, b, dataclasses.replace(b)])
     (dup,) = t.added[4]
     assert dup == b and dup.origin != b.origin
+
+
+def test_one_object_sent_twice_keeps_its_later_place_when_the_earlier_goes() -> None:
+    # found by a break test: one Message object X twice in a list; RemoveOldMessages drops
+    # the first copy and keeps the second, but the trace matched the kept X to the first
+    # free position holding it: X moved up next to the note, and the later copy was lost
+    # with no note in its place
+    from agent_adapter.context import RemoveOldMessages, estimate_tokens
+    from agent_adapter.context.formats import compress_for_sync
+
+    big = "line of a long tool log\n" * 400
+    x = Message("user", "Reminder of the rules. " + big)
+    messages = [
+        Message("user", "Fix the tests."), Message("assistant", "a0"), x,
+        Message("assistant", "a1"), Message("user", "Y log " + big), Message("assistant", "a2"),
+        Message("user", "Z log " + big), Message("assistant", "a3"), x,
+        Message("assistant", "a4"), Message("user", "what now?"),
+    ]  # fmt: skip
+    policy = CompressionPolicy(
+        threshold_tokens=estimate_tokens(messages) - 300, steps=[RemoveOldMessages()]
+    )
+    out, report = compress_for_sync(messages, policy, format="agent_adapter")
+    assert report.steps
+    texts = [m.text[:6] for m in out]
+    assert [m for m in out if m is x] == [x]
+    assert texts[-4:] == ["a3", x.text[:6], "a4", "what n"]

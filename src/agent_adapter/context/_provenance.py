@@ -157,20 +157,33 @@ def _match_origins(
     claim: list[int],
 ) -> list[int]:
     """Pass 1: the same object, then the same origin (first free position with that
-    origin); fills ``slot`` and ``claim``, and returns the output indexes left unmatched."""
+    origin); fills ``slot`` and ``claim``, and returns the output indexes left unmatched.
+
+    An origin at several positions (one object sent twice) is matched in order: the first
+    free one after the position matched last, so a kept later copy is not taken for an
+    earlier one that went (a break test found the copy after an Anthropic compaction block
+    moved before it, and the one dropped there lost with no note)."""
     pending: list[int] = []
+    last = -1  # the input position matched last
     for k, m in enumerate(after):
         j = where.get(m.origin, -1)
         if j >= 0 and repeated and m.origin in repeated:
             spots = repeated[m.origin]
-            j = next((j for j in spots if slot[j] is None and before[j] is m), -1)
+            j = next(
+                (j for j in spots if j > last and slot[j] is None and before[j] is m),
+                next((j for j in spots if slot[j] is None and before[j] is m), -1),
+            )
             if j < 0:
-                j = next((j for j in spots if slot[j] is None), -1)
+                j = next(
+                    (j for j in spots if j > last and slot[j] is None),
+                    next((j for j in spots if slot[j] is None), -1),
+                )
         if j < 0 or slot[j] is not None:
             pending.append(k)
             continue
         slot[j] = m
         claim[k] = j
+        last = j
     return pending
 
 
