@@ -175,6 +175,35 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return k
 
 
+async def _chat(own: Any, port: Any, conversation: str, texts: list[str]) -> int:
+    """A chat front end: one run a text, each given the transcript so far, keyed by
+    ``conversation``, compacted by a ``PolicyCompactor`` summarizing with ``port`` (4k -> 2k,
+    prepared in the background by default); the runs' ``usage_total`` input tokens, summed."""
+    policy = CompressionPolicy(
+        threshold_tokens=4_000,
+        target_tokens=2_000,
+        steps=[Summarize(model=port, keep_recent_messages=2)],
+    )
+    compactor = PolicyCompactor(policy, conversation=conversation)
+    transcript: list[CLIverMessage] = []
+    total = 0
+    async with AgentCore(
+        ModelBindings(llm=own), builtin_system_prompt=SYSTEM, context_compactor=compactor
+    ) as agent:
+        for text in texts:
+            response = await agent.chat(text, conversation=transcript)
+            total += response.usage_total.input_tokens
+            start = max(i for i, m in enumerate(response.messages) if m.content == text)
+            transcript = [*transcript, *response.messages[start:]]
+    return total
+
+
+def _questions(turns: int) -> list[str]:
+    return [
+        f"question {t}: what does this do?\n{_source(f'src/g{t}.py', 30)}" for t in range(turns)
+    ]
+
+
 async def test_across_runs_and_in_the_background_the_summary_continues_a_sent_request() -> None:
     """A chat front end passing its transcript each run, keyed by the conversation, with the
     compaction prepared in the background (the default ``prepare_at``): each summary request
@@ -182,21 +211,7 @@ async def test_across_runs_and_in_the_background_the_summary_continues_a_sent_re
     state), byte for byte, plus the instruction."""
     async with ProviderServer(default=Reply(text=SUMMARY, input_tokens=None)) as server:
         own = binding(server)
-        policy = CompressionPolicy(
-            threshold_tokens=4_000,
-            target_tokens=2_000,
-            steps=[Summarize(model=own.get_provider(), keep_recent_messages=2)],
-        )
-        compactor = PolicyCompactor(policy, conversation="chat-1")
-        transcript: list[CLIverMessage] = []
-        async with AgentCore(
-            ModelBindings(llm=own), builtin_system_prompt=SYSTEM, context_compactor=compactor
-        ) as agent:
-            for turn in range(17):
-                text = f"question {turn}: what does this do?\n{_source(f'src/g{turn}.py', 30)}"
-                response = await agent.chat(text, conversation=transcript)
-                start = max(i for i, m in enumerate(response.messages) if m.content == text)
-                transcript = [*transcript, *response.messages[start:]]
+        await _chat(own, own.get_provider(), "chat-1", _questions(17))
         requests = server.requests
         at = [k for k in range(len(requests)) if _is_summary_request(server, k)]
         assert at, "the conversation was compacted with the run's own model"
@@ -223,23 +238,7 @@ async def test_a_summary_prepared_in_the_background_is_counted_in_usage_total() 
         default=Reply(text=SUMMARY, input_tokens=100, output_tokens=1)
     ) as server:
         own = binding(server)
-        policy = CompressionPolicy(
-            threshold_tokens=4_000,
-            target_tokens=2_000,
-            steps=[Summarize(model=own.get_provider(), keep_recent_messages=2)],
-        )
-        compactor = PolicyCompactor(policy, conversation="chat-2")
-        transcript: list[CLIverMessage] = []
-        total = 0
-        async with AgentCore(
-            ModelBindings(llm=own), builtin_system_prompt=SYSTEM, context_compactor=compactor
-        ) as agent:
-            for turn in range(17):
-                text = f"question {turn}: what does this do?\n{_source(f'src/g{turn}.py', 30)}"
-                response = await agent.chat(text, conversation=transcript)
-                total += response.usage_total.input_tokens
-                start = max(i for i, m in enumerate(response.messages) if m.content == text)
-                transcript = [*transcript, *response.messages[start:]]
+        total = await _chat(own, own.get_provider(), "chat-2", _questions(17))
         summaries = [k for k in range(len(server.requests)) if _is_summary_request(server, k)]
         assert summaries, "the conversation was compacted with the run's own model"
         # the summary was prepared, then swapped in by a later run, which counted it
@@ -269,23 +268,8 @@ async def test_a_slow_background_summary_among_fast_iterations_is_counted() -> N
     ) as server:
         port = SlowSummaries("m", base_url=server.openai_url, api_key="test", max_retries=0)
         own = ModelBinding.llm(model="m", api_key="test", base_url=server.openai_url, provider=port)
-        policy = CompressionPolicy(
-            threshold_tokens=4_000,
-            target_tokens=2_000,
-            steps=[Summarize(model=port, keep_recent_messages=2)],
-        )
-        compactor = PolicyCompactor(policy, conversation="chat-slow")
-        transcript: list[CLIverMessage] = []
-        total = 0
-        async with AgentCore(
-            ModelBindings(llm=own), builtin_system_prompt=SYSTEM, context_compactor=compactor
-        ) as agent:
-            for turn in range(60):
-                text = f"question {turn}: " + "what does this do? " * 25
-                response = await agent.chat(text, conversation=transcript)
-                total += response.usage_total.input_tokens
-                start = max(i for i, m in enumerate(response.messages) if m.content == text)
-                transcript = [*transcript, *response.messages[start:]]
+        texts = [f"question {t}: " + "what does this do? " * 25 for t in range(60)]
+        total = await _chat(own, port, "chat-slow", texts)
         await port.aclose()
         summaries = [k for k in range(len(server.requests)) if _is_summary_request(server, k)]
         assert len(summaries) >= 2
