@@ -168,16 +168,10 @@ def _match_origins(
     for k, m in enumerate(after):
         j = where.get(m.origin, -1)
         if j >= 0 and repeated and m.origin in repeated:
-            spots = repeated[m.origin]
-            j = next(
-                (j for j in spots if j > last and slot[j] is None and before[j] is m),
-                next((j for j in spots if slot[j] is None and before[j] is m), -1),
-            )
+            spots = [j for j in repeated[m.origin] if slot[j] is None]  # the free ones
+            j = _in_order([j for j in spots if before[j] is m], last)
             if j < 0:
-                j = next(
-                    (j for j in spots if j > last and slot[j] is None),
-                    next((j for j in spots if slot[j] is None), -1),
-                )
+                j = _in_order(spots, last)
         if j < 0 or slot[j] is not None:
             pending.append(k)
             continue
@@ -185,6 +179,11 @@ def _match_origins(
         claim[k] = j
         last = j
     return pending
+
+
+def _in_order(spots: list[int], last: int) -> int:
+    """The first of ``spots`` (ascending) after ``last``, else the first, else ``-1``."""
+    return next((j for j in spots if j > last), spots[0] if spots else -1)
 
 
 def _match_call_ids(

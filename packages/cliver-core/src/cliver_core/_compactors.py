@@ -379,20 +379,16 @@ class PolicyCompactor:
         its summary's usage was counted nowhere. An earlier ledger is watched until
         ``_WATCHED`` newer ones push it out; a preparation still running when its run ends
         is counted by the next run of the conversation (with ``conversation``), else not."""
+        watched = self._watched.setdefault(key, OrderedDict())
+        watched[id(run.ledger)] = (run.ledger, 0)  # this iteration's: all of it counts
         usage = Usage()
         counted = 0
-        watched = self._watched.setdefault(key, OrderedDict())
         for ledger_id, (ledger, seen) in list(watched.items()):
             entries = ledger.entries
             for entry in entries[seen:]:
                 usage = usage + entry.usage
                 counted += 1
             watched[ledger_id] = (ledger, len(entries))
-        entries = run.ledger.entries
-        for entry in entries:
-            usage = usage + entry.usage
-            counted += 1
-        watched[id(run.ledger)] = (run.ledger, len(entries))
         while len(watched) > _WATCHED:
             watched.popitem(last=False)
         self._watched.move_to_end(key)
